@@ -1,0 +1,33 @@
+"""Chat: messages, prompts, options, responses and the ``ChatModel`` protocol."""
+
+from toolsearch.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolsearch.chat.model import BaseChatModel, ChatModel
+from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.prompt import Prompt
+from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, FinishReason, Usage
+
+__all__ = [
+    "AssistantMessage",
+    "BaseChatModel",
+    "ChatModel",
+    "ChatOptions",
+    "ChatResponse",
+    "ChatResponseAggregator",
+    "FinishReason",
+    "Message",
+    "Prompt",
+    "SystemMessage",
+    "ToolCall",
+    "ToolResponse",
+    "ToolResponseMessage",
+    "Usage",
+    "UserMessage",
+]

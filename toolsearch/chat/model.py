@@ -1,0 +1,70 @@
+"""The ``ChatModel`` protocol: one request in, one answer (or a stream of chunks) out."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterator
+from typing import Protocol, runtime_checkable
+
+from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.prompt import Prompt
+from toolsearch.chat.response import ChatResponse
+
+__all__ = ["BaseChatModel", "ChatModel"]
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model. It answers with text and/or tool calls; it never executes tools."""
+
+    def call(self, prompt: Prompt) -> ChatResponse: ...
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]: ...
+
+    async def acall(self, prompt: Prompt) -> ChatResponse: ...
+
+    def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]: ...
+
+
+class BaseChatModel(ABC):
+    """Shared plumbing for chat models: default options and async/stream fallbacks.
+
+    A request's options are merged over the model's ``default_options``: settings set in
+    the request win, and tool callbacks given in the request **replace** the defaults.
+    """
+
+    def __init__(self, *, default_options: ChatOptions | None = None) -> None:
+        self._default_options = default_options or ChatOptions()
+
+    @property
+    def default_options(self) -> ChatOptions:
+        return self._default_options
+
+    def effective_options(self, prompt: Prompt) -> ChatOptions:
+        """The request's options over this model's defaults."""
+        return self._default_options.merged_with(prompt.options)
+
+    @abstractmethod
+    def call(self, prompt: Prompt) -> ChatResponse: ...
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        """Default: the whole answer as one chunk."""
+        yield self.call(prompt)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        """Default: :meth:`call` in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.call, prompt)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        """Default: :meth:`stream` consumed in a worker thread, chunk by chunk."""
+        import asyncio
+
+        iterator = iter(self.stream(prompt))
+        done = object()
+        while True:
+            chunk = await asyncio.to_thread(next, iterator, done)
+            if chunk is done:
+                return
+            yield chunk  # type: ignore[misc]

@@ -1,0 +1,80 @@
+"""Model settings plus the tools and tool context of one request."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolsearch.tools.collect import ensure_unique_names
+
+if TYPE_CHECKING:
+    from toolsearch.tools.callback import ToolCallback
+
+__all__ = ["ChatOptions"]
+
+_SETTINGS = ("model", "temperature", "max_tokens", "top_p", "stop")
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """Options of one chat request.
+
+    Model settings (``model``, ``temperature``...) and ``extra`` (passed through to the
+    provider as is); ``tool_callbacks`` the tools sent with the request; ``tool_names``
+    names resolved through a ``ToolCallbackResolver``; ``tool_context`` data for tools,
+    never shown to the model; ``internal_tool_execution_enabled=False`` asks the loop to
+    return tool calls to the caller instead of running them.
+    """
+
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] | None = None
+    tool_callbacks: Sequence[ToolCallback] = ()
+    tool_names: Sequence[str] = ()
+    tool_context: Mapping[str, Any] = field(default_factory=dict)
+    internal_tool_execution_enabled: bool | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tool_callbacks", tuple(self.tool_callbacks))
+        object.__setattr__(self, "tool_names", tuple(self.tool_names))
+        object.__setattr__(self, "tool_context", dict(self.tool_context))
+        object.__setattr__(self, "extra", dict(self.extra))
+        if self.stop is not None:
+            object.__setattr__(self, "stop", tuple(self.stop))
+        ensure_unique_names(self.tool_callbacks)
+
+    def replace(self, **changes: Any) -> ChatOptions:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def merged_with(self, override: ChatOptions | None) -> ChatOptions:
+        """These options as defaults under ``override``.
+
+        Settings set in ``override`` win; its tool callbacks and tool names **replace** these
+        when it has any; tool context and ``extra`` merge key by key, ``override`` winning.
+        """
+        if override is None:
+            return self
+        changes: dict[str, Any] = {
+            name: getattr(override, name)
+            for name in _SETTINGS
+            if getattr(override, name) is not None
+        }
+        if override.internal_tool_execution_enabled is not None:
+            changes["internal_tool_execution_enabled"] = override.internal_tool_execution_enabled
+        if override.tool_callbacks or override.tool_names:
+            changes["tool_callbacks"] = override.tool_callbacks
+            changes["tool_names"] = override.tool_names
+        changes["tool_context"] = {**self.tool_context, **override.tool_context}
+        changes["extra"] = {**self.extra, **override.extra}
+        return dataclasses.replace(self, **changes)
+
+    def model_settings(self) -> dict[str, Any]:
+        """The provider-facing settings that are set, plus ``extra``."""
+        settings = {n: getattr(self, n) for n in _SETTINGS if getattr(self, n) is not None}
+        return {**settings, **self.extra}

@@ -1,0 +1,118 @@
+"""A model's answer, its token usage, and joining streamed chunks into one answer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolsearch.chat.messages import AssistantMessage, ToolCall
+
+__all__ = ["ChatResponse", "ChatResponseAggregator", "FinishReason", "Usage"]
+
+
+class FinishReason:
+    """Common finish reasons (providers' own strings pass through unchanged)."""
+
+    STOP = "stop"
+    TOOL_CALLS = "tool_calls"
+    LENGTH = "length"
+    RETURN_DIRECT = "return_direct"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one request; ``cached_tokens`` is the part of the prompt served from cache."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    """One model answer (or one streamed chunk of it)."""
+
+    message: AssistantMessage = field(default_factory=AssistantMessage)
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return self.message.has_tool_calls
+
+    @property
+    def text(self) -> str:
+        return self.message.content or ""
+
+
+class ChatResponseAggregator:
+    """Joins streamed chunks into one response.
+
+    Text is concatenated. A chunk's tool call with an ``id`` not seen before starts a new
+    call; one with an empty ``id`` or the id of the previous call continues it (name and
+    argument fragments appended), which covers providers that stream argument deltas: their
+    first chunk of a call carries ``arguments=""`` and later chunks the fragments.
+    The last non-empty usage and finish reason win; metadata merges.
+    """
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: list[dict[str, str]] = []
+        self._finish_reason: str | None = None
+        self._usage = Usage()
+        self._metadata: dict[str, Any] = {}
+        self._message_metadata: dict[str, Any] = {}
+
+    def add(self, chunk: ChatResponse) -> None:
+        if chunk.message.content:
+            self._text.append(chunk.message.content)
+        for call in chunk.message.tool_calls:
+            last = self._calls[-1] if self._calls else None
+            if last is not None and (not call.id or call.id == last["id"]):
+                if call.name and call.name != last["name"]:
+                    last["name"] += call.name
+                last["arguments"] += call.arguments
+            else:
+                self._calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
+        if chunk.finish_reason:
+            self._finish_reason = chunk.finish_reason
+        if chunk.usage.total_tokens or chunk.usage.cached_tokens:
+            self._usage = chunk.usage
+        self._metadata.update(chunk.metadata)
+        self._message_metadata.update(chunk.message.metadata)
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return bool(self._calls)
+
+    def result(self) -> ChatResponse:
+        calls = tuple(
+            ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"] or "{}")
+            for c in self._calls
+        )
+        text = "".join(self._text)
+        message = AssistantMessage(
+            content=text or None, tool_calls=calls, metadata=self._message_metadata
+        )
+        finish = self._finish_reason or ("tool_calls" if calls else "stop")
+        return ChatResponse(message, finish, self._usage, dict(self._metadata))
+
+    @classmethod
+    def aggregate(cls, chunks: Iterable[ChatResponse]) -> ChatResponse:
+        aggregator = cls()
+        for chunk in chunks:
+            aggregator.add(chunk)
+        return aggregator.result()

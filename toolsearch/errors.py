@@ -1,0 +1,134 @@
+"""Every exception toolsearch raises, in one hierarchy.
+
+Catch :class:`ToolsearchError` to handle anything the library raises on purpose::
+
+    ToolsearchError
+    ├── ToolDefinitionError            a tool is defined wrongly (raised at registration)
+    │   └── DuplicateToolNameError     two tools with one name in one request
+    ├── ToolExecutionError             a tool raised while running (``__cause__`` is the original)
+    ├── InvalidToolArgumentsError      a model's arguments are not JSON or do not fit the schema
+    ├── ToolCallLimitExceededError     a per-tool or total call limit was hit (action THROW)
+    ├── ToolLoopLimitError             the tool loop ran more iterations than allowed
+    ├── AdvisorChainError              the advisor chain is invalid (e.g. two tool advisors)
+    ├── ChatModelError                 a chat model failed to answer
+    ├── ChatMemoryError                a chat memory store failed
+    └── MissingExtraError              an optional dependency is not installed (also ImportError)
+
+Errors a *model* makes (unknown tool names, malformed arguments) are not raised: the loop
+turns them into tool results the model can read, so a model's mistake never kills a loop.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AdvisorChainError",
+    "ChatMemoryError",
+    "ChatModelError",
+    "DuplicateToolNameError",
+    "InvalidToolArgumentsError",
+    "MissingExtraError",
+    "ToolCallLimitExceededError",
+    "ToolDefinitionError",
+    "ToolExecutionError",
+    "ToolLoopLimitError",
+    "ToolsearchError",
+]
+
+
+class ToolsearchError(Exception):
+    """Base class of every error toolsearch raises on purpose."""
+
+
+class ToolDefinitionError(ToolsearchError):
+    """A tool definition is invalid. The message names the tool."""
+
+    def __init__(self, tool_name: str, problem: str) -> None:
+        self.tool_name = tool_name
+        self.problem = problem
+        super().__init__(f"tool {tool_name!r}: {problem}")
+
+
+class DuplicateToolNameError(ToolDefinitionError):
+    """Two tools with the same name were given in one request."""
+
+    def __init__(self, tool_name: str) -> None:
+        super().__init__(
+            tool_name,
+            "more than one tool has this name in the same request; tool names must be unique",
+        )
+
+
+class ToolExecutionError(ToolsearchError):
+    """A tool raised while it ran. The original exception is ``__cause__``."""
+
+    def __init__(self, tool_name: str, cause: BaseException) -> None:
+        self.tool_name = tool_name
+        self.cause = cause
+        message = str(cause) or type(cause).__name__
+        super().__init__(f"tool {tool_name!r} failed: {message}")
+        self.__cause__ = cause
+
+
+class InvalidToolArgumentsError(ToolsearchError):
+    """The arguments a model sent are not valid JSON or do not fit the tool's schema.
+
+    Tools raise it; the loop always turns it into an error result for the model.
+    """
+
+    def __init__(self, tool_name: str, problem: str) -> None:
+        self.tool_name = tool_name
+        self.problem = problem
+        super().__init__(f"invalid arguments for tool {tool_name!r}: {problem}")
+
+
+class ToolCallLimitExceededError(ToolsearchError):
+    """A tool was called more often than its limit allows since the last user message."""
+
+    def __init__(self, tool_name: str | None, limit: int, *, total: bool = False) -> None:
+        self.tool_name = tool_name
+        self.limit = limit
+        self.total = total
+        if total:
+            text = f"total tool call limit of {limit} calls since the last user message exceeded"
+        else:
+            text = (
+                f"tool {tool_name!r} exceeded its limit of {limit} calls "
+                "since the last user message"
+            )
+        super().__init__(text)
+
+
+class ToolLoopLimitError(ToolsearchError):
+    """The tool-calling loop ran more model calls than ``max_iterations`` allows."""
+
+    def __init__(self, max_iterations: int) -> None:
+        self.max_iterations = max_iterations
+        super().__init__(
+            f"the tool-calling loop stopped after {max_iterations} model calls "
+            "without a final answer"
+        )
+
+
+class AdvisorChainError(ToolsearchError):
+    """The advisor chain cannot be built as given."""
+
+
+class ChatModelError(ToolsearchError):
+    """A chat model failed to produce a response."""
+
+
+class ChatMemoryError(ToolsearchError):
+    """A chat memory repository failed to read or write."""
+
+
+class MissingExtraError(ToolsearchError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, feature: str, extra: str, package: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        self.package = package
+        super().__init__(
+            f"{feature} needs the optional package {package!r}; "
+            f"install it with: pip install 'toolsearch[{extra}]'"
+        )

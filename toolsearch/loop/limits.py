@@ -1,0 +1,51 @@
+"""Limits on how often tools may be called within one user turn."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+__all__ = ["LimitExceededAction", "ToolCallLimits"]
+
+
+class LimitExceededAction(StrEnum):
+    """What happens when a call would exceed a limit."""
+
+    THROW = "throw"
+    """Raise :class:`~toolsearch.errors.ToolCallLimitExceededError` to the caller."""
+    RETURN_ERROR_RESPONSE = "return_error_response"
+    """Skip the call and tell the model, as its tool result, that the limit was reached."""
+
+
+@dataclass(frozen=True)
+class ToolCallLimits:
+    """Call limits, counted over the calls made since the last user message.
+
+    ``per_tool`` applies to each tool unless ``per_tool_overrides`` names it;
+    ``excluded_tools`` are never limited and not counted in ``total``. ``None`` means no
+    limit. A model that ignores ``RETURN_ERROR_RESPONSE`` keeps receiving the error; bound
+    the loop with the advisor's ``max_iterations`` if that matters to you.
+    """
+
+    per_tool: int | None = 40
+    per_tool_overrides: Mapping[str, int] = field(default_factory=dict)
+    excluded_tools: frozenset[str] = frozenset()
+    total: int | None = 150
+    on_exceed: LimitExceededAction = LimitExceededAction.THROW
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "excluded_tools", frozenset(self.excluded_tools))
+        object.__setattr__(self, "per_tool_overrides", dict(self.per_tool_overrides))
+        object.__setattr__(self, "on_exceed", LimitExceededAction(self.on_exceed))
+        for label, value in [("per_tool", self.per_tool), ("total", self.total)]:
+            if value is not None and value < 1:
+                raise ValueError(f"{label} must be at least 1 (or None for no limit)")
+        for name, value in self.per_tool_overrides.items():
+            if value < 0:
+                raise ValueError(f"the limit for {name!r} must not be negative")
+
+    def limit_for(self, tool_name: str) -> int | None:
+        if tool_name in self.excluded_tools:
+            return None
+        return self.per_tool_overrides.get(tool_name, self.per_tool)

@@ -1,0 +1,212 @@
+"""``ToolCallingManager``: resolves a request's tools and executes a model's tool calls."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from toolsearch.chat.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.prompt import Prompt
+from toolsearch.chat.response import ChatResponse
+from toolsearch.errors import (
+    InvalidToolArgumentsError,
+    ToolCallLimitExceededError,
+    ToolDefinitionError,
+    ToolExecutionError,
+)
+from toolsearch.loop.exceptions import (
+    DefaultToolExecutionExceptionProcessor,
+    ToolExecutionExceptionProcessor,
+)
+from toolsearch.loop.limits import LimitExceededAction, ToolCallLimits
+from toolsearch.loop.resolver import ToolCallbackResolver
+from toolsearch.tools.callback import ToolCallback
+from toolsearch.tools.collect import ensure_unique_names
+from toolsearch.tools.context import ToolContext
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = ["ToolCallingManager", "ToolExecutionResult", "calls_since_last_user_message"]
+
+
+@dataclass(frozen=True)
+class ToolExecutionResult:
+    """What executing one turn's tool calls produced.
+
+    ``conversation_history`` is the prompt's messages plus the assistant's tool-call message
+    and the tool response message; ``return_direct`` is true when every call of the turn was
+    to a return-direct tool; ``call_counts`` counts calls per tool since the last user
+    message, this turn included (pass it back as ``prior_call_counts`` next turn).
+    """
+
+    conversation_history: Sequence[Message]
+    return_direct: bool = False
+    call_counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def tool_response_message(self) -> ToolResponseMessage:
+        last = self.conversation_history[-1]
+        assert isinstance(last, ToolResponseMessage)
+        return last
+
+    def return_direct_text(self) -> str:
+        """The results of the turn's calls joined by newlines (what return-direct returns)."""
+        return "\n".join(r.response_data for r in self.tool_response_message.responses)
+
+
+def calls_since_last_user_message(messages: Sequence[Message]) -> Counter[str]:
+    """Count tool calls per name in the assistant messages after the last user message."""
+    counts: Counter[str] = Counter()
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, AssistantMessage):
+            counts.update(call.name for call in message.tool_calls)
+    return counts
+
+
+class ToolCallingManager:
+    """Runs tool calls with limits, argument checks and error handling.
+
+    Tools are looked up in the request's own tool callbacks. With a ``resolver``, the
+    names in ``ChatOptions.tool_names`` are resolved through it. ``resolver_fallback=True``
+    also lets the model call any tool the resolver knows even if the request did not offer
+    it: **risky** (the model can reach tools you did not mean to expose in this request),
+    so it is off by default.
+    """
+
+    def __init__(
+        self,
+        *,
+        limits: ToolCallLimits | None = None,
+        exception_processor: ToolExecutionExceptionProcessor | None = None,
+        resolver: ToolCallbackResolver | None = None,
+        resolver_fallback: bool = False,
+    ) -> None:
+        self.limits = limits or ToolCallLimits()
+        self.exception_processor = exception_processor or DefaultToolExecutionExceptionProcessor()
+        self.resolver = resolver
+        self.resolver_fallback = resolver_fallback
+
+    # -- resolution -------------------------------------------------------------------
+
+    def resolve_tool_callbacks(self, options: ChatOptions) -> list[ToolCallback]:
+        """The request's tool callbacks followed by its ``tool_names`` resolved."""
+        callbacks = list(options.tool_callbacks)
+        for name in options.tool_names:
+            if any(cb.definition.name == name for cb in callbacks):
+                continue
+            found = self.resolver.resolve(name) if self.resolver else None
+            if found is None:
+                raise ToolDefinitionError(
+                    name, "is listed in tool_names but no tool resolver knows it"
+                )
+            callbacks.append(found)
+        ensure_unique_names(callbacks)
+        return callbacks
+
+    def resolve_tool_definitions(self, options: ChatOptions) -> list[ToolDefinition]:
+        """Definitions of every tool the request offers the model."""
+        return [cb.definition for cb in self.resolve_tool_callbacks(options)]
+
+    def find_tool(self, name: str, options: ChatOptions) -> ToolCallback | None:
+        """The callback a call to ``name`` runs: the request's own first, then the fallback."""
+        for callback in options.tool_callbacks:
+            if callback.definition.name == name:
+                return callback
+        if self.resolver is not None and (self.resolver_fallback or name in options.tool_names):
+            return self.resolver.resolve(name)
+        return None
+
+    # -- execution --------------------------------------------------------------------
+
+    def execute_tool_calls(
+        self,
+        prompt: Prompt,
+        response: ChatResponse,
+        *,
+        prior_call_counts: Mapping[str, int] | None = None,
+    ) -> ToolExecutionResult:
+        """Run every tool call of ``response`` and append the results to the conversation.
+
+        Model mistakes (unknown names, bad arguments) and tool failures become error results;
+        only limit violations with action THROW and failures the exception processor
+        re-raises propagate.
+        """
+        message = response.message
+        if not message.tool_calls:
+            raise ValueError("the response has no tool calls to execute")
+        counts: Counter[str] = Counter(
+            prior_call_counts
+            if prior_call_counts is not None
+            else calls_since_last_user_message(prompt.messages)
+        )
+        context = ToolContext(prompt.options.tool_context)
+        responses: list[ToolResponse] = []
+        return_direct = True
+        for call in message.tool_calls:
+            callback = self.find_tool(call.name, prompt.options)
+            counts[call.name] += 1
+            refusal = self._check_limits(call.name, counts)
+            if callback is None:
+                return_direct = False
+                text = self.unknown_tool_message(call.name, prompt.options)
+            elif refusal is not None:
+                return_direct = False
+                text = refusal
+            else:
+                return_direct = return_direct and callback.metadata.return_direct
+                text = self.execute_one(callback, call, context)
+            responses.append(ToolResponse(id=call.id, name=call.name, response_data=text))
+        history = [
+            *prompt.messages,
+            message,
+            ToolResponseMessage(responses=tuple(responses)),
+        ]
+        return ToolExecutionResult(history, return_direct, dict(counts))
+
+    def execute_one(self, callback: ToolCallback, call: ToolCall, context: ToolContext) -> str:
+        """Run one call; argument errors and tool failures become result text."""
+        try:
+            return callback.call(call.arguments, context)
+        except InvalidToolArgumentsError as exc:
+            return self.invalid_arguments_message(callback, exc)
+        except ToolExecutionError as exc:
+            return self.exception_processor.process(exc)
+        except Exception as exc:  # a third-party ToolCallback that raised directly
+            return self.exception_processor.process(ToolExecutionError(call.name, exc))
+
+    def _check_limits(self, name: str, counts: Counter[str]) -> str | None:
+        limits = self.limits
+        per_tool = limits.limit_for(name)
+        error: ToolCallLimitExceededError | None = None
+        if per_tool is not None and counts[name] > per_tool:
+            error = ToolCallLimitExceededError(name, per_tool)
+        elif limits.total is not None and name not in limits.excluded_tools:
+            total = sum(n for tool, n in counts.items() if tool not in limits.excluded_tools)
+            if total > limits.total:
+                error = ToolCallLimitExceededError(name, limits.total, total=True)
+        if error is None:
+            return None
+        if limits.on_exceed is LimitExceededAction.THROW:
+            raise error
+        return f"Error: {error}. The call was not executed; answer with what you have."
+
+    # -- messages the model reads (override to change the wording) ---------------------
+
+    def unknown_tool_message(self, name: str, options: ChatOptions) -> str:
+        available = ", ".join(cb.definition.name for cb in options.tool_callbacks) or "none"
+        return f"Error: there is no tool named {name!r}. Available tools: {available}."
+
+    def invalid_arguments_message(
+        self, callback: ToolCallback, error: InvalidToolArgumentsError
+    ) -> str:
+        return f"Error: {error}. Fix the arguments to match the tool's input schema and retry."

@@ -1,0 +1,238 @@
+"""``ToolCallingAdvisor``: the call-model / execute-tools loop, with hooks for subclasses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import ClassVar
+
+from toolsearch.chat.messages import AssistantMessage, Message, SystemMessage
+from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, FinishReason
+from toolsearch.errors import ToolLoopLimitError
+from toolsearch.loop.advisor import (
+    TOOL_CALLING_ADVISOR_ORDER,
+    AdvisorChain,
+    ChatClientRequest,
+    ChatClientResponse,
+    is_chat_memory_advisor,
+)
+from toolsearch.loop.eligibility import (
+    DefaultToolExecutionEligibilityChecker,
+    ToolExecutionEligibilityChecker,
+)
+from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
+
+__all__ = ["HISTORY_ENABLED_KEY", "ToolCallingAdvisor"]
+
+HISTORY_ENABLED_KEY = "toolsearch.tool_loop.conversation_history_enabled"
+"""Request-context key holding whether this loop resends the whole history each iteration."""
+
+
+class ToolCallingAdvisor:
+    """Runs the tool loop: call the model, execute its tool calls, call it again, until it
+    answers without tool calls (or every call of a turn is return-direct).
+
+    Each iteration calls the rest of the chain (advisors inside the loop, then the model).
+    Subclasses customize the loop through the ``do_*`` hooks, which all have stream twins
+    that default to the blocking ones:
+
+    * ``do_initialize_loop(request, chain)``: once, before the first iteration;
+    * ``do_before_call(request, chain)``: before every model call;
+    * ``do_after_call(response, chain)``: after every model call;
+    * ``do_get_next_instructions_for_tool_call(request, response, result)``: the messages of
+      the next iteration;
+    * ``do_finalize_loop(response, chain)``: once, on the final response.
+
+    With ``conversation_history_enabled`` each iteration resends the whole conversation;
+    it is switched off automatically when a memory advisor sits inside the loop (order
+    above this advisor's), since that advisor re-adds the history itself.
+    """
+
+    handles_tool_execution: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        tool_calling_manager: ToolCallingManager | None = None,
+        order: int = TOOL_CALLING_ADVISOR_ORDER,
+        conversation_history_enabled: bool = True,
+        eligibility_checker: ToolExecutionEligibilityChecker | None = None,
+        max_iterations: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        if max_iterations is not None and max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1 (or None for no bound)")
+        self.tool_calling_manager = tool_calling_manager or ToolCallingManager()
+        self._order = order
+        self.conversation_history_enabled = conversation_history_enabled
+        self.eligibility_checker = eligibility_checker or DefaultToolExecutionEligibilityChecker()
+        self.max_iterations = max_iterations
+        self._name = name or type(self).__name__
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def order(self) -> int:
+        return self._order
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
+        request = self.do_initialize_loop(self._prepare(request, chain), chain)
+        messages: Sequence[Message] = request.prompt.messages
+        counts: Mapping[str, int] | None = None
+        iteration = 0
+        while True:
+            iteration = self._next_iteration(iteration)
+            turn = self.do_before_call(
+                request.with_prompt(request.prompt.with_messages(messages)), chain
+            )
+            response = self.do_after_call(chain.next_call(turn), chain)
+            chat_response = response.chat_response
+            if not self._should_execute(turn, chat_response):
+                break
+            assert chat_response is not None
+            result = self.tool_calling_manager.execute_tool_calls(
+                turn.prompt, chat_response, prior_call_counts=counts
+            )
+            counts = result.call_counts
+            if result.return_direct:
+                response = response.with_chat_response(
+                    _return_direct_response(chat_response, result)
+                )
+                break
+            messages = self.do_get_next_instructions_for_tool_call(turn, response, result)
+        return self.do_finalize_loop(response, chain)
+
+    def advise_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> Iterator[ChatClientResponse]:
+        request = self.do_initialize_loop_stream(self._prepare(request, chain), chain)
+        messages: Sequence[Message] = request.prompt.messages
+        counts: Mapping[str, int] | None = None
+        iteration = 0
+        while True:
+            iteration = self._next_iteration(iteration)
+            turn = self.do_before_stream(
+                request.with_prompt(request.prompt.with_messages(messages)), chain
+            )
+            aggregator = ChatResponseAggregator()
+            held: list[ChatClientResponse] = []
+            context = turn.context
+            for chunk in chain.next_stream(turn):
+                context = chunk.context
+                if chunk.chat_response is not None:
+                    aggregator.add(chunk.chat_response)
+                if aggregator.has_tool_calls:
+                    held.append(chunk)  # maybe a tool turn: keep it from the caller for now
+                else:
+                    yield chunk
+            response = self.do_after_stream(ChatClientResponse(aggregator.result(), context), chain)
+            chat_response = response.chat_response
+            if not self._should_execute(turn, chat_response):
+                yield from held
+                break
+            assert chat_response is not None
+            result = self.tool_calling_manager.execute_tool_calls(
+                turn.prompt, chat_response, prior_call_counts=counts
+            )
+            counts = result.call_counts
+            if result.return_direct:
+                direct = response.with_chat_response(_return_direct_response(chat_response, result))
+                yield self.do_finalize_loop_stream(direct, chain)
+                return
+            messages = self.do_get_next_instructions_for_tool_call_stream(turn, response, result)
+        self.do_finalize_loop_stream(response, chain)
+
+    # -- hooks (override in subclasses) ---------------------------------------------------
+
+    def do_initialize_loop(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientRequest:
+        return request
+
+    def do_before_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientRequest:
+        return request
+
+    def do_after_call(
+        self, response: ChatClientResponse, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        return response
+
+    def do_finalize_loop(
+        self, response: ChatClientResponse, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        return response
+
+    def do_get_next_instructions_for_tool_call(
+        self,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        result: ToolExecutionResult,
+    ) -> list[Message]:
+        """The whole history, or (history disabled) the system message and the tool results."""
+        if request.context.get(HISTORY_ENABLED_KEY, self.conversation_history_enabled):
+            return list(result.conversation_history)
+        system = [m for m in request.prompt.messages if isinstance(m, SystemMessage)][:1]
+        return [*system, result.conversation_history[-1]]
+
+    def do_initialize_loop_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientRequest:
+        return self.do_initialize_loop(request, chain)
+
+    def do_before_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientRequest:
+        return self.do_before_call(request, chain)
+
+    def do_after_stream(
+        self, response: ChatClientResponse, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        return self.do_after_call(response, chain)
+
+    def do_finalize_loop_stream(
+        self, response: ChatClientResponse, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        return self.do_finalize_loop(response, chain)
+
+    def do_get_next_instructions_for_tool_call_stream(
+        self,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        result: ToolExecutionResult,
+    ) -> list[Message]:
+        return self.do_get_next_instructions_for_tool_call(request, response, result)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _prepare(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientRequest:
+        """Resolve ``tool_names`` into callbacks and decide whether history is resent."""
+        options = request.prompt.options
+        if options.tool_names:
+            callbacks = self.tool_calling_manager.resolve_tool_callbacks(options)
+            options = options.replace(tool_callbacks=callbacks, tool_names=())
+            request = request.with_prompt(request.prompt.with_options(options))
+        memory_inside = any(is_chat_memory_advisor(a) for a in chain.remaining)
+        enabled = self.conversation_history_enabled and not memory_inside
+        return request.with_context(**{HISTORY_ENABLED_KEY: enabled})
+
+    def _next_iteration(self, iteration: int) -> int:
+        if self.max_iterations is not None and iteration >= self.max_iterations:
+            raise ToolLoopLimitError(self.max_iterations)
+        return iteration + 1
+
+    def _should_execute(self, request: ChatClientRequest, response: ChatResponse | None) -> bool:
+        return response is not None and self.eligibility_checker.is_tool_execution_required(
+            request.prompt.options, response
+        )
+
+
+def _return_direct_response(response: ChatResponse, result: ToolExecutionResult) -> ChatResponse:
+    return ChatResponse(
+        AssistantMessage(content=result.return_direct_text()),
+        FinishReason.RETURN_DIRECT,
+        response.usage,
+        {**response.metadata, "return_direct": True},
+    )

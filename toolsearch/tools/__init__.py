@@ -1,0 +1,24 @@
+"""Tools: definitions, the ``@tool`` decorator, function-backed callbacks, conversion."""
+
+from toolsearch.tools.callback import ToolCallback
+from toolsearch.tools.collect import ensure_unique_names, tool_callbacks
+from toolsearch.tools.context import ToolContext
+from toolsearch.tools.converter import JsonResultConverter, ResultConverter
+from toolsearch.tools.decorator import tool
+from toolsearch.tools.definition import ToolDefinition, ToolMetadata
+from toolsearch.tools.function import FunctionToolCallback
+from toolsearch.tools.params import ToolParam
+
+__all__ = [
+    "FunctionToolCallback",
+    "JsonResultConverter",
+    "ResultConverter",
+    "ToolCallback",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolMetadata",
+    "ToolParam",
+    "ensure_unique_names",
+    "tool",
+    "tool_callbacks",
+]

@@ -1,0 +1,130 @@
+"""Turning what users pass to ``.tools(...)`` into a flat list of ``ToolCallback``s."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from toolsearch.errors import DuplicateToolNameError, ToolDefinitionError
+from toolsearch.tools.callback import ToolCallback
+from toolsearch.tools.decorator import ToolSpec, get_tool_spec
+from toolsearch.tools.function import FunctionToolCallback
+from toolsearch.tools.schema import SignatureBinder
+
+__all__ = ["ensure_unique_names", "tool_callbacks"]
+
+
+def tool_callbacks(*objects: Any) -> list[ToolCallback]:
+    """Flatten tools given in any accepted form into ``ToolCallback``s, in order.
+
+    Accepted: ``ToolCallback`` instances, ``@tool`` functions, bound ``@tool`` methods,
+    objects whose class has ``@tool`` methods, plain functions (schema from their hints),
+    and lists or tuples of any of these. Names must be unique.
+    """
+    found: list[ToolCallback] = []
+    for obj in objects:
+        _collect(obj, found)
+    ensure_unique_names(found)
+    return found
+
+
+def ensure_unique_names(callbacks: Iterable[ToolCallback]) -> None:
+    """Raise :class:`DuplicateToolNameError` naming the first repeated tool name."""
+    seen: set[str] = set()
+    for callback in callbacks:
+        name = callback.definition.name
+        if name in seen:
+            raise DuplicateToolNameError(name)
+        seen.add(name)
+
+
+def _collect(obj: Any, out: list[ToolCallback]) -> None:
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        for item in obj:
+            _collect(item, out)
+        return
+    if _is_tool_callback(obj):
+        out.append(obj)
+        return
+    spec = get_tool_spec(obj)
+    if spec is not None and callable(obj):
+        out.append(_from_spec(obj, spec))
+        return
+    if inspect.isclass(obj):
+        _from_class(obj, out)
+        return
+    if inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj):
+        out.append(FunctionToolCallback.from_function(obj))
+        return
+    if isinstance(obj, (str, bytes, int, float, bool, dict)) or obj is None:
+        raise TypeError(
+            f"cannot use {obj!r} as a tool: pass @tool functions, objects with @tool "
+            "methods or ToolCallback instances"
+        )
+    before = len(out)
+    for _, member in _tool_members(type(obj)):
+        bound = getattr(obj, member)
+        out.append(_from_spec(bound, get_tool_spec(bound)))  # type: ignore[arg-type]
+    if len(out) == before:
+        raise ToolDefinitionError(
+            type(obj).__name__, "the object has no @tool methods and is not a ToolCallback"
+        )
+
+
+def _is_tool_callback(obj: Any) -> bool:
+    return (
+        not inspect.isclass(obj)
+        and hasattr(obj, "definition")
+        and hasattr(obj, "metadata")
+        and callable(getattr(obj, "call", None))
+        and isinstance(obj, ToolCallback)
+    )
+
+
+def _from_spec(function: Any, spec: ToolSpec) -> FunctionToolCallback:
+    if spec.is_method and not inspect.ismethod(function):
+        raise ToolDefinitionError(
+            spec.name,
+            "is a method: register the instance that owns it (for example "
+            ".tools(MyTools())) or the bound method (.tools(my_tools.method))",
+        )
+    if spec._binder is None:
+        spec._binder = SignatureBinder(function, spec.name)
+    return FunctionToolCallback._from_signature(
+        function,
+        spec._binder,
+        spec.name,
+        spec.description,
+        spec.return_direct,
+        spec.result_converter,
+    )
+
+
+def _from_class(cls: type, out: list[ToolCallback]) -> None:
+    members = _tool_members(cls)
+    if not members:
+        raise ToolDefinitionError(cls.__name__, "the class has no @tool methods")
+    for _, member in members:
+        attribute = getattr(cls, member)
+        spec = get_tool_spec(attribute)
+        assert spec is not None
+        if spec.is_method and not inspect.ismethod(attribute):
+            raise ToolDefinitionError(
+                spec.name,
+                f"is a method of {cls.__name__}: register an instance ({cls.__name__}()), "
+                "not the class",
+            )
+        out.append(_from_spec(attribute, spec))
+
+
+def _tool_members(cls: type) -> Sequence[tuple[type, str]]:
+    """Names of ``@tool`` members in definition order, base classes first, no repeats."""
+    seen: dict[str, type] = {}
+    for klass in reversed(cls.__mro__):
+        for member, value in vars(klass).items():
+            if get_tool_spec(value) is not None:
+                seen[member] = klass
+            elif member in seen:
+                del seen[member]  # overridden without @tool
+    return [(klass, member) for member, klass in seen.items()]

@@ -1,0 +1,93 @@
+"""The ``@tool`` decorator for functions and methods."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, overload
+
+from toolsearch.tools.converter import ResultConverter
+
+__all__ = ["ToolSpec", "get_tool_spec", "tool"]
+
+F = TypeVar("F")
+_MARKER = "__toolsearch_tool__"
+
+
+@dataclass(eq=False)
+class ToolSpec:
+    """What ``@tool`` recorded on a function; compiled into a schema on first registration."""
+
+    name: str
+    description: str | None = None
+    return_direct: bool = False
+    result_converter: ResultConverter | None = None
+    is_method: bool = False
+    _binder: Any = field(default=None, repr=False)
+
+
+@overload
+def tool(function: F, /) -> F: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    return_direct: bool = False,
+    result_converter: ResultConverter | None = None,
+) -> Callable[[F], F]: ...
+
+
+def tool(
+    function: Any = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    return_direct: bool = False,
+    result_converter: ResultConverter | None = None,
+) -> Any:
+    """Mark a function or method as a tool; bare (``@tool``) or with arguments.
+
+    The function stays a plain function you can call and test. Pass it (or, for methods,
+    the instance that owns them) to ``ChatClient...tools(...)`` or :func:`tool_callbacks`.
+
+    Args:
+        name: The tool name; defaults to the function name.
+        description: What the tool does; defaults to the docstring (without its sections).
+        return_direct: Send the tool's result straight to the caller instead of back to the
+            model (when every tool called in that turn is return-direct).
+        result_converter: Turns the return value into text; JSON by default.
+    """
+
+    def mark(target: Any) -> Any:
+        inner = target.__func__ if isinstance(target, (staticmethod, classmethod)) else target
+        if not callable(inner):
+            raise TypeError(f"@tool needs a function or method, got {type(target).__name__}")
+        spec = ToolSpec(
+            name=name or inner.__name__,
+            description=description,
+            return_direct=return_direct,
+            result_converter=result_converter,
+            is_method=_defined_in_class(inner) and not isinstance(target, staticmethod),
+        )
+        setattr(inner, _MARKER, spec)
+        return target
+
+    if function is not None:
+        return mark(function)
+    return mark
+
+
+def get_tool_spec(obj: Any) -> ToolSpec | None:
+    """The ``@tool`` spec of a function, bound method or static/class method, if any."""
+    inner = getattr(obj, "__func__", obj)
+    spec = getattr(inner, _MARKER, None)
+    return spec if isinstance(spec, ToolSpec) else None
+
+
+def _defined_in_class(function: Any) -> bool:
+    parts = getattr(function, "__qualname__", "").split(".")
+    return len(parts) >= 2 and parts[-2] != "<locals>"

@@ -1,0 +1,60 @@
+"""What a model is told about a tool, and how the loop treats its result."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ToolDefinition", "ToolMetadata"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool as a model sees it: a name, a description and a JSON Schema of its input."""
+
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    _fingerprint: str = field(init=False, repr=False, compare=False, default="")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError("a tool name must be a non-empty string")
+        if any(ch.isspace() for ch in self.name):
+            raise ValueError(f"tool name {self.name!r} must not contain whitespace")
+        if not isinstance(self.input_schema, Mapping):
+            raise TypeError(f"tool {self.name!r}: input_schema must be a JSON Schema mapping")
+        payload = json.dumps(
+            [self.name, self.description, self.input_schema], sort_keys=True, default=str
+        )
+        object.__setattr__(
+            self, "_fingerprint", hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 over name, description and schema: equal for equal definitions."""
+        return self._fingerprint
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain-JSON form: ``{"name", "description", "input_schema"}``."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": dict(self.input_schema),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMetadata:
+    """How the loop treats a tool: ``return_direct`` sends its result straight to the caller."""
+
+    return_direct: bool = False
