@@ -4,6 +4,8 @@ The core is a complete tool-calling loop (``@tool`` functions, ``ChatClient`` wi
 ordered advisor chain, ``ToolCallingAdvisor`` and ``ToolCallingManager``, chat memory).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from toolsearch.chat import (
     AssistantMessage,
     ChatModel,
@@ -48,7 +50,6 @@ from toolsearch.memory import (
     InMemoryChatMemoryRepository,
     MessageChatMemoryAdvisor,
     MessageWindowChatMemory,
-    SqliteChatMemoryRepository,
 )
 from toolsearch.tools import (
     FunctionToolCallback,
@@ -62,6 +63,9 @@ from toolsearch.tools import (
     tool,
     tool_callbacks,
 )
+
+if TYPE_CHECKING:
+    from toolsearch.memory.sqlite import SqliteChatMemoryRepository
 
 __version__ = "0.1.0"
 
@@ -116,3 +120,12 @@ __all__ = [
     "tool",
     "tool_callbacks",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # names whose modules pull in heavier standard-library parts load on first use
+    if name == "SqliteChatMemoryRepository":
+        from toolsearch.memory.sqlite import SqliteChatMemoryRepository
+
+        return SqliteChatMemoryRepository
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

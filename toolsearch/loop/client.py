@@ -275,8 +275,8 @@ class ChatClientRequestSpec:
     # -- execution ------------------------------------------------------------------------
 
     def call(self) -> CallResponse:
-        """Run the request (lazily: on the first accessor of the returned object)."""
-        return CallResponse(self._run_call)
+        """Run the request now; read the result from the returned object."""
+        return CallResponse(self._run_call())
 
     def stream(self) -> StreamResponse:
         """Stream the answer; only the final answer's chunks reach the caller."""
@@ -286,8 +286,7 @@ class ChatClientRequestSpec:
         """Async twin of :meth:`call`; the loop runs in a worker thread."""
         import asyncio
 
-        response = await asyncio.to_thread(self._run_call)
-        return CallResponse(lambda: response)
+        return CallResponse(await asyncio.to_thread(self._run_call))
 
     def astream(self) -> AsyncStreamResponse:
         """Async twin of :meth:`stream`; chunks are produced in a worker thread."""
@@ -303,15 +302,12 @@ class ChatClientRequestSpec:
 
 
 class CallResponse:
-    """The result of ``.call()``: computed on first access, then cached."""
+    """The result of ``.call()``."""
 
-    def __init__(self, run: Callable[[], ChatClientResponse]) -> None:
-        self._run = run
-        self._response: ChatClientResponse | None = None
+    def __init__(self, response: ChatClientResponse) -> None:
+        self._response = response
 
     def chat_client_response(self) -> ChatClientResponse:
-        if self._response is None:
-            self._response = self._run()
         return self._response
 
     def chat_response(self) -> ChatResponse | None:

@@ -1,0 +1,35 @@
+"""The README's code runs as written, and the quick-start example prints its answer."""
+
+import re
+import runpy
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_python_blocks_run_in_order(capsys):
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) >= 4
+    namespace: dict = {"__name__": "readme"}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "Done: Alarm set for 2026-11-30T09:10:00."
+    assert printed[1] == "['city']"
+    assert '"tenant":"acme"' in printed[2]
+    assert printed[-2] == "Done: Alarm set for 2026-11-30T09:10:00."
+    assert printed[-1] == "['user', 'assistant']"
+
+
+def test_quickstart_example_prints_the_answer(capsys):
+    runpy.run_path(str(ROOT / "examples" / "quickstart.py"), run_name="__main__")
+    assert capsys.readouterr().out.strip() == "Done: Alarm set for 2026-11-30T09:10:00."
+
+
+def test_readme_commands_match_ci():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    commands = re.findall(r"```bash\n(.*?)\n```", readme, flags=re.DOTALL)
+    test_command = next(c for c in commands if "pytest" in c)
+    assert test_command in ci
