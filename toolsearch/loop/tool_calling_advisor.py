@@ -98,9 +98,9 @@ class ToolCallingAdvisor:
             )
             counts = result.call_counts
             if result.return_direct:
-                response = response.with_chat_response(
-                    _return_direct_response(chat_response, result)
-                )
+                direct = _return_direct_response(chat_response, result)
+                _notify_return_direct(chain, turn, result, direct)
+                response = response.with_chat_response(direct)
                 break
             messages = self.do_get_next_instructions_for_tool_call(turn, response, result)
         return self.do_finalize_loop(response, chain)
@@ -139,8 +139,9 @@ class ToolCallingAdvisor:
             )
             counts = result.call_counts
             if result.return_direct:
-                direct = response.with_chat_response(_return_direct_response(chat_response, result))
-                yield self.do_finalize_loop_stream(direct, chain)
+                direct = _return_direct_response(chat_response, result)
+                _notify_return_direct(chain, turn, result, direct)
+                yield self.do_finalize_loop_stream(response.with_chat_response(direct), chain)
                 return
             messages = self.do_get_next_instructions_for_tool_call_stream(turn, response, result)
         self.do_finalize_loop_stream(response, chain)
@@ -236,3 +237,20 @@ def _return_direct_response(response: ChatResponse, result: ToolExecutionResult)
         response.usage,
         {**response.metadata, "return_direct": True},
     )
+
+
+def _notify_return_direct(
+    chain: AdvisorChain,
+    request: ChatClientRequest,
+    result: ToolExecutionResult,
+    response: ChatResponse,
+) -> None:
+    """Tell advisors inside the loop that it ended on tool results they never saw.
+
+    A return-direct turn ends without another pass through the inner chain, so an advisor
+    there (a memory advisor) would otherwise keep a tool call without its results.
+    """
+    for advisor in chain.remaining:
+        hook = getattr(advisor, "on_return_direct", None)
+        if callable(hook):
+            hook(request, result, response)

@@ -6,13 +6,14 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from toolsearch.chat.messages import Message, SystemMessage
-from toolsearch.chat.response import ChatResponseAggregator
+from toolsearch.chat.response import ChatResponse, ChatResponseAggregator
 from toolsearch.loop.advisor import (
     CHAT_MEMORY_ADVISOR_ORDER,
     AdvisorChain,
     ChatClientRequest,
     ChatClientResponse,
 )
+from toolsearch.loop.manager import ToolExecutionResult
 from toolsearch.memory.memory import CONVERSATION_ID, DEFAULT_CONVERSATION_ID, ChatMemory
 
 __all__ = ["MessageChatMemoryAdvisor"]
@@ -73,6 +74,15 @@ class MessageChatMemoryAdvisor:
         message = chat_response.message
         if message.content or message.tool_calls:
             self.chat_memory.add(self.conversation_id(request), [message])
+
+    def on_return_direct(
+        self, request: ChatClientRequest, result: ToolExecutionResult, response: ChatResponse
+    ) -> None:
+        """Inside the loop: remember the tool results and the returned text of a return-direct
+        turn, so memory never holds a tool call without its results."""
+        self.chat_memory.add(
+            self.conversation_id(request), [result.tool_response_message, response.message]
+        )
 
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
         response = chain.next_call(self.before(request))
