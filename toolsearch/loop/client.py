@@ -192,6 +192,8 @@ class ChatClientRequestSpec:
         return self
 
     def user(self, text: str) -> ChatClientRequestSpec:
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("the user text must be a non-empty string")
         self._user = text
         return self
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from toolsearch.chat.messages import AssistantMessage, Message, SystemMessage
 from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, FinishReason
@@ -42,6 +42,15 @@ class ToolCallingAdvisor:
       the next iteration;
     * ``do_finalize_loop(response, chain)``: once, on the final response.
 
+    Streaming: tool-call turns are executed, never shown. With ``stream_mode="final_answer"``
+    (the default) the caller receives only the final answer's chunks: while tools are
+    offered, each model turn is held until it ends, because text a model writes *before* a
+    tool call (a preamble) cannot be taken back once sent. ``stream_mode="eager"`` passes
+    chunks on as they arrive until a tool call shows up: lowest latency, but a preamble
+    reaches the caller. Requests without tools always stream eagerly. The value returned by
+    ``do_finalize_loop_stream`` reaches the caller only for a return-direct ending (the
+    final answer's chunks have already been sent).
+
     With ``conversation_history_enabled`` each iteration resends the whole conversation;
     it is switched off automatically when a memory advisor sits inside the loop (order
     above this advisor's), since that advisor re-adds the history itself.
@@ -57,6 +66,7 @@ class ToolCallingAdvisor:
         conversation_history_enabled: bool = True,
         eligibility_checker: ToolExecutionEligibilityChecker | None = None,
         max_iterations: int | None = None,
+        stream_mode: Literal["final_answer", "eager"] = "final_answer",
         name: str | None = None,
     ) -> None:
         if max_iterations is not None and max_iterations < 1:
@@ -66,6 +76,9 @@ class ToolCallingAdvisor:
         self.conversation_history_enabled = conversation_history_enabled
         self.eligibility_checker = eligibility_checker or DefaultToolExecutionEligibilityChecker()
         self.max_iterations = max_iterations
+        if stream_mode not in ("final_answer", "eager"):
+            raise ValueError("stream_mode must be 'final_answer' or 'eager'")
+        self.stream_mode = stream_mode
         self._name = name or type(self).__name__
 
     @property
@@ -120,11 +133,13 @@ class ToolCallingAdvisor:
             aggregator = ChatResponseAggregator()
             held: list[ChatClientResponse] = []
             context = turn.context
+            offers_tools = bool(turn.prompt.options.tool_callbacks)
+            hold_all = self.stream_mode == "final_answer" and offers_tools
             for chunk in chain.next_stream(turn):
                 context = chunk.context
                 if chunk.chat_response is not None:
                     aggregator.add(chunk.chat_response)
-                if aggregator.has_tool_calls:
+                if hold_all or aggregator.has_tool_calls:
                     held.append(chunk)  # maybe a tool turn: keep it from the caller for now
                 else:
                     yield chunk

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from toolsearch.chat.messages import AssistantMessage, Message
@@ -56,25 +57,25 @@ class FunctionChatModel(BaseChatModel):
         effective = prompt.with_options(options)
         self.requests.append(effective)
         tools = [callback.definition for callback in options.tool_callbacks]
-        try:
+        with _script_errors():
             return self._fn(list(prompt.messages), tools), effective
-        except Exception as exc:
-            raise ChatModelError(f"the scripted model function failed: {exc}") from exc
 
     def call(self, prompt: Prompt) -> ChatResponse:
         return ChatResponseAggregator.aggregate(self.stream(prompt))
 
     def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
         result, effective = self._invoke(prompt)
-        if inspect.isasyncgen(result):
-            from toolsearch._async import run_sync
+        with _script_errors():
+            if inspect.isasyncgen(result):
+                from toolsearch._async import run_sync
 
-            result = iter(run_sync(_collect_async(result)))
-        elif inspect.isawaitable(result):
-            from toolsearch._async import run_sync
+                result = run_sync(_collect_async(result))
+            elif inspect.isawaitable(result):
+                from toolsearch._async import run_sync
 
-            result = run_sync(_await(result))
-        yield from self._chunks(result, effective)
+                result = run_sync(_await(result))
+            chunks = list(self._chunks(result, effective))
+        yield from chunks
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
         aggregator = ChatResponseAggregator()
@@ -84,11 +85,13 @@ class FunctionChatModel(BaseChatModel):
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
         result, effective = self._invoke(prompt)
-        if inspect.isasyncgen(result):
-            result = [item async for item in result]
-        elif inspect.isawaitable(result):
-            result = await result
-        for chunk in self._chunks(result, effective):
+        with _script_errors():
+            if inspect.isasyncgen(result):
+                result = [item async for item in result]
+            elif inspect.isawaitable(result):
+                result = await result
+            chunks = list(self._chunks(result, effective))
+        for chunk in chunks:
             yield chunk
 
     def _chunks(self, result: Any, prompt: Prompt) -> Iterator[ChatResponse]:
@@ -114,6 +117,18 @@ class FunctionChatModel(BaseChatModel):
             yield ChatResponse(
                 piece, finish if last else None, usage if last else Usage(), {"model": "function"}
             )
+
+
+@contextmanager
+def _script_errors() -> Iterator[None]:
+    """Report a failure of the script function (when called, awaited or iterated) as a
+    ``ChatModelError``, as a provider failure would be."""
+    try:
+        yield
+    except ChatModelError:
+        raise
+    except Exception as exc:
+        raise ChatModelError(f"the scripted model function failed: {exc}") from exc
 
 
 def _as_message(item: Any) -> AssistantMessage:

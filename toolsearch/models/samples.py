@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,14 +50,49 @@ def _sample(schema: Any, root: Mapping[str, Any], depth: int) -> Any:
     if kind == "array":
         count = max(1, int(schema.get("minItems", 1)))
         return [_sample(schema.get("items", {"type": "string"}), root, depth + 1)] * count
-    if kind == "integer":
-        return int(schema.get("minimum", 1))
-    if kind == "number":
-        return float(schema.get("minimum", 1.0))
+    if kind in ("integer", "number"):
+        return _sample_number(schema, integer=kind == "integer")
     if kind == "boolean":
         return True
     if kind == "null":
         return None
-    text = "example"
-    minimum = int(schema.get("minLength", 0))
-    return text + "x" * max(0, minimum - len(text))
+    return _sample_string(schema)
+
+
+_FORMATS = {
+    "date-time": "2026-01-01T00:00:00Z",
+    "date": "2026-01-01",
+    "time": "00:00:00",
+    "email": "user@example.com",
+    "uri": "https://example.com",
+    "url": "https://example.com",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+}
+
+
+def _sample_number(schema: Mapping[str, Any], *, integer: bool) -> int | float:
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if low is not None and high is not None:
+        value = (low + high) / 2
+    elif low is not None:
+        value = low + 1
+    elif high is not None:
+        value = high - 1
+    else:
+        value = 1
+    if integer:
+        value = math.ceil(value) if low is not None else math.floor(value)
+        return int(value)
+    return float(value)
+
+
+def _sample_string(schema: Mapping[str, Any]) -> str:
+    text = _FORMATS.get(str(schema.get("format")), "example")
+    low = int(schema.get("minLength", 0))
+    high = schema.get("maxLength")
+    if len(text) < low:
+        text += "x" * (low - len(text))
+    if high is not None:
+        text = text[: int(high)]
+    return text
