@@ -534,3 +534,10 @@ def test_acall_content() -> None:
     assert content == "final: rainy in Oslo"
     assert chat_response is not None
     assert chat_response.usage.total_tokens > 0
+
+
+def test_tool_names_without_a_tool_advisor_fail_clearly():
+    model = FunctionChatModel(lambda messages, tools: "ok")
+    spec = ChatClient.create(model).prompt("x").tool_names("add").auto_tool_calling(False)
+    with pytest.raises(ValueError, match="tool advisor"):
+        spec.call()

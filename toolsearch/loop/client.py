@@ -270,6 +270,12 @@ class ChatClientRequestSpec:
         advisors = [*self._defaults.advisors, *self._advisors.advisor_list]
         if self._auto_tool_calling and not any(is_tool_advisor(a) for a in advisors):
             advisors.append(ToolCallingAdvisor())
+        if options.tool_names and not any(is_tool_advisor(a) for a in advisors):
+            raise ValueError(
+                "tools given by name need a tool advisor to resolve them (through its "
+                "ToolCallingManager's resolver); with auto tool calling off, pass the tools "
+                "themselves to .tools(...)"
+            )
         chain = build_advisor_chain(advisors, self._model)
         context = {**self._defaults.advisor_params, **self._advisors.param_map}
         return ChatClientRequest(Prompt(messages, options), context), chain

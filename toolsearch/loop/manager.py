@@ -203,7 +203,9 @@ class ToolCallingManager:
     # -- messages the model reads (override to change the wording) ---------------------
 
     def unknown_tool_message(self, name: str, options: ChatOptions) -> str:
-        available = ", ".join(cb.definition.name for cb in options.tool_callbacks) or "none"
+        names = [cb.definition.name for cb in options.tool_callbacks]
+        names += [n for n in options.tool_names if n not in names]
+        available = ", ".join(names) or "none"
         return f"Error: there is no tool named {name!r}. Available tools: {available}."
 
     def invalid_arguments_message(

@@ -63,9 +63,11 @@ def _collect(obj: Any, out: list[ToolCallback]) -> None:
             "methods or ToolCallback instances"
         )
     before = len(out)
-    for _, member in _tool_members(type(obj)):
+    for klass, member in _tool_members(type(obj)):
         bound = getattr(obj, member)
-        out.append(_from_spec(bound, get_tool_spec(bound)))  # type: ignore[arg-type]
+        spec = get_tool_spec(bound)
+        assert spec is not None
+        out.append(_from_spec(bound, spec, static=_is_static(klass, member)))
     if len(out) == before:
         raise ToolDefinitionError(
             type(obj).__name__, "the object has no @tool methods and is not a ToolCallback"
@@ -82,8 +84,12 @@ def _is_tool_callback(obj: Any) -> bool:
     )
 
 
-def _from_spec(function: Any, spec: ToolSpec) -> FunctionToolCallback:
-    if spec.is_method and not inspect.ismethod(function):
+def _is_static(klass: type, member: str) -> bool:
+    return isinstance(vars(klass).get(member), staticmethod)
+
+
+def _from_spec(function: Any, spec: ToolSpec, *, static: bool = False) -> FunctionToolCallback:
+    if spec.is_method and not static and not inspect.ismethod(function):
         raise ToolDefinitionError(
             spec.name,
             "is a method: register the instance that owns it (for example "
@@ -105,17 +111,18 @@ def _from_class(cls: type, out: list[ToolCallback]) -> None:
     members = _tool_members(cls)
     if not members:
         raise ToolDefinitionError(cls.__name__, "the class has no @tool methods")
-    for _, member in members:
+    for klass, member in members:
         attribute = getattr(cls, member)
         spec = get_tool_spec(attribute)
         assert spec is not None
-        if spec.is_method and not inspect.ismethod(attribute):
+        static = _is_static(klass, member)
+        if spec.is_method and not static and not inspect.ismethod(attribute):
             raise ToolDefinitionError(
                 spec.name,
                 f"is a method of {cls.__name__}: register an instance ({cls.__name__}()), "
                 "not the class",
             )
-        out.append(_from_spec(attribute, spec))
+        out.append(_from_spec(attribute, spec, static=static))
 
 
 def _tool_members(cls: type) -> Sequence[tuple[type, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
@@ -71,7 +72,7 @@ def tool(
             description=description,
             return_direct=return_direct,
             result_converter=result_converter,
-            is_method=_defined_in_class(inner) and not isinstance(target, staticmethod),
+            is_method=_looks_like_method(inner) and not isinstance(target, staticmethod),
         )
         setattr(inner, _MARKER, spec)
         return target
@@ -88,6 +89,14 @@ def get_tool_spec(obj: Any) -> ToolSpec | None:
     return spec if isinstance(spec, ToolSpec) else None
 
 
-def _defined_in_class(function: Any) -> bool:
+def _looks_like_method(function: Any) -> bool:
+    """Defined in a class body and takes ``self``/``cls`` first (``@staticmethod`` may be
+    applied on top of ``@tool`` later, so the first parameter is what tells them apart)."""
     parts = getattr(function, "__qualname__", "").split(".")
-    return len(parts) >= 2 and parts[-2] != "<locals>"
+    if len(parts) < 2 or parts[-2] == "<locals>":
+        return False
+    try:
+        first = next(iter(inspect.signature(function).parameters), None)
+    except (TypeError, ValueError):
+        return True
+    return first in ("self", "cls")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from toolsearch.errors import ToolDefinitionError
 
 __all__ = ["ToolDefinition", "ToolMetadata"]
 
@@ -24,11 +27,15 @@ class ToolDefinition:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError("a tool name must be a non-empty string")
+            raise ToolDefinitionError(str(self.name), "a tool name must be a non-empty string")
         if any(ch.isspace() for ch in self.name):
-            raise ValueError(f"tool name {self.name!r} must not contain whitespace")
+            raise ToolDefinitionError(self.name, "a tool name must not contain whitespace")
+        if not isinstance(self.description, str):
+            raise ToolDefinitionError(self.name, "the description must be a string")
         if not isinstance(self.input_schema, Mapping):
-            raise TypeError(f"tool {self.name!r}: input_schema must be a JSON Schema mapping")
+            raise ToolDefinitionError(self.name, "input_schema must be a JSON Schema mapping")
+        # a private copy: later changes to the caller's dict must not desync the fingerprint
+        object.__setattr__(self, "input_schema", copy.deepcopy(dict(self.input_schema)))
         payload = json.dumps(
             [self.name, self.description, self.input_schema], sort_keys=True, default=str
         )

@@ -19,7 +19,7 @@ from toolsearch.errors import InvalidToolArgumentsError, ToolDefinitionError
 from toolsearch.tools.context import ToolContext
 from toolsearch.tools.docstrings import parse_docstring
 from toolsearch.tools.params import ToolParam
-from toolsearch.tools.validation import validate_json_value
+from toolsearch.tools.validation import json_type_name, validate_json_value
 
 __all__ = [
     "ArgumentBinder",
@@ -40,6 +40,7 @@ _UNSUPPORTED_ORIGINS: dict[Any, str] = {
     collections.abc.Awaitable: "awaitables",
 }
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_LITERAL_VALUES = ("default", "examples", "example", "const", "enum")
 
 
 class ArgumentBinder(Protocol):
@@ -63,7 +64,9 @@ def clean_schema(schema: Any) -> Any:
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
+        if key in _LITERAL_VALUES:
+            cleaned[key] = value  # data, not schema: a default may hold a "title" key
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
             cleaned[key] = {name: clean_schema(sub) for name, sub in value.items()}
         else:
             cleaned[key] = clean_schema(value)
@@ -81,7 +84,7 @@ def parse_arguments(tool_name: str, input_json: str | None) -> dict[str, Any]:
         ) from None
     if not isinstance(value, dict):
         raise InvalidToolArgumentsError(
-            tool_name, f"arguments must be a JSON object, got {type(value).__name__}"
+            tool_name, f"arguments must be a JSON object, got {json_type_name(value)}"
         )
     return value
 
@@ -106,7 +109,8 @@ def _is_tool_context(annotation: Any) -> bool:
 
 
 def _admits_none(annotation: Any) -> bool:
-    if annotation is None or annotation is type(None) or annotation is Any:
+    """Whether the type explicitly allows ``None`` (``X | None``); ``Any`` does not count."""
+    if annotation is None or annotation is type(None):
         return True
     origin = get_origin(annotation)
     if origin is Annotated:
@@ -241,16 +245,24 @@ class SignatureBinder:
 
 
 def _wants_context(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn(input, context)`` takes a second, context argument."""
+    """Whether ``fn(input, context)`` takes a second, context argument: one typed
+    ``ToolContext``, or an untyped second positional parameter without a default."""
     try:
         params = [
             p
             for p in inspect.signature(fn).parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
-    except (TypeError, ValueError):
+        hints = typing.get_type_hints(inspect.unwrap(getattr(fn, "__func__", fn)))
+    except (NameError, TypeError, ValueError):
+        hints = {}
+        params = params if "params" in locals() else []
+    if len(params) < 2:
         return False
-    return len(params) >= 2
+    second = params[1]
+    if second.name in hints:
+        return _is_tool_context(hints[second.name])
+    return second.default is inspect.Parameter.empty
 
 
 class InputTypeBinder:

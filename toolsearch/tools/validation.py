@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["validate_json_value"]
+__all__ = ["json_type_name", "validate_json_value"]
 
 _TYPE_CHECKS = {
     "string": lambda v: isinstance(v, str),
@@ -59,11 +59,11 @@ def _check(
         names = expected if isinstance(expected, list) else [expected]
         known = [n for n in names if n in _TYPE_CHECKS]
         if known and not any(_TYPE_CHECKS[n](value) for n in known):
-            out.append(f"{where}: expected {' or '.join(known)}, got {_json_type(value)}")
+            out.append(f"{where}: expected {' or '.join(known)}, got {json_type_name(value)}")
             return
-    if "enum" in schema and value not in schema["enum"]:
+    if "enum" in schema and not any(_json_equal(value, item) for item in schema["enum"]):
         out.append(f"{where}: {value!r} is not one of {list(schema['enum'])!r}")
-    if "const" in schema and value != schema["const"]:
+    if "const" in schema and not _json_equal(value, schema["const"]):
         out.append(f"{where}: must be {schema['const']!r}")
     for keyword in ("anyOf", "oneOf"):
         options = schema.get(keyword)
@@ -128,7 +128,19 @@ def _bound(
         out.append(f"{where}: allows at most {schema[high]} {unit}")
 
 
-def _json_type(value: Any) -> str:
+def _json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: ``true`` is not ``1`` and ``false`` is not ``0``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def json_type_name(value: Any) -> str:
+    """The JSON type name of a parsed JSON value (``array``, ``object``, ``integer``...)."""
     for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
         if _TYPE_CHECKS[name](value):
             return name
