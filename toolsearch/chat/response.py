@@ -61,16 +61,19 @@ class ChatResponse:
 class ChatResponseAggregator:
     """Joins streamed chunks into one response.
 
-    Text is concatenated. A chunk's tool call with an ``id`` not seen before starts a new
-    call; one with an empty ``id`` or the id of the previous call continues it (name and
-    argument fragments appended), which covers providers that stream argument deltas: their
-    first chunk of a call carries ``arguments=""`` and later chunks the fragments.
-    The last non-empty usage and finish reason win; metadata merges.
+    Text is concatenated. A tool call with neither ``id`` nor ``name``, or one repeating the
+    previous call's id in a later chunk, continues that call (its argument fragment is
+    appended): that is how providers stream argument deltas, the first chunk of a call
+    carrying its id and name with ``arguments=""``. Calls within one chunk are always
+    separate calls, even with empty or equal ids (providers without call ids send parallel
+    calls that way). The last non-empty
+    usage and finish reason win; metadata merges.
     """
 
     def __init__(self) -> None:
         self._text: list[str] = []
-        self._calls: list[dict[str, str]] = []
+        self._calls: list[dict[str, Any]] = []
+        self._chunks = 0
         self._finish_reason: str | None = None
         self._usage = Usage()
         self._metadata: dict[str, Any] = {}
@@ -79,14 +82,28 @@ class ChatResponseAggregator:
     def add(self, chunk: ChatResponse) -> None:
         if chunk.message.content:
             self._text.append(chunk.message.content)
+        self._chunks += 1
         for call in chunk.message.tool_calls:
             last = self._calls[-1] if self._calls else None
-            if last is not None and (not call.id or call.id == last["id"]):
-                if call.name and call.name != last["name"]:
-                    last["name"] += call.name
+            fragment = not call.id and not call.name
+            same_call_later = (
+                last is not None
+                and bool(call.id)
+                and call.id == last["id"]
+                and last["chunk"] != self._chunks
+            )
+            if last is not None and (fragment or same_call_later):
                 last["arguments"] += call.arguments
+                last["chunk"] = self._chunks
             else:
-                self._calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
+                self._calls.append(
+                    {
+                        "id": call.id,
+                        "name": call.name,
+                        "arguments": call.arguments,
+                        "chunk": self._chunks,
+                    }
+                )
         if chunk.finish_reason:
             self._finish_reason = chunk.finish_reason
         if chunk.usage.total_tokens or chunk.usage.cached_tokens:

@@ -73,6 +73,15 @@ def calls_since_last_user_message(messages: Sequence[Message]) -> Counter[str]:
     return counts
 
 
+@dataclass(frozen=True)
+class _Step:
+    """One planned call: the tool to run, or the text to answer instead (error, refusal)."""
+
+    call: ToolCall
+    callback: ToolCallback | None
+    text: str | None
+
+
 class ToolCallingManager:
     """Runs tool calls with limits, argument checks and error handling.
 
@@ -141,48 +150,115 @@ class ToolCallingManager:
         only limit violations with action THROW and failures the exception processor
         re-raises propagate.
         """
-        message = response.message
-        if not message.tool_calls:
-            raise ValueError("the response has no tool calls to execute")
-        counts: Counter[str] = Counter(
-            prior_call_counts
-            if prior_call_counts is not None
-            else calls_since_last_user_message(prompt.messages)
-        )
+        plan, counts = self._plan(prompt, response, prior_call_counts)
         context = ToolContext(prompt.options.tool_context)
-        responses: list[ToolResponse] = []
-        return_direct = True
-        for call in message.tool_calls:
-            callback = self.find_tool(call.name, prompt.options)
-            counts[call.name] += 1
-            refusal = self._check_limits(call.name, counts)
-            if callback is None:
-                return_direct = False
-                text = self.unknown_tool_message(call.name, prompt.options)
-            elif refusal is not None:
-                return_direct = False
-                text = refusal
-            else:
-                return_direct = return_direct and callback.metadata.return_direct
-                text = self.execute_one(callback, call, context)
-            responses.append(ToolResponse(id=call.id, name=call.name, response_data=text))
-        history = [
-            *prompt.messages,
-            message,
-            ToolResponseMessage(responses=tuple(responses)),
+        texts = [
+            step.text
+            if step.text is not None
+            else self.execute_one(step.callback, step.call, context)
+            for step in plan
         ]
+        return self._result(prompt, response, plan, texts, counts)
+
+    async def aexecute_tool_calls(
+        self,
+        prompt: Prompt,
+        response: ChatResponse,
+        *,
+        prior_call_counts: Mapping[str, int] | None = None,
+    ) -> ToolExecutionResult:
+        """Async twin of :meth:`execute_tool_calls`: tools run through ``ToolCallback.acall``
+        on the caller's event loop, one after another in call order."""
+        plan, counts = self._plan(prompt, response, prior_call_counts)
+        context = ToolContext(prompt.options.tool_context)
+        texts = []
+        for step in plan:
+            if step.text is not None:
+                texts.append(step.text)
+            else:
+                assert step.callback is not None
+                texts.append(await self.aexecute_one(step.callback, step.call, context))
+        return self._result(prompt, response, plan, texts, counts)
+
+    def _plan(
+        self,
+        prompt: Prompt,
+        response: ChatResponse,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> tuple[list[_Step], Counter[str]]:
+        """Look every call up and apply the limits before anything runs.
+
+        Unknown names are answered with an error and never count towards a limit: a model's
+        hallucinated tool must not end the loop.
+        """
+        if not response.message.tool_calls:
+            raise ValueError("the response has no tool calls to execute")
+        options = prompt.options
+        if prior_call_counts is not None:
+            counts: Counter[str] = Counter(prior_call_counts)
+        else:
+            counts = Counter(
+                {
+                    name: n
+                    for name, n in calls_since_last_user_message(prompt.messages).items()
+                    if self.find_tool(name, options) is not None
+                }
+            )
+        plan = []
+        for call in response.message.tool_calls:
+            callback = self.find_tool(call.name, options)
+            if callback is None:
+                plan.append(_Step(call, None, self.unknown_tool_message(call.name, options)))
+                continue
+            counts[call.name] += 1
+            plan.append(_Step(call, callback, self._check_limits(call.name, counts)))
+        return plan, counts
+
+    def _result(
+        self,
+        prompt: Prompt,
+        response: ChatResponse,
+        plan: list[_Step],
+        texts: list[str],
+        counts: Counter[str],
+    ) -> ToolExecutionResult:
+        responses = tuple(
+            ToolResponse(id=step.call.id, name=step.call.name, response_data=text)
+            for step, text in zip(plan, texts, strict=True)
+        )
+        return_direct = all(
+            step.callback is not None and step.text is None and step.callback.metadata.return_direct
+            for step in plan
+        )
+        history = [*prompt.messages, response.message, ToolResponseMessage(responses=responses)]
         return ToolExecutionResult(history, return_direct, dict(counts))
+
+    def _run(self, step: _Step, context: ToolContext) -> str:
+        assert step.callback is not None
+        return self.execute_one(step.callback, step.call, context)
 
     def execute_one(self, callback: ToolCallback, call: ToolCall, context: ToolContext) -> str:
         """Run one call; argument errors and tool failures become result text."""
         try:
             return callback.call(call.arguments, context)
-        except InvalidToolArgumentsError as exc:
+        except Exception as exc:
+            return self._failure_text(callback, call, exc)
+
+    async def aexecute_one(
+        self, callback: ToolCallback, call: ToolCall, context: ToolContext
+    ) -> str:
+        """Async twin of :meth:`execute_one`."""
+        try:
+            return await callback.acall(call.arguments, context)
+        except Exception as exc:
+            return self._failure_text(callback, call, exc)
+
+    def _failure_text(self, callback: ToolCallback, call: ToolCall, exc: Exception) -> str:
+        if isinstance(exc, InvalidToolArgumentsError):
             return self.invalid_arguments_message(callback, exc)
-        except ToolExecutionError as exc:
-            return self.exception_processor.process(exc)
-        except Exception as exc:  # a third-party ToolCallback that raised directly
-            return self.exception_processor.process(ToolExecutionError(call.name, exc))
+        if not isinstance(exc, ToolExecutionError):  # a third-party callback raised directly
+            exc = ToolExecutionError(call.name, exc)
+        return self.exception_processor.process(exc)
 
     def _check_limits(self, name: str, counts: Counter[str]) -> str | None:
         limits = self.limits
