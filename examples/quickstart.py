@@ -42,7 +42,9 @@ def script(messages, tools):
     if result is not None and result.name == "get_current_date_time":
         alarm = datetime.fromisoformat(result.response_data) + timedelta(minutes=10)
         arguments = json.dumps({"time": alarm.isoformat()})
-        return AssistantMessage(tool_calls=[ToolCall(id="2", name="set_alarm", arguments=arguments)])
+        return AssistantMessage(
+            tool_calls=[ToolCall(id="2", name="set_alarm", arguments=arguments)]
+        )
     return f"Done: {result.response_data if result else 'nothing to do'}."
 
 

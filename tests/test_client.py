@@ -541,3 +541,33 @@ def test_tool_names_without_a_tool_advisor_fail_clearly():
     spec = ChatClient.create(model).prompt("x").tool_names("add").auto_tool_calling(False)
     with pytest.raises(ValueError, match="tool advisor"):
         spec.call()
+
+
+def test_stream_is_consumed_once_and_checked_eagerly():
+    model = FunctionChatModel(lambda messages, tools: "one two")
+    stream = ChatClient.create(model).prompt("x").stream()
+    assert "".join(stream.content()) == "one two"
+    with pytest.raises(RuntimeError, match="consumed once"):
+        list(stream.content())
+    assert len(model.requests) == 1
+    with pytest.raises(ValueError, match="empty"):
+        ChatClient.create(model).prompt().stream()
+
+
+def test_a_prompts_own_system_message_replaces_the_default_system():
+    from toolsearch import Prompt
+
+    model = FunctionChatModel(lambda messages, tools: "ok")
+    client = ChatClient.builder(model).default_system("default").build()
+    client.prompt(Prompt([SystemMessage(content="own"), UserMessage(content="hi")])).call()
+    systems = [m.content for m in model.requests[-1].messages if isinstance(m, SystemMessage)]
+    assert systems == ["own"]
+
+
+def test_two_tool_advisors_fail_when_the_client_is_built():
+    from toolsearch import AdvisorChainError, ToolCallingAdvisor
+
+    model = FunctionChatModel(lambda messages, tools: "ok")
+    builder = ChatClient.builder(model).default_advisors(ToolCallingAdvisor(), ToolCallingAdvisor())
+    with pytest.raises(AdvisorChainError, match="tool-calling advisors"):
+        builder.build()

@@ -1195,3 +1195,26 @@ class TestResolution:
         assert found is not None
         assert found.call("{}") == "pong"
         assert resolver.resolve("nope") is None
+
+
+def test_hallucinated_tool_names_never_trip_a_limit() -> None:
+    rec = Recorder()
+    manager = manager_with(per_tool=1, total=1)
+    result = manager.execute_tool_calls(
+        prompt_with([rec.tool("real")]), calls_response(*repeat("web_search", 5), call("real"))
+    )
+    texts = results(result)
+    assert all("no tool named 'web_search'" in t for t in texts[:5])
+    assert rec.count("real") == 1
+
+
+def test_parallel_calls_without_ids_stay_separate_through_a_scripted_model() -> None:
+    from toolsearch.models import FunctionChatModel
+
+    model = FunctionChatModel(
+        lambda messages, tools: AssistantMessage(
+            tool_calls=[ToolCall(id="", name="a"), ToolCall(id="", name="b")]
+        )
+    )
+    response = model.call(Prompt([UserMessage(content="x")]))
+    assert [c.name for c in response.message.tool_calls] == ["a", "b"]

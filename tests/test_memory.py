@@ -768,3 +768,44 @@ def test_return_direct_leaves_no_dangling_tool_call_in_memory(order: int) -> Non
         calls = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
         assert set(calls) <= answered, f"tool calls without results: {messages}"
         _assert_tool_responses_have_calls(messages)
+
+
+def test_a_turn_that_failed_half_way_leaves_no_unanswered_tool_call_in_the_next_request():
+    from toolsearch import ToolExecutionError, tool
+    from toolsearch.loop import DefaultToolExecutionExceptionProcessor, ToolCallingAdvisor
+    from toolsearch.loop import ToolCallingManager as Manager
+
+    @tool
+    def boom() -> str:
+        """Always fails."""
+        raise RuntimeError("down")
+
+    def script(messages, tools):
+        if isinstance(messages[-1], UserMessage) and messages[-1].content == "first":
+            return AssistantMessage(tool_calls=[ToolCall(id="b1", name="boom")])
+        return "fine"
+
+    memory = MessageWindowChatMemory()
+    model = FunctionChatModel(script)
+    manager = Manager(exception_processor=DefaultToolExecutionExceptionProcessor(always_throw=True))
+    client = (
+        ChatClient.builder(model)
+        .default_advisors(
+            MessageChatMemoryAdvisor(memory, order=400),
+            ToolCallingAdvisor(tool_calling_manager=manager),
+        )
+        .build()
+    )
+    with pytest.raises(ToolExecutionError):
+        client.prompt("first").tools(boom).call()
+    assert client.prompt("second").call().content() == "fine"
+    sent = model.requests[-1].messages
+    assert not any(isinstance(m, AssistantMessage) and m.tool_calls for m in sent)
+
+
+def test_sqlite_reports_unserializable_metadata_as_a_memory_error():
+    from toolsearch import ChatMemoryError
+
+    repository = SqliteChatMemoryRepository()
+    with pytest.raises(ChatMemoryError, match="not JSON-serializable"):
+        repository.save_all("c", [UserMessage(content="x", metadata={"bad": object()})])

@@ -517,7 +517,7 @@ class _Prefix:
         ("plain text", "plain text"),
         ('"quoted"', '"quoted"'),
         ("", ""),
-        (None, '"Done"'),
+        (None, "Done"),
         (42, "42"),
         (2.5, "2.5"),
         (True, "true"),
@@ -555,7 +555,7 @@ def test_default_json_result_conversion(value, expected):
 
 def test_default_converter_results_are_valid_json_for_non_strings():
     converter = JsonResultConverter()
-    assert json.loads(converter.convert(None)) == "Done"
+    assert converter.convert(None) == "Done"
     assert json.loads(converter.convert(Temperature(city="x", celsius=1))) == {
         "city": "x",
         "celsius": 1.0,
@@ -755,3 +755,47 @@ def test_system_exit_propagates_unwrapped():
     with pytest.raises(SystemExit) as info:
         from_fn(leave).call("{}")
     assert info.value.code == 3
+
+
+def test_positional_only_parameters_are_bound_positionally():
+    def add(a: int, b: int, /, scale: int = 1) -> int:
+        return (a + b) * scale
+
+    (callback,) = tool_callbacks(add)
+    assert callback.call('{"a": 2, "b": 3, "scale": 2}') == "10"
+
+
+def test_recursive_input_type_is_accepted():
+    from pydantic import BaseModel
+
+    class Node(BaseModel):
+        value: int
+        children: list["Node"] = []
+
+    def total(node: Node) -> int:
+        return node.value + sum(total(c) for c in node.children)
+
+    callback = FunctionToolCallback.from_input_type(total, Node, name="total", description="Sum")
+    assert callback.definition.input_schema["type"] == "object"
+    assert callback.call('{"value": 1, "children": [{"value": 2}]}') == "3"
+
+
+def test_untyped_second_parameter_is_context_only_when_named_so():
+    received = {}
+
+    def handler(arguments, verbose=False):
+        received["verbose"] = verbose
+        return "ok"
+
+    def with_context(arguments, context):
+        received["context"] = dict(context)
+        return "ok"
+
+    schema = {"type": "object", "properties": {}}
+    FunctionToolCallback.from_schema(handler, name="h", description="d", input_schema=schema).call(
+        "{}", ToolContext({"k": 1})
+    )
+    FunctionToolCallback.from_schema(
+        with_context, name="c", description="d", input_schema=schema
+    ).call("{}", ToolContext({"k": 1}))
+    assert received == {"verbose": False, "context": {"k": 1}}

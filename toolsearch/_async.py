@@ -1,24 +1,25 @@
-"""Running coroutines from synchronous code, and the reverse."""
+"""Bridges between synchronous and asynchronous code (imported lazily: it loads asyncio)."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["run_sync", "to_thread"]
+__all__ = ["iterate_in_thread", "resolve", "run_sync"]
 
 
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from synchronous code.
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Wait for an awaitable from synchronous code.
 
-    Without a running event loop in this thread it uses ``asyncio.run``; inside one (a sync
-    tool called from async code) it runs the coroutine on a fresh loop in a worker thread,
-    so it never deadlocks the caller's loop.
+    Without a running event loop in this thread it uses ``asyncio.run``; inside one (sync
+    code called from async code) it runs on a fresh loop in a worker thread, so it never
+    deadlocks the caller's loop.
     """
+    coroutine = resolve(awaitable)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -27,10 +28,20 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-async def to_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run blocking ``fn`` in a worker thread without blocking the event loop."""
-    return await asyncio.to_thread(fn, *args, **kwargs)
+async def resolve(awaitable: Awaitable[T]) -> T:
+    """Await anything awaitable (``asyncio.run`` only takes coroutines)."""
+    return await awaitable
 
 
-def is_awaitable(value: object) -> bool:
-    return isinstance(value, Awaitable)
+async def collect(iterator: AsyncIterator[T]) -> list[T]:
+    return [item async for item in iterator]
+
+
+async def iterate_in_thread(iterator: Iterator[T]) -> AsyncIterator[T]:
+    """Consume a blocking iterator in worker threads, item by item, without blocking the loop."""
+    done: Any = object()
+    while True:
+        item = await asyncio.to_thread(next, iterator, done)
+        if item is done:
+            return
+        yield item

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from toolsearch.chat.messages import AssistantMessage, Message
+    from toolsearch.chat.messages import Message
     from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["TokenCounter", "WhitespaceTokenCounter", "render_messages", "render_tools"]
@@ -51,7 +51,3 @@ def render_messages(messages: Sequence[Message]) -> str:
 def render_tools(tools: Sequence[ToolDefinition]) -> str:
     """Tool definitions as compact JSON, for counting."""
     return json.dumps([t.to_dict() for t in tools], separators=(",", ":"))
-
-
-def render_reply(message: AssistantMessage) -> str:
-    return render_messages([message])

@@ -59,12 +59,7 @@ class BaseChatModel(ABC):
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
         """Default: :meth:`stream` consumed in a worker thread, chunk by chunk."""
-        import asyncio
+        from toolsearch._async import iterate_in_thread
 
-        iterator = iter(self.stream(prompt))
-        done = object()
-        while True:
-            chunk = await asyncio.to_thread(next, iterator, done)
-            if chunk is done:
-                return
-            yield chunk  # type: ignore[misc]
+        async for chunk in iterate_in_thread(iter(self.stream(prompt))):
+            yield chunk

@@ -9,7 +9,7 @@ often as it likes (the tool-calling loop does exactly that).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -60,9 +60,6 @@ class ChatClientRequest:
     def with_context(self, **updates: Any) -> ChatClientRequest:
         return dataclasses.replace(self, context={**self.context, **updates})
 
-    def updated_context(self, updates: Mapping[str, Any]) -> ChatClientRequest:
-        return dataclasses.replace(self, context={**self.context, **updates})
-
 
 @dataclass(frozen=True)
 class ChatClientResponse:
@@ -107,7 +104,8 @@ class StreamAdvisor(Advisor, Protocol):
 class BaseAdvisor:
     """An advisor made of ``before`` (on the request) and ``after`` (on each response).
 
-    Subclass and override either; streaming applies ``after`` to every chunk.
+    Subclass and override either; streaming applies ``after`` to every chunk. Works on the
+    blocking, streaming and async paths alike.
     """
 
     def __init__(self, *, order: int = HIGHEST_PRECEDENCE + 1000, name: str | None = None) -> None:
@@ -135,6 +133,17 @@ class BaseAdvisor:
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> Iterator[ChatClientResponse]:
         for response in chain.next_stream(self.before(request, chain)):
+            yield self.after(response, chain)
+
+    async def aadvise_call(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        return self.after(await chain.anext_call(self.before(request, chain)), chain)
+
+    async def aadvise_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> AsyncIterator[ChatClientResponse]:
+        async for response in chain.anext_stream(self.before(request, chain)):
             yield self.after(response, chain)
 
 
@@ -190,13 +199,57 @@ class AdvisorChain:
         for chunk in self._model.stream(request.prompt):
             yield ChatClientResponse(chunk, request.context)
 
+    async def anext_call(self, request: ChatClientRequest) -> ChatClientResponse:
+        """Async twin of :meth:`next_call`. An advisor without ``aadvise_call`` runs its
+        blocking ``advise_call`` in a worker thread; the model is awaited (``acall``)."""
+        import asyncio
+
+        for index in range(self._position, len(self._advisors)):
+            advisor = self._advisors[index]
+            rest = AdvisorChain(self._advisors, self._model, index + 1)
+            if hasattr(advisor, "aadvise_call"):
+                return await advisor.aadvise_call(request, rest)  # type: ignore[no-any-return]
+            if hasattr(advisor, "advise_call"):
+                return await asyncio.to_thread(advisor.advise_call, request, rest)  # type: ignore[no-any-return]
+        model = self._model
+        if hasattr(model, "acall"):
+            response = await model.acall(request.prompt)
+        else:
+            response = await asyncio.to_thread(model.call, request.prompt)
+        return ChatClientResponse(response, request.context)
+
+    async def anext_stream(self, request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
+        """Async twin of :meth:`next_stream`."""
+        from toolsearch._async import iterate_in_thread
+
+        for index in range(self._position, len(self._advisors)):
+            advisor = self._advisors[index]
+            rest = AdvisorChain(self._advisors, self._model, index + 1)
+            if hasattr(advisor, "aadvise_stream"):
+                async for item in advisor.aadvise_stream(request, rest):
+                    yield item
+                return
+            if hasattr(advisor, "advise_stream"):
+                async for item in iterate_in_thread(iter(advisor.advise_stream(request, rest))):
+                    yield item
+                return
+        model = self._model
+        chunks = (
+            model.astream(request.prompt)
+            if hasattr(model, "astream")
+            else iterate_in_thread(iter(model.stream(request.prompt)))
+        )
+        async for chunk in chunks:
+            yield ChatClientResponse(chunk, request.context)
+
 
 def build_advisor_chain(advisors: Sequence[Any], model: ChatModel) -> AdvisorChain:
     """Sort advisors stably by ``order`` and check that at most one runs the tool loop."""
     for advisor in advisors:
-        if not (hasattr(advisor, "advise_call") or hasattr(advisor, "advise_stream")):
+        methods = ("advise_call", "advise_stream", "aadvise_call", "aadvise_stream")
+        if not any(hasattr(advisor, m) for m in methods):
             raise AdvisorChainError(
-                f"{advisor!r} is not an advisor: it has neither advise_call nor advise_stream"
+                f"{advisor!r} is not an advisor: it has none of {', '.join(methods)}"
             )
     tool_advisors = [a for a in advisors if is_tool_advisor(a)]
     if len(tool_advisors) > 1:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +166,8 @@ class ChatClientBuilder:
         return self._set(auto_tool_calling=enabled)
 
     def build(self) -> ChatClient:
+        """The client. Fails now if the default advisors are not a valid chain."""
+        build_advisor_chain(list(self._defaults.advisors), self._model)
         return ChatClient(self._model, self._defaults)
 
 
@@ -238,7 +240,8 @@ class ChatClientRequestSpec:
         from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 
         messages: list[Message] = []
-        if self._system:
+        has_own_system = any(isinstance(m, SystemMessage) for m in self._messages)
+        if self._system and not has_own_system:
             messages.append(SystemMessage(content=self._system))
         messages.extend(self._messages)
         if self._user is not None:
@@ -284,29 +287,27 @@ class ChatClientRequestSpec:
 
     def call(self) -> CallResponse:
         """Run the request now; read the result from the returned object."""
-        return CallResponse(self._run_call())
+        request, chain = self.build_request()
+        return CallResponse(chain.next_call(request))
 
     def stream(self) -> StreamResponse:
-        """Stream the answer; only the final answer's chunks reach the caller."""
-        return StreamResponse(self._run_stream)
+        """Stream the answer; only the final answer's chunks reach the caller.
+
+        The request is checked now and runs as the result is iterated, once.
+        """
+        request, chain = self.build_request()
+        return StreamResponse(chain.next_stream(request))
 
     async def acall(self) -> CallResponse:
-        """Async twin of :meth:`call`; the loop runs in a worker thread."""
-        import asyncio
-
-        return CallResponse(await asyncio.to_thread(self._run_call))
+        """Async twin of :meth:`call`: the model and async tools are awaited on the caller's
+        event loop (sync tools run in worker threads)."""
+        request, chain = self.build_request()
+        return CallResponse(await chain.anext_call(request))
 
     def astream(self) -> AsyncStreamResponse:
-        """Async twin of :meth:`stream`; chunks are produced in a worker thread."""
-        return AsyncStreamResponse(self._run_stream)
-
-    def _run_call(self) -> ChatClientResponse:
+        """Async twin of :meth:`stream`."""
         request, chain = self.build_request()
-        return chain.next_call(request)
-
-    def _run_stream(self) -> Iterator[ChatClientResponse]:
-        request, chain = self.build_request()
-        return chain.next_stream(request)
+        return AsyncStreamResponse(chain.anext_stream(request))
 
 
 class CallResponse:
@@ -327,17 +328,32 @@ class CallResponse:
         return None if response is None else response.message.content
 
 
-class StreamResponse:
-    """The result of ``.stream()``: iterate ``content()`` for text chunks."""
+class _OneShot:
+    def __init__(self) -> None:
+        self._used = False
 
-    def __init__(self, run: Callable[[], Iterator[ChatClientResponse]]) -> None:
-        self._run = run
+    def _claim(self) -> None:
+        if self._used:
+            raise RuntimeError(
+                "a stream can be consumed once; call .stream() again to run the request again"
+            )
+        self._used = True
+
+
+class StreamResponse(_OneShot):
+    """The result of ``.stream()``: iterate one of ``content()``, ``chat_responses()`` or
+    ``chat_client_responses()``, once (the request runs as you iterate)."""
+
+    def __init__(self, responses: Iterator[ChatClientResponse]) -> None:
+        super().__init__()
+        self._responses = responses
 
     def chat_client_responses(self) -> Iterator[ChatClientResponse]:
-        return self._run()
+        self._claim()
+        return self._responses
 
     def chat_responses(self) -> Iterator[ChatResponse]:
-        for response in self._run():
+        for response in self.chat_client_responses():
             if response.chat_response is not None:
                 yield response.chat_response
 
@@ -347,22 +363,16 @@ class StreamResponse:
                 yield response.message.content
 
 
-class AsyncStreamResponse:
+class AsyncStreamResponse(_OneShot):
     """The result of ``.astream()``: ``async for`` over ``content()`` or ``chat_responses()``."""
 
-    def __init__(self, run: Callable[[], Iterator[ChatClientResponse]]) -> None:
-        self._run = run
+    def __init__(self, responses: AsyncIterator[ChatClientResponse]) -> None:
+        super().__init__()
+        self._responses = responses
 
-    async def chat_client_responses(self) -> AsyncIterator[ChatClientResponse]:
-        import asyncio
-
-        iterator = await asyncio.to_thread(self._run)
-        done = object()
-        while True:
-            item = await asyncio.to_thread(next, iterator, done)
-            if item is done:
-                return
-            yield item  # type: ignore[misc]
+    def chat_client_responses(self) -> AsyncIterator[ChatClientResponse]:
+        self._claim()
+        return self._responses
 
     async def chat_responses(self) -> AsyncIterator[ChatResponse]:
         async for response in self.chat_client_responses():

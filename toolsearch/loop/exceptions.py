@@ -17,7 +17,7 @@ class ToolExecutionExceptionProcessor(Protocol):
 
 
 class DefaultToolExecutionExceptionProcessor:
-    """Send the exception's message to the model; raise instead when configured to.
+    """Send the exception's type and message to the model; raise instead when configured to.
 
     ``always_throw=True`` raises every failure; ``rethrow`` lists exception types (of the
     tool's original exception) that are raised while others go back to the model.
@@ -33,4 +33,11 @@ class DefaultToolExecutionExceptionProcessor:
     def process(self, error: ToolExecutionError) -> str:
         if self.always_throw or isinstance(error.cause, self.rethrow):
             raise error
-        return str(error.cause) or type(error.cause).__name__
+        return describe_exception(error.cause)
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"ValueError: city not found"``: the type names the problem when the message alone
+    does not (a ``KeyError('x')`` has the message ``'x'``)."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

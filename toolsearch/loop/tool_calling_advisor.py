@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from toolsearch.chat.messages import AssistantMessage, Message, SystemMessage
-from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, FinishReason
+from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, FinishReason, Usage
 from toolsearch.errors import ToolLoopLimitError
 from toolsearch.loop.advisor import (
     TOOL_CALLING_ADVISOR_ORDER,
@@ -21,10 +23,15 @@ from toolsearch.loop.eligibility import (
 )
 from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 
-__all__ = ["HISTORY_ENABLED_KEY", "ToolCallingAdvisor"]
+__all__ = ["HISTORY_ENABLED_KEY", "LOOP_USAGE_KEY", "MODEL_CALLS_KEY", "ToolCallingAdvisor"]
 
 HISTORY_ENABLED_KEY = "toolsearch.tool_loop.conversation_history_enabled"
 """Request-context key holding whether this loop resends the whole history each iteration."""
+LOOP_USAGE_KEY = "loop_usage"
+"""Final ``ChatResponse.metadata`` key: the summed ``Usage`` of every model call of the loop
+(``ChatResponse.usage`` itself is the last call's)."""
+MODEL_CALLS_KEY = "model_calls"
+"""Final ``ChatResponse.metadata`` key: how many times the loop called the model."""
 
 
 class ToolCallingAdvisor:
@@ -92,74 +99,97 @@ class ToolCallingAdvisor:
     # -- the loop -------------------------------------------------------------------------
 
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
-        request = self.do_initialize_loop(self._prepare(request, chain), chain)
-        messages: Sequence[Message] = request.prompt.messages
-        counts: Mapping[str, int] | None = None
-        iteration = 0
+        loop = _Loop(self.do_initialize_loop(self._prepare(request, chain), chain))
         while True:
-            iteration = self._next_iteration(iteration)
-            turn = self.do_before_call(
-                request.with_prompt(request.prompt.with_messages(messages)), chain
-            )
+            turn = self.do_before_call(self._next_turn(loop), chain)
             response = self.do_after_call(chain.next_call(turn), chain)
-            chat_response = response.chat_response
-            if not self._should_execute(turn, chat_response):
+            if not self._should_execute(loop, turn, response):
                 break
-            assert chat_response is not None
-            result = self.tool_calling_manager.execute_tool_calls(
-                turn.prompt, chat_response, prior_call_counts=counts
+            result = self.do_execute_tool_calls(turn, response, loop.counts)
+            final = self._after_tools(
+                loop, chain, turn, response, result, self.do_get_next_instructions_for_tool_call
             )
-            counts = result.call_counts
-            if result.return_direct:
-                direct = _return_direct_response(chat_response, result)
-                _notify_return_direct(chain, turn, result, direct)
-                response = response.with_chat_response(direct)
+            if final is not None:
+                response = final
                 break
-            messages = self.do_get_next_instructions_for_tool_call(turn, response, result)
-        return self.do_finalize_loop(response, chain)
+        return self.do_finalize_loop(loop.finish(response), chain)
+
+    async def aadvise_call(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        """Async twin of :meth:`advise_call`: the model and the tools are awaited."""
+        loop = _Loop(self.do_initialize_loop(self._prepare(request, chain), chain))
+        while True:
+            turn = self.do_before_call(self._next_turn(loop), chain)
+            response = self.do_after_call(await chain.anext_call(turn), chain)
+            if not self._should_execute(loop, turn, response):
+                break
+            result = await self.ado_execute_tool_calls(turn, response, loop.counts)
+            final = self._after_tools(
+                loop, chain, turn, response, result, self.do_get_next_instructions_for_tool_call
+            )
+            if final is not None:
+                response = final
+                break
+        return self.do_finalize_loop(loop.finish(response), chain)
 
     def advise_stream(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> Iterator[ChatClientResponse]:
-        request = self.do_initialize_loop_stream(self._prepare(request, chain), chain)
-        messages: Sequence[Message] = request.prompt.messages
-        counts: Mapping[str, int] | None = None
-        iteration = 0
+        loop = _Loop(self.do_initialize_loop_stream(self._prepare(request, chain), chain))
         while True:
-            iteration = self._next_iteration(iteration)
-            turn = self.do_before_stream(
-                request.with_prompt(request.prompt.with_messages(messages)), chain
-            )
-            aggregator = ChatResponseAggregator()
-            held: list[ChatClientResponse] = []
-            context = turn.context
-            offers_tools = bool(turn.prompt.options.tool_callbacks)
-            hold_all = self.stream_mode == "final_answer" and offers_tools
+            turn = self.do_before_stream(self._next_turn(loop), chain)
+            buffer = _TurnBuffer(turn, self.stream_mode)
             for chunk in chain.next_stream(turn):
-                context = chunk.context
-                if chunk.chat_response is not None:
-                    aggregator.add(chunk.chat_response)
-                if hold_all or aggregator.has_tool_calls:
-                    held.append(chunk)  # maybe a tool turn: keep it from the caller for now
-                else:
+                if buffer.offer(chunk):
                     yield chunk
-            response = self.do_after_stream(ChatClientResponse(aggregator.result(), context), chain)
-            chat_response = response.chat_response
-            if not self._should_execute(turn, chat_response):
-                yield from held
+            response = self.do_after_stream(buffer.response(), chain)
+            if not self._should_execute(loop, turn, response):
+                yield from buffer.held
                 break
-            assert chat_response is not None
-            result = self.tool_calling_manager.execute_tool_calls(
-                turn.prompt, chat_response, prior_call_counts=counts
+            result = self.do_execute_tool_calls(turn, response, loop.counts)
+            final = self._after_tools(
+                loop,
+                chain,
+                turn,
+                response,
+                result,
+                self.do_get_next_instructions_for_tool_call_stream,
             )
-            counts = result.call_counts
-            if result.return_direct:
-                direct = _return_direct_response(chat_response, result)
-                _notify_return_direct(chain, turn, result, direct)
-                yield self.do_finalize_loop_stream(response.with_chat_response(direct), chain)
+            if final is not None:
+                yield self.do_finalize_loop_stream(loop.finish(final), chain)
                 return
-            messages = self.do_get_next_instructions_for_tool_call_stream(turn, response, result)
-        self.do_finalize_loop_stream(response, chain)
+        self.do_finalize_loop_stream(loop.finish(response), chain)
+
+    async def aadvise_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> AsyncIterator[ChatClientResponse]:
+        """Async twin of :meth:`advise_stream`."""
+        loop = _Loop(self.do_initialize_loop_stream(self._prepare(request, chain), chain))
+        while True:
+            turn = self.do_before_stream(self._next_turn(loop), chain)
+            buffer = _TurnBuffer(turn, self.stream_mode)
+            async for chunk in chain.anext_stream(turn):
+                if buffer.offer(chunk):
+                    yield chunk
+            response = self.do_after_stream(buffer.response(), chain)
+            if not self._should_execute(loop, turn, response):
+                for chunk in buffer.held:
+                    yield chunk
+                break
+            result = await self.ado_execute_tool_calls(turn, response, loop.counts)
+            final = self._after_tools(
+                loop,
+                chain,
+                turn,
+                response,
+                result,
+                self.do_get_next_instructions_for_tool_call_stream,
+            )
+            if final is not None:
+                yield self.do_finalize_loop_stream(loop.finish(final), chain)
+                return
+        self.do_finalize_loop_stream(loop.finish(response), chain)
 
     # -- hooks (override in subclasses) ---------------------------------------------------
 
@@ -180,6 +210,30 @@ class ToolCallingAdvisor:
         self, response: ChatClientResponse, chain: AdvisorChain
     ) -> ChatClientResponse:
         return response
+
+    def do_execute_tool_calls(
+        self,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> ToolExecutionResult:
+        """Run the response's tool calls (default: through the tool-calling manager)."""
+        assert response.chat_response is not None
+        return self.tool_calling_manager.execute_tool_calls(
+            request.prompt, response.chat_response, prior_call_counts=prior_call_counts
+        )
+
+    async def ado_execute_tool_calls(
+        self,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> ToolExecutionResult:
+        """Async twin of :meth:`do_execute_tool_calls`."""
+        assert response.chat_response is not None
+        return await self.tool_calling_manager.aexecute_tool_calls(
+            request.prompt, response.chat_response, prior_call_counts=prior_call_counts
+        )
 
     def do_get_next_instructions_for_tool_call(
         self,
@@ -234,15 +288,92 @@ class ToolCallingAdvisor:
         enabled = self.conversation_history_enabled and not memory_inside
         return request.with_context(**{HISTORY_ENABLED_KEY: enabled})
 
-    def _next_iteration(self, iteration: int) -> int:
-        if self.max_iterations is not None and iteration >= self.max_iterations:
+    def _next_turn(self, loop: _Loop) -> ChatClientRequest:
+        if self.max_iterations is not None and loop.iterations >= self.max_iterations:
             raise ToolLoopLimitError(self.max_iterations)
-        return iteration + 1
+        loop.iterations += 1
+        return loop.request.with_prompt(loop.request.prompt.with_messages(loop.messages))
 
-    def _should_execute(self, request: ChatClientRequest, response: ChatResponse | None) -> bool:
-        return response is not None and self.eligibility_checker.is_tool_execution_required(
-            request.prompt.options, response
+    def _should_execute(
+        self, loop: _Loop, request: ChatClientRequest, response: ChatClientResponse
+    ) -> bool:
+        chat_response = response.chat_response
+        if chat_response is None:
+            return False
+        loop.usage = loop.usage + chat_response.usage
+        return self.eligibility_checker.is_tool_execution_required(
+            request.prompt.options, chat_response
         )
+
+    def _after_tools(
+        self,
+        loop: _Loop,
+        chain: AdvisorChain,
+        turn: ChatClientRequest,
+        response: ChatClientResponse,
+        result: ToolExecutionResult,
+        next_instructions: Callable[
+            [ChatClientRequest, ChatClientResponse, ToolExecutionResult], list[Message]
+        ],
+    ) -> ChatClientResponse | None:
+        """Record the turn; the final response when it was return-direct, else ``None``."""
+        loop.counts = result.call_counts
+        if result.return_direct:
+            assert response.chat_response is not None
+            direct = _return_direct_response(response.chat_response, result)
+            _notify_return_direct(chain, turn, result, direct)
+            return response.with_chat_response(direct)
+        loop.messages = next_instructions(turn, response, result)
+        return None
+
+
+@dataclass
+class _Loop:
+    """The state of one run of the loop."""
+
+    request: ChatClientRequest
+    messages: Sequence[Message] = ()
+    counts: Mapping[str, int] | None = None
+    iterations: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    def __post_init__(self) -> None:
+        self.messages = self.request.prompt.messages
+
+    def finish(self, response: ChatClientResponse) -> ChatClientResponse:
+        """The final response, with the whole loop's token usage in its metadata."""
+        chat_response = response.chat_response
+        if chat_response is None:
+            return response
+        metadata = {
+            **chat_response.metadata,
+            LOOP_USAGE_KEY: self.usage,
+            MODEL_CALLS_KEY: self.iterations,
+        }
+        return response.with_chat_response(dataclasses.replace(chat_response, metadata=metadata))
+
+
+class _TurnBuffer:
+    """One streamed model turn: aggregates chunks and decides which to pass on at once."""
+
+    def __init__(self, turn: ChatClientRequest, stream_mode: str) -> None:
+        self.aggregator = ChatResponseAggregator()
+        self.held: list[ChatClientResponse] = []
+        self.context = turn.context
+        self.hold_all = stream_mode == "final_answer" and bool(turn.prompt.options.tool_callbacks)
+
+    def offer(self, chunk: ChatClientResponse) -> bool:
+        """Take a chunk; whether the caller may see it now (else it is held)."""
+        self.context = chunk.context
+        if chunk.chat_response is not None:
+            self.aggregator.add(chunk.chat_response)
+        if self.hold_all or self.aggregator.has_tool_calls:
+            self.held.append(chunk)  # maybe a tool turn: keep it from the caller for now
+            return False
+        return True
+
+    def response(self) -> ChatClientResponse:
+        return ChatClientResponse(self.aggregator.result(), self.context)
 
 
 def _return_direct_response(response: ChatResponse, result: ToolExecutionResult) -> ChatResponse:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import ClassVar
 
-from toolsearch.chat.messages import Message, SystemMessage
+from toolsearch.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResponseMessage,
+)
 from toolsearch.chat.response import ChatResponse, ChatResponseAggregator
 from toolsearch.loop.advisor import (
     CHAT_MEMORY_ADVISOR_ORDER,
@@ -65,7 +70,8 @@ class MessageChatMemoryAdvisor:
         newest = request.prompt.last_user_or_tool_response_message
         if newest is not None:
             self.chat_memory.add(conversation_id, [newest])
-        return request.with_prompt(request.prompt.with_messages([*systems[-1:], *rest]))
+        messages = _drop_unanswered_tool_calls([*systems[-1:], *rest])
+        return request.with_prompt(request.prompt.with_messages(messages))
 
     def after(self, request: ChatClientRequest, response: ChatClientResponse) -> None:
         chat_response = response.chat_response
@@ -89,6 +95,26 @@ class MessageChatMemoryAdvisor:
         self.after(request, response)
         return response
 
+    async def aadvise_call(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        response = await chain.anext_call(self.before(request))
+        self.after(request, response)
+        return response
+
+    async def aadvise_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> AsyncIterator[ChatClientResponse]:
+        aggregator = ChatResponseAggregator()
+        last: ChatClientResponse | None = None
+        async for chunk in chain.anext_stream(self.before(request)):
+            if chunk.chat_response is not None:
+                aggregator.add(chunk.chat_response)
+            last = chunk
+            yield chunk
+        if last is not None:
+            self.after(request, last.with_chat_response(aggregator.result()))
+
     def advise_stream(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> Iterator[ChatClientResponse]:
@@ -101,3 +127,22 @@ class MessageChatMemoryAdvisor:
             yield chunk
         if last is not None:
             self.after(request, last.with_chat_response(aggregator.result()))
+
+
+def _drop_unanswered_tool_calls(messages: list[Message]) -> list[Message]:
+    """Remove tool calls that no tool response follows (a turn that failed half-way leaves
+    one in memory, and providers reject a history with an unanswered call). An assistant
+    message with text keeps its text."""
+    cleaned: list[Message] = []
+    for i, message in enumerate(messages):
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        if (
+            isinstance(message, AssistantMessage)
+            and message.tool_calls
+            and not isinstance(following, ToolResponseMessage)
+        ):
+            if message.content:
+                cleaned.append(message.model_copy(update={"tool_calls": ()}))
+            continue
+        cleaned.append(message)
+    return cleaned

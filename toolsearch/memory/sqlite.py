@@ -52,10 +52,16 @@ class SqliteChatMemoryRepository:
         return [message_adapter.validate_json(row[0]) for row in rows]
 
     def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        rows = [
-            (conversation_id, i, m.role, message_adapter.dump_json(m).decode("utf-8"))
-            for i, m in enumerate(messages)
-        ]
+        try:
+            rows = [
+                (conversation_id, i, m.role, message_adapter.dump_json(m).decode("utf-8"))
+                for i, m in enumerate(messages)
+            ]
+        except (ValueError, TypeError) as exc:  # pydantic serialization errors are ValueErrors
+            raise ChatMemoryError(
+                f"cannot store conversation {conversation_id!r}: a message is not JSON-"
+                f"serializable ({exc})"
+            ) from exc
         with self._lock:
             try:
                 with self._connection:

@@ -67,13 +67,13 @@ class FunctionChatModel(BaseChatModel):
         result, effective = self._invoke(prompt)
         with _script_errors():
             if inspect.isasyncgen(result):
-                from toolsearch._async import run_sync
+                from toolsearch._async import collect, run_sync
 
-                result = run_sync(_collect_async(result))
+                result = run_sync(collect(result))
             elif inspect.isawaitable(result):
                 from toolsearch._async import run_sync
 
-                result = run_sync(_await(result))
+                result = run_sync(result)
             chunks = list(self._chunks(result, effective))
         yield from chunks
 
@@ -147,11 +147,3 @@ def _split(message: AssistantMessage) -> list[AssistantMessage]:
     if message.tool_calls or not message.content:
         return [message]
     return [AssistantMessage(content=piece) for piece in _WORD_CHUNKS.findall(message.content)]
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
-
-
-async def _collect_async(generator: Any) -> list[Any]:
-    return [item async for item in generator]

@@ -47,6 +47,8 @@ def _sample(schema: Any, root: Mapping[str, Any], depth: int) -> Any:
     if kind == "object" or (kind is None and "properties" in schema):
         properties = schema.get("properties") or {}
         return {name: _sample(sub, root, depth + 1) for name, sub in properties.items()}
+    if kind == "array" and isinstance(schema.get("prefixItems"), list):
+        return [_sample(item, root, depth + 1) for item in schema["prefixItems"]]
     if kind == "array":
         count = max(1, int(schema.get("minItems", 1)))
         return [_sample(schema.get("items", {"type": "string"}), root, depth + 1)] * count
@@ -67,6 +69,11 @@ _FORMATS = {
     "uri": "https://example.com",
     "url": "https://example.com",
     "uuid": "00000000-0000-4000-8000-000000000000",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "hostname": "example.com",
+    "duration": "P1D",
+    "uri-reference": "https://example.com",
 }
 
 

@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 __all__ = ["DEFAULT_RESULT_CONVERTER", "JsonResultConverter", "ResultConverter"]
 
 #: What a tool that returns ``None`` reports to the model.
-EMPTY_RESULT = '"Done"'
+EMPTY_RESULT = "Done"
 
 
 @runtime_checkable

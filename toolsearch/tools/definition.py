@@ -16,13 +16,18 @@ __all__ = ["ToolDefinition", "ToolMetadata"]
 
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
-    """A tool as a model sees it: a name, a description and a JSON Schema of its input."""
+    """A tool as a model sees it: a name, a description and a JSON Schema of its input.
+
+    ``category`` is optional grouping for tool search (filters and the system prompt's
+    category list); it is never sent to the model as part of the definition.
+    """
 
     name: str
     description: str = ""
     input_schema: Mapping[str, Any] = field(
         default_factory=lambda: {"type": "object", "properties": {}}
     )
+    category: str | None = None
     _fingerprint: str = field(init=False, repr=False, compare=False, default="")
 
     def __post_init__(self) -> None:
@@ -36,9 +41,10 @@ class ToolDefinition:
             raise ToolDefinitionError(self.name, "input_schema must be a JSON Schema mapping")
         # a private copy: later changes to the caller's dict must not desync the fingerprint
         object.__setattr__(self, "input_schema", copy.deepcopy(dict(self.input_schema)))
-        payload = json.dumps(
-            [self.name, self.description, self.input_schema], sort_keys=True, default=str
-        )
+        identity: list[Any] = [self.name, self.description, self.input_schema]
+        if self.category is not None:
+            identity.append(self.category)
+        payload = json.dumps(identity, sort_keys=True, default=str)
         object.__setattr__(
             self, "_fingerprint", hashlib.sha256(payload.encode("utf-8")).hexdigest()
         )

@@ -156,7 +156,7 @@ class FunctionToolCallback:
             if inspect.isawaitable(result):
                 from toolsearch._async import run_sync
 
-                result = run_sync(_await(result))
+                result = run_sync(result)
         except Exception as exc:
             raise ToolExecutionError(self._definition.name, exc) from exc
         return self._converter.convert(result, self._return_type)
@@ -179,7 +179,3 @@ class FunctionToolCallback:
 
     def __repr__(self) -> str:
         return f"FunctionToolCallback(name={self._definition.name!r})"
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable

@@ -141,12 +141,13 @@ def _unsupported_kind(annotation: Any) -> str | None:
 class _Parameter:
     name: str
     field_name: str
+    positional: bool
 
 
 class SignatureBinder:
     """Binds JSON arguments to a function's parameters; builds the schema from its hints."""
 
-    def __init__(self, fn: Callable[..., Any], tool_name: str, *, skip_first: bool = False) -> None:
+    def __init__(self, fn: Callable[..., Any], tool_name: str) -> None:
         import pydantic
 
         self.tool_name = tool_name
@@ -157,8 +158,6 @@ class SignatureBinder:
         except (NameError, TypeError, ValueError) as exc:
             raise ToolDefinitionError(tool_name, f"cannot read the type hints: {exc}") from exc
         params = list(signature.parameters.values())
-        if skip_first and params:
-            params = params[1:]
         doc = parse_docstring(inspect.getdoc(target))
         self.docstring_description = doc.description
         self.return_type = hints.get("return")
@@ -206,7 +205,9 @@ class SignatureBinder:
                 annotation,
                 pydantic.Field(default, alias=param.name, description=description),
             )
-            self._params.append(_Parameter(param.name, field_name))
+            self._params.append(
+                _Parameter(param.name, field_name, param.kind is param.POSITIONAL_ONLY)
+            )
         try:
             self._model = pydantic.create_model(
                 f"{tool_name}_arguments",
@@ -233,36 +234,44 @@ class SignatureBinder:
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         import pydantic
 
-        parse_arguments(tool_name, input_json)
+        arguments = parse_arguments(tool_name, input_json)
         try:
-            validated = self._model.model_validate_json((input_json or "").strip() or "{}")
+            validated = self._model.model_validate(arguments)
         except pydantic.ValidationError as exc:
             raise InvalidToolArgumentsError(tool_name, _describe_validation_error(exc)) from None
-        kwargs = {p.name: getattr(validated, p.field_name) for p in self._params}
+        args = tuple(getattr(validated, p.field_name) for p in self._params if p.positional)
+        kwargs = {
+            p.name: getattr(validated, p.field_name) for p in self._params if not p.positional
+        }
         if self.context_param is not None:
             kwargs[self.context_param] = context if context is not None else ToolContext()
-        return (), kwargs
+        return args, kwargs
+
+
+_CONTEXT_NAMES = ("context", "tool_context", "ctx")
 
 
 def _wants_context(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn(input, context)`` takes a second, context argument: one typed
-    ``ToolContext``, or an untyped second positional parameter without a default."""
+    """Whether ``fn(input, context)`` takes the tool context second: a parameter typed
+    ``ToolContext``, or an untyped one named ``context``, ``tool_context`` or ``ctx``."""
     try:
         params = [
             p
             for p in inspect.signature(fn).parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
-        hints = typing.get_type_hints(inspect.unwrap(getattr(fn, "__func__", fn)))
-    except (NameError, TypeError, ValueError):
-        hints = {}
-        params = params if "params" in locals() else []
+    except (TypeError, ValueError):
+        return False
     if len(params) < 2:
         return False
+    try:
+        hints = typing.get_type_hints(inspect.unwrap(getattr(fn, "__func__", fn)))
+    except (NameError, TypeError):
+        hints = {}
     second = params[1]
     if second.name in hints:
         return _is_tool_context(hints[second.name])
-    return second.default is inspect.Parameter.empty
+    return second.name in _CONTEXT_NAMES
 
 
 class InputTypeBinder:
@@ -281,6 +290,7 @@ class InputTypeBinder:
             schema = clean_schema(self._adapter.json_schema())
         except Exception as exc:
             raise ToolDefinitionError(tool_name, f"cannot build a JSON Schema: {exc}") from exc
+        schema = _inline_top_level_ref(schema)
         if schema.get("type") != "object":
             raise ToolDefinitionError(
                 tool_name, "the input type must describe a JSON object (a model or a dataclass)"
@@ -296,14 +306,26 @@ class InputTypeBinder:
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         import pydantic
 
-        parse_arguments(tool_name, input_json)
+        arguments = parse_arguments(tool_name, input_json)
         try:
-            value = self._adapter.validate_json((input_json or "").strip() or "{}")
+            value = self._adapter.validate_python(arguments)
         except pydantic.ValidationError as exc:
             raise InvalidToolArgumentsError(tool_name, _describe_validation_error(exc)) from None
         if self._with_context:
             return (value, context if context is not None else ToolContext()), {}
         return (value,), {}
+
+
+def _inline_top_level_ref(schema: dict[str, Any]) -> dict[str, Any]:
+    """A recursive model's schema is ``{"$ref": ..., "$defs": ...}``: put the referenced
+    object at the top (keeping ``$defs`` for the inner references)."""
+    ref = schema.get("$ref")
+    definitions = schema.get("$defs", {})
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = definitions.get(ref.rsplit("/", 1)[-1])
+        if isinstance(target, dict):
+            return {**target, "$defs": definitions}
+    return schema
 
 
 class SchemaBinder:

@@ -1,0 +1,25 @@
+"""The repository is ruff-clean (lint and format), as CI requires."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _ruff() -> list[str]:
+    found = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if found is None:
+        pytest.skip("ruff is not installed (it comes with the [test] extra)")
+    return [found]
+
+
+@pytest.mark.parametrize("command", [["check", "."], ["format", "--check", "."]])
+def test_ruff(command):
+    result = subprocess.run(
+        [*_ruff(), *command], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
