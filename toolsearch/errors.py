@@ -12,6 +12,9 @@ Catch :class:`ToolsearchError` to handle anything the library raises on purpose:
     ├── AdvisorChainError              the advisor chain is invalid (e.g. two tool advisors)
     ├── ChatModelError                 a chat model failed to answer
     ├── ChatMemoryError                a chat memory store failed
+    ├── ToolIndexError                 a tool index cannot answer (``code`` says why)
+    │   ├── InvalidPatternError        a model-written regex does not parse (invalid_pattern)
+    │   └── PatternTooLongError        a model-written regex is over 200 characters
     └── MissingExtraError              an optional dependency is not installed (also ImportError)
 
 Errors a *model* makes (unknown tool names, malformed arguments) are not raised: the loop
@@ -25,11 +28,14 @@ __all__ = [
     "ChatMemoryError",
     "ChatModelError",
     "DuplicateToolNameError",
+    "InvalidPatternError",
     "InvalidToolArgumentsError",
     "MissingExtraError",
+    "PatternTooLongError",
     "ToolCallLimitExceededError",
     "ToolDefinitionError",
     "ToolExecutionError",
+    "ToolIndexError",
     "ToolLoopLimitError",
     "ToolsearchError",
 ]
@@ -119,6 +125,31 @@ class ChatModelError(ToolsearchError):
 
 class ChatMemoryError(ToolsearchError):
     """A chat memory repository failed to read or write."""
+
+
+class ToolIndexError(ToolsearchError):
+    """A tool index could not answer a search. ``code`` is a stable, machine-readable reason
+    that the tool-search advisor returns to the model as the search tool's result."""
+
+    code = "index_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+    def to_tool_result(self) -> dict[str, str]:
+        return {"error": self.code, "message": str(self)}
+
+
+class InvalidPatternError(ToolIndexError):
+    """A model-written regular expression could not be parsed."""
+
+    code = "invalid_pattern"
+
+
+class PatternTooLongError(ToolIndexError):
+    """A model-written regular expression is longer than the allowed maximum."""
+
+    code = "pattern_too_long"
 
 
 class MissingExtraError(ToolsearchError, ImportError):

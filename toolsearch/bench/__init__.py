@@ -1,0 +1,1 @@
+"""Benchmark harness: datasets (catalogs and query sets), metrics, and runners."""

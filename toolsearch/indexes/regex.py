@@ -1,0 +1,137 @@
+"""``RegexToolIndex``: regular-expression search over tool names, descriptions and parameters.
+
+Two modes:
+
+* ``mode="natural"`` (default, the reference's algorithm): the query's non-stop-word terms
+  become a case-insensitive alternation (at most 200 characters; trailing terms are dropped
+  to fit) matched against the split name, the whole name, the description and the
+  parameter text. Scores: each name match counts 2 plus a bonus for an early first match,
+  each description match 1 plus half that bonus, each parameter match 0.5.
+* ``mode="pattern"`` (the provider's regex tool search): the query *is* a Python-style
+  regular expression written by the model. It runs on RE2, whose matching time is linear
+  in the input, so no pattern can hang the process. Over 200 characters raises
+  :class:`~toolsearch.errors.PatternTooLongError`; a pattern that does not parse raises
+  :class:`~toolsearch.errors.InvalidPatternError`. Matching is case-sensitive unless the
+  pattern says ``(?i)``. Needs ``pip install 'toolsearch[regex]'`` (google-re2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+from toolsearch.errors import InvalidPatternError, MissingExtraError, PatternTooLongError
+from toolsearch.indexes.base import BaseToolIndex, SessionTools
+from toolsearch.indexes.text import query_terms
+
+__all__ = ["MAX_PATTERN_LENGTH", "RegexToolIndex", "natural_language_pattern"]
+
+MAX_PATTERN_LENGTH = 200
+
+Finder = Callable[[str], Iterable[int]]
+"""Start offsets of every match of a compiled pattern in a text."""
+
+
+def natural_language_pattern(query: str, max_length: int = MAX_PATTERN_LENGTH) -> str | None:
+    """The reference's conversion: ``"weather tools in Paris"`` → ``(weather|paris)``.
+
+    Returns ``None`` when the query has no usable term. The pattern is meant to be compiled
+    case-insensitively.
+    """
+    terms = query_terms(query)
+    while len(terms) > 1:
+        pattern = "(" + "|".join(re.escape(t) for t in terms) + ")"
+        if len(pattern) <= max_length:
+            return pattern
+        terms.pop()
+    if not terms:
+        return None
+    term = terms[0]
+    while len(re.escape(term)) + 2 > max_length:  # one very long term: shorten the term itself
+        term = term[:-1]
+    return f"({re.escape(term)})" if term else None
+
+
+def _score(finder: Finder, name_text: str, description: str, parameters: str) -> float:
+    score = 0.0
+    name_hits = list(finder(name_text))
+    if name_hits:
+        score += 2.0 * len(name_hits) + 1.0 / (1.0 + min(name_hits) * 0.1)
+    description_hits = list(finder(description))
+    if description_hits:
+        score += len(description_hits) + 0.5 / (1.0 + min(description_hits) * 0.1)
+    score += 0.5 * sum(1 for _ in finder(parameters))
+    return score
+
+
+class RegexToolIndex(BaseToolIndex[None]):
+    """Regular-expression tool search; see the module docstring for the two modes."""
+
+    search_type = "regex"
+
+    def __init__(self, *, mode: Literal["natural", "pattern"] = "natural") -> None:
+        if mode not in ("natural", "pattern"):
+            raise ValueError("mode must be 'natural' or 'pattern'")
+        super().__init__()
+        self.mode = mode
+        if mode == "pattern":
+            _re2()  # fail at construction, not at the first search, when RE2 is missing
+
+    def _build_view(self, snapshot: SessionTools) -> None:
+        return None
+
+    def _rank(
+        self,
+        view: None,
+        snapshot: SessionTools,
+        query: str,
+        limit: int,
+        allowed: Sequence[int] | None,
+    ) -> tuple[list[tuple[int, float]], int]:
+        finder = self._compile(query)
+        if finder is None:
+            return [], 0
+        positions = allowed if allowed is not None else range(len(snapshot.tools))
+        scored = []
+        for i in positions:
+            prepared = snapshot.prepared[i]
+            name_text = f"{prepared.name} {prepared.name_words}"
+            score = _score(finder, name_text, prepared.description, prepared.parameters)
+            if score > 0:
+                scored.append((i, score))
+        scored.sort(key=lambda item: (-item[1], item[0]))
+        return scored[:limit], len(scored)
+
+    def _compile(self, query: str) -> Finder | None:
+        if self.mode == "natural":
+            pattern = natural_language_pattern(query)
+            if pattern is None:
+                return None
+            compiled = re.compile(pattern, re.IGNORECASE)
+            return lambda text: (m.start() for m in compiled.finditer(text))
+        return _compile_model_pattern(query)
+
+
+def _compile_model_pattern(pattern: str) -> Finder:
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise PatternTooLongError(
+            f"the pattern has {len(pattern)} characters; the maximum is {MAX_PATTERN_LENGTH}"
+        )
+    re2 = _re2()
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        compiled = re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise InvalidPatternError(f"the pattern {pattern!r} does not parse: {reason}") from None
+    return lambda text: (m.start() for m in compiled.finditer(text))
+
+
+def _re2() -> Any:
+    try:
+        import re2
+    except ImportError as exc:
+        raise MissingExtraError("RegexToolIndex(mode='pattern')", "regex", "google-re2") from exc
+    return re2

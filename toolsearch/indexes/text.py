@@ -1,0 +1,165 @@
+"""The one text-preparation step every index backend uses.
+
+A tool becomes: its name split into words (``getWeatherForecast``, ``get_weather_forecast``
+and ``github.create-issue`` give ``get weather forecast`` / ``github create issue``), the
+name kept whole for exact lookup, its description, and the text of its parameters (names
+split the same way, descriptions, enum values; nested objects and ``$ref``s walked).
+Prepared text is cached by the tool's fingerprint, so it is computed once per process.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = [
+    "STOP_WORDS",
+    "PreparedTool",
+    "prepare_tool",
+    "query_terms",
+    "split_name",
+]
+
+_SEPARATORS = re.compile(r"[\W_]+")
+_QUERY_SPLIT = re.compile(r"[\s,;:.!?()\[\]{}\"'`/\\|<>=+*&^%$#@~]+")
+
+STOP_WORDS = frozenset(
+    """a an the is are was were be been being have has had do does did will would could
+    should may might must shall can need dare ought used to of in for on with at by from
+    as into through during before after above below between and or but if because until
+    while although this that these those what which who whom whose i me my we our you your
+    he him his she her it its they them their all any both each every some no not only
+    just also very too so please want like how when where there here then than about tool
+    tools""".split()  # noqa: SIM905
+)
+"""Words a natural-language query drops (the reference's list, plus question words and
+"tool"/"tools", which every request to a tool search contains)."""
+
+
+def split_name(name: str) -> list[str]:
+    """Split a tool or parameter name into lower-case words (camelCase, snake, kebab, dots,
+    digits; any script): ``getHTTPResponse2xx`` gives ``get http response 2 xx``."""
+    words: list[str] = []
+    for segment in _SEPARATORS.split(name):
+        start = 0
+        for i in range(1, len(segment)):
+            prev, char = segment[i - 1], segment[i]
+            following = segment[i + 1] if i + 1 < len(segment) else ""
+            if (
+                prev.isdigit() != char.isdigit()
+                or (prev.islower() and char.isupper())
+                or (prev.isupper() and char.isupper() and following.islower())
+            ):
+                words.append(segment[start:i])
+                start = i
+        if segment:
+            words.append(segment[start:])
+    return [w.lower() for w in words if w]
+
+
+def query_terms(query: str, *, min_length: int = 2) -> list[str]:
+    """The distinct, lower-cased, non-stop-word terms of a natural-language query, in order.
+
+    Terms are split on whitespace and punctuation, and identifiers in the query are split
+    like names. When every term is a stop word, the terms are kept (as the reference does).
+    """
+    raw = [t for t in _QUERY_SPLIT.split(query) if t]
+    words: list[str] = []
+    for token in raw:
+        words.append(token.lower())
+        parts = split_name(token)  # before lower-casing, so camelCase still splits
+        if len(parts) > 1:
+            words.extend(parts)
+    kept = [w for w in words if len(w) >= min_length and w not in STOP_WORDS]
+    if not kept:
+        kept = [w for w in words if w]
+    return list(dict.fromkeys(kept))
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTool:
+    """The searchable text of one tool."""
+
+    name: str
+    name_words: str
+    description: str
+    parameters: str
+    summary: str
+    category: str | None
+
+    @property
+    def full_text(self) -> str:
+        """Everything, name words first: what embedders and the regex index read."""
+        return "\n".join(p for p in (self.name_words, self.description, self.parameters) if p)
+
+
+def _summary(description: str, limit: int = 160) -> str:
+    line = description.strip().split("\n", 1)[0].strip()
+    sentence = re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def _walk_parameters(
+    schema: Any, root: Mapping[str, Any], seen: set[str], depth: int = 0
+) -> Iterator[str]:
+    if not isinstance(schema, Mapping) or depth > 8:
+        return
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        yield from _walk_parameters(target, root, seen | {ref}, depth + 1)
+    for key in ("description", "title"):
+        if depth > 0 and isinstance(schema.get(key), str):
+            yield schema[key]
+    for value in schema.get("enum", ()) or ():
+        if isinstance(value, str):
+            yield value
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name, sub in properties.items():
+            yield " ".join(split_name(str(name)))
+            yield from _walk_parameters(sub, root, seen, depth + 1)
+    for key in ("items", "additionalProperties"):
+        yield from _walk_parameters(schema.get(key), root, seen, depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key, ()) or ():
+            yield from _walk_parameters(sub, root, seen, depth + 1)
+
+
+def _prepare(tool: ToolDefinition) -> PreparedTool:
+    schema = tool.input_schema
+    parameters = " ".join(t for t in _walk_parameters(schema, schema, set()) if t)
+    return PreparedTool(
+        name=tool.name,
+        name_words=" ".join(split_name(tool.name)),
+        description=tool.description or "",
+        parameters=parameters,
+        summary=_summary(tool.description or ""),
+        category=tool.category,
+    )
+
+
+_CACHE: dict[str, PreparedTool] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_LIMIT = 500_000
+
+
+def prepare_tool(tool: ToolDefinition) -> PreparedTool:
+    """The prepared text of ``tool``, computed once per process per fingerprint."""
+    key = tool.fingerprint
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
+    prepared = _prepare(tool)
+    with _CACHE_LOCK:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()  # a crude bound; catalogs that large use artifacts instead
+        _CACHE[key] = prepared
+    return prepared
