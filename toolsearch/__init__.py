@@ -51,6 +51,7 @@ from toolsearch.memory import (
     MessageChatMemoryAdvisor,
     MessageWindowChatMemory,
 )
+from toolsearch.search import ToolSearchToolCallingAdvisor
 from toolsearch.tools import (
     FunctionToolCallback,
     JsonResultConverter,
@@ -113,6 +114,7 @@ __all__ = [
     "ToolParam",
     "ToolResponse",
     "ToolResponseMessage",
+    "ToolSearchToolCallingAdvisor",
     "ToolsearchError",
     "Usage",
     "UserMessage",

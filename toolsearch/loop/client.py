@@ -84,6 +84,8 @@ class _Defaults:
     advisor_params: Mapping[str, Any] = field(default_factory=dict)
     options: ChatOptions | None = None
     auto_tool_calling: bool = True
+    auto_tool_advisor: Any = None
+    """The tool advisor added when the chain has none (from settings; else a plain one)."""
 
 
 class ChatClient:
@@ -103,7 +105,8 @@ class ChatClient:
 
     @classmethod
     def create(cls, model: ChatModel) -> ChatClient:
-        return cls(model)
+        """A client with default settings (tool search when the settings enable it)."""
+        return ChatClientBuilder(model).build()
 
     @classmethod
     def builder(cls, model: ChatModel) -> ChatClientBuilder:
@@ -122,6 +125,21 @@ class ChatClient:
         elif content is not None:
             spec.user(content)
         return spec
+
+
+def _tool_search_enabled() -> bool:
+    """Cheap pre-check of the settings (the environment or a config file may enable it)."""
+    import os
+
+    flag = os.environ.get("TOOLSEARCH_TOOL_SEARCH__ENABLED")
+    if flag is not None:
+        return flag.strip().lower() in ("1", "true", "yes", "on")
+    path = os.environ.get("TOOLSEARCH_CONFIG_FILE", "toolsearch.toml")
+    if not os.path.isfile(path):
+        return False
+    from toolsearch.settings import load_settings
+
+    return bool(load_settings().tool_search.enabled)
 
 
 class ChatClientBuilder:
@@ -166,9 +184,20 @@ class ChatClientBuilder:
         return self._set(auto_tool_calling=enabled)
 
     def build(self) -> ChatClient:
-        """The client. Fails now if the default advisors are not a valid chain."""
+        """The client. Fails now if the default advisors are not a valid chain.
+
+        With ``TOOLSEARCH_TOOL_SEARCH__ENABLED=true`` (see :mod:`toolsearch.settings`), requests
+        without a tool advisor of their own get a ``ToolSearchToolCallingAdvisor`` configured
+        by the settings (one per client, so sessions persist across requests).
+        """
         build_advisor_chain(list(self._defaults.advisors), self._model)
-        return ChatClient(self._model, self._defaults)
+        defaults = self._defaults
+        if defaults.auto_tool_advisor is None and _tool_search_enabled():
+            from toolsearch.settings import load_settings, tool_search_advisor
+
+            advisor = tool_search_advisor(load_settings().tool_search)
+            defaults = dataclasses.replace(defaults, auto_tool_advisor=advisor)
+        return ChatClient(self._model, defaults)
 
 
 class ChatClientRequestSpec:
@@ -272,7 +301,7 @@ class ChatClientRequestSpec:
         )
         advisors = [*self._defaults.advisors, *self._advisors.advisor_list]
         if self._auto_tool_calling and not any(is_tool_advisor(a) for a in advisors):
-            advisors.append(ToolCallingAdvisor())
+            advisors.append(self._defaults.auto_tool_advisor or ToolCallingAdvisor())
         if options.tool_names and not any(is_tool_advisor(a) for a in advisors):
             raise ValueError(
                 "tools given by name need a tool advisor to resolve them (through its "

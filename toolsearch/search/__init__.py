@@ -1,5 +1,6 @@
 """Tool search: the ``ToolIndex`` protocol, its request/response types, sessions, eviction."""
 
+from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.eviction import (
     AlwaysEvictStrategy,
     CompositeEvictionStrategy,
@@ -9,6 +10,7 @@ from toolsearch.search.eviction import (
     TtlEvictionStrategy,
 )
 from toolsearch.search.registry import SessionRegistry, SessionState
+from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
 from toolsearch.search.types import (
     DEFAULT_MAX_RESULTS,
     SearchMetadata,
@@ -20,6 +22,7 @@ from toolsearch.search.types import (
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
+    "DEFAULT_SEARCH_TOOL_NAME",
     "AlwaysEvictStrategy",
     "CompositeEvictionStrategy",
     "EvictionStrategy",
@@ -32,5 +35,7 @@ __all__ = [
     "ToolReference",
     "ToolSearchRequest",
     "ToolSearchResponse",
+    "ToolSearchTool",
+    "ToolSearchToolCallingAdvisor",
     "TtlEvictionStrategy",
 ]

@@ -1,0 +1,405 @@
+"""``ToolSearchToolCallingAdvisor``: the drop-in tool loop that shows the model only the tools
+it discovered.
+
+Swap it in for ``ToolCallingAdvisor`` and nothing else changes: register all your tools as
+before. Each request's tools are indexed into a per-session index (skipped when they did
+not change); the model first sees one search tool (plus any pinned tools); every search
+adds the tools it found to the session, and every later request carries the search tool,
+the pinned tools and the discovered tools, in discovery order (a stable prefix, so a
+provider's prompt cache keeps working). Discovered names live in the session's state, so
+they survive memory advisors that trim the history.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolsearch.chat.messages import ToolResponse, ToolResponseMessage
+from toolsearch.chat.response import ChatResponse
+from toolsearch.errors import ToolDefinitionError
+from toolsearch.loop.advisor import (
+    TOOL_CALLING_ADVISOR_ORDER,
+    AdvisorChain,
+    ChatClientRequest,
+    ChatClientResponse,
+)
+from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
+from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
+from toolsearch.memory.memory import CONVERSATION_ID
+from toolsearch.search.eviction import EvictionStrategy
+from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
+from toolsearch.search.types import ToolIndex
+from toolsearch.tools.callback import ToolCallback
+from toolsearch.tools.collect import tool_callbacks
+
+__all__ = [
+    "DEFAULT_CATEGORY_SUFFIX",
+    "DEFAULT_SYSTEM_SUFFIX",
+    "ToolSearchToolCallingAdvisor",
+]
+
+DEFAULT_SYSTEM_SUFFIX = (
+    "Only some of your tools are loaded. When you need a capability you do not see among "
+    "your tools, call {search_tool_name} with a few words describing it (for example "
+    "'send email' or 'weather forecast'); the matching tools become callable on your next "
+    "turn. Search again with other words if nothing fits."
+)
+DEFAULT_CATEGORY_SUFFIX = (
+    DEFAULT_SYSTEM_SUFFIX + " {tool_count} tools are available in these categories: {categories}."
+)
+
+_SESSION_KEY = "toolsearch.tool_search.session"
+_STATE_KEY = "toolsearch.tool_search.loop"
+
+UndiscoveredToolPolicy = Literal["execute", "hint"]
+
+
+@dataclass
+class _SearchLoop:
+    """Tool-search state of one run of the loop."""
+
+    session_id: str
+    registered: dict[str, ToolCallback]
+    pinned: list[str]
+    search_tool: ToolSearchTool | None = None
+    last_round: list[str] = field(default_factory=list)
+    current_round: list[str] | None = None
+
+    def found(self, names: Sequence[str]) -> None:
+        if self.current_round is not None:
+            self.current_round.extend(n for n in names if n not in self.current_round)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Which calls of a turn the manager runs, and what the advisor answers itself."""
+
+    delegated: list[int]
+    answers: dict[int, str]
+
+
+class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
+    """A :class:`ToolCallingAdvisor` that sends the model only the tools it discovered.
+
+    Args:
+        tool_index: Where each session's tools are indexed (``Bm25ToolIndex()`` when
+            ``toolsearch[bm25]`` is installed, else ``RegexToolIndex()``).
+        max_results: Hits per search when the model does not say (its ``maxResults`` wins,
+            clamped to 1..10).
+        system_message_suffix: Text appended to the system message; ``{search_tool_name}``,
+            ``{categories}`` and ``{tool_count}`` are filled in. By default a short paragraph,
+            plus the list of categories when the tools carry categories.
+        reference_tool_name_accumulation: Keep every discovered tool visible (default), or
+            only those found by the last round of searches (all parallel searches of it).
+        session_id_key_name: The advisor param holding the session id (default
+            ``CONVERSATION_ID``). Without one, the loop uses a throwaway session.
+        eviction_strategy: When sessions are dropped (LRU of 1,000 by default).
+        order: Advisor order (300, as the plain tool-calling advisor).
+        tool_calling_manager: Runs the tools (limits, error handling).
+        pinned_tools: Tools always sent (names of registered tools, or tools themselves):
+            the 3-5 most used, as providers recommend.
+        search_tool_name: The search tool's name (``toolSearchTool``).
+        undiscovered_tool_policy: A call to a registered tool the session has not
+            discovered is run and marks it discovered (``"execute"``), or answered with a
+            hint to search first (``"hint"``).
+        search_results_with_summaries: The search tool returns ``[{"name", "summary"}]``
+            instead of a list of names.
+        loop_options: Further :class:`ToolCallingAdvisor` options (``max_iterations``,
+            ``stream_mode``, ``conversation_history_enabled``, ``eligibility_checker``).
+    """
+
+    def __init__(
+        self,
+        *,
+        tool_index: ToolIndex | None = None,
+        max_results: int = 5,
+        system_message_suffix: str | None = None,
+        reference_tool_name_accumulation: bool = True,
+        session_id_key_name: str = CONVERSATION_ID,
+        eviction_strategy: EvictionStrategy | None = None,
+        order: int = TOOL_CALLING_ADVISOR_ORDER,
+        tool_calling_manager: ToolCallingManager | None = None,
+        pinned_tools: Sequence[Any] = (),
+        search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+        undiscovered_tool_policy: UndiscoveredToolPolicy = "execute",
+        search_results_with_summaries: bool = False,
+        **loop_options: Any,
+    ) -> None:
+        super().__init__(tool_calling_manager=tool_calling_manager, order=order, **loop_options)
+        if not 1 <= max_results <= 10:
+            raise ValueError("max_results must be between 1 and 10")
+        if undiscovered_tool_policy not in ("execute", "hint"):
+            raise ValueError("undiscovered_tool_policy must be 'execute' or 'hint'")
+        self.tool_index = tool_index if tool_index is not None else _default_index()
+        self.registry = SessionRegistry(self.tool_index, eviction_strategy)
+        self.max_results = max_results
+        self.system_message_suffix = system_message_suffix
+        self.reference_tool_name_accumulation = reference_tool_name_accumulation
+        self.session_id_key_name = session_id_key_name
+        self.search_tool_name = search_tool_name
+        self.undiscovered_tool_policy = undiscovered_tool_policy
+        self.search_results_with_summaries = search_results_with_summaries
+        self._pinned_names: list[str] = []
+        self._pinned_callbacks: list[ToolCallback] = []
+        for item in pinned_tools:
+            if isinstance(item, str):
+                self._pinned_names.append(item)
+            else:
+                found = tool_callbacks(item)
+                self._pinned_callbacks.extend(found)
+                self._pinned_names.extend(cb.definition.name for cb in found)
+
+    # -- session lifetime around each loop ------------------------------------------------
+
+    def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
+        request, session_id, ephemeral = self._open(request)
+        try:
+            return super().advise_call(request, chain)
+        finally:
+            self._close(session_id, ephemeral)
+
+    async def aadvise_call(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        request, session_id, ephemeral = self._open(request)
+        try:
+            return await super().aadvise_call(request, chain)
+        finally:
+            self._close(session_id, ephemeral)
+
+    def advise_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> Iterator[ChatClientResponse]:
+        request, session_id, ephemeral = self._open(request)
+        try:
+            yield from super().advise_stream(request, chain)
+        finally:
+            self._close(session_id, ephemeral)
+
+    async def aadvise_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> AsyncIterator[ChatClientResponse]:
+        request, session_id, ephemeral = self._open(request)
+        try:
+            async for chunk in super().aadvise_stream(request, chain):
+                yield chunk
+        finally:
+            self._close(session_id, ephemeral)
+
+    def _open(self, request: ChatClientRequest) -> tuple[ChatClientRequest, str, bool]:
+        given = request.context.get(self.session_id_key_name)
+        ephemeral = given is None or str(given) == ""
+        session_id = f"ephemeral-{uuid.uuid4().hex}" if ephemeral else str(given)
+        self.registry.acquire(session_id)
+        return request.with_context(**{_SESSION_KEY: session_id}), session_id, ephemeral
+
+    def _close(self, session_id: str, ephemeral: bool) -> None:
+        self.registry.release(session_id)
+        if ephemeral:
+            self.registry.evict_session(session_id)
+
+    # -- hooks ------------------------------------------------------------------------------
+
+    def do_initialize_loop(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientRequest:
+        """Index the request's tools for the session and add the system suffix."""
+        session_id = str(request.context[_SESSION_KEY])
+        registered: dict[str, ToolCallback] = {}
+        for callback in [*request.prompt.options.tool_callbacks, *self._pinned_callbacks]:
+            registered.setdefault(callback.definition.name, callback)
+        if self.search_tool_name in registered:
+            raise ToolDefinitionError(
+                self.search_tool_name,
+                "is the tool-search advisor's search tool name; rename the tool or pass "
+                "search_tool_name=... to the advisor",
+            )
+        unknown_pins = [name for name in self._pinned_names if name not in registered]
+        if unknown_pins:
+            raise ToolDefinitionError(unknown_pins[0], "is pinned but no such tool is registered")
+        self.registry.index_tools(session_id, [cb.definition for cb in registered.values()])
+        loop = _SearchLoop(session_id, registered, list(dict.fromkeys(self._pinned_names)))
+        loop.search_tool = ToolSearchTool(
+            self.tool_index,
+            session_id,
+            default_max_results=self.max_results,
+            on_found=lambda names: self._record_found(loop, names),
+            name=self.search_tool_name,
+            with_summaries=self.search_results_with_summaries,
+        )
+        prompt = request.prompt.augment_system_message(self._suffix(registered))
+        return request.with_prompt(prompt).with_context(**{_STATE_KEY: loop})
+
+    def do_before_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientRequest:
+        """Send the search tool, the pinned tools and the discovered tools."""
+        loop: _SearchLoop = request.context[_STATE_KEY]
+        options = request.prompt.options.replace(tool_callbacks=self._visible(loop))
+        return request.with_prompt(request.prompt.with_options(options))
+
+    def do_execute_tool_calls(
+        self,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> ToolExecutionResult:
+        loop, plan, prompt, delegated = self._plan_turn(request, response)
+        result = (
+            self.tool_calling_manager.execute_tool_calls(
+                prompt, delegated, prior_call_counts=prior_call_counts
+            )
+            if delegated is not None
+            else None
+        )
+        return self._merge_turn(loop, request, response, plan, result, prior_call_counts)
+
+    async def ado_execute_tool_calls(
+        self,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> ToolExecutionResult:
+        loop, plan, prompt, delegated = self._plan_turn(request, response)
+        result = (
+            await self.tool_calling_manager.aexecute_tool_calls(
+                prompt, delegated, prior_call_counts=prior_call_counts
+            )
+            if delegated is not None
+            else None
+        )
+        return self._merge_turn(loop, request, response, plan, result, prior_call_counts)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def discovered_tools(self, session_id: str) -> list[str]:
+        """The tools a session discovered so far, in discovery order."""
+        return self.registry.discovered(session_id)
+
+    def _record_found(self, loop: _SearchLoop, names: Sequence[str]) -> None:
+        loop.found(names)
+        self.registry.mark_discovered(loop.session_id, names)
+
+    def _visible(self, loop: _SearchLoop) -> list[ToolCallback]:
+        assert loop.search_tool is not None
+        names = (
+            self.registry.discovered(loop.session_id)
+            if self.reference_tool_name_accumulation
+            else loop.last_round
+        )
+        shown = [*loop.pinned, *(n for n in names if n not in loop.pinned)]
+        return [loop.search_tool, *(loop.registered[n] for n in shown if n in loop.registered)]
+
+    def _plan_turn(
+        self, request: ChatClientRequest, response: ChatClientResponse
+    ) -> tuple[_SearchLoop, _Plan, Any, ChatResponse | None]:
+        loop: _SearchLoop = request.context[_STATE_KEY]
+        assert response.chat_response is not None
+        assert loop.search_tool is not None
+        message = response.chat_response.message
+        visible = {cb.definition.name for cb in request.prompt.options.tool_callbacks}
+        delegated: list[int] = []
+        answers: dict[int, str] = {}
+        newly_used: list[str] = []
+        for i, call in enumerate(message.tool_calls):
+            if call.name == self.search_tool_name or call.name in visible:
+                delegated.append(i)
+            elif call.name in loop.registered and self.undiscovered_tool_policy == "execute":
+                delegated.append(i)
+                newly_used.append(call.name)
+            elif call.name in loop.registered:
+                answers[i] = self.undiscovered_tool_hint(call.name)
+            else:
+                answers[i] = self.unknown_tool_hint(call.name)
+        if newly_used:
+            self.registry.mark_discovered(loop.session_id, newly_used)
+        searching = any(message.tool_calls[i].name == self.search_tool_name for i in delegated)
+        loop.current_round = [] if searching else None
+        options = request.prompt.options.replace(
+            tool_callbacks=[loop.search_tool, *loop.registered.values()]
+        )
+        prompt = request.prompt.with_options(options)
+        if not delegated:
+            return loop, _Plan(delegated, answers), prompt, None
+        calls = tuple(message.tool_calls[i] for i in delegated)
+        subset = ChatResponse(
+            message.model_copy(update={"tool_calls": calls}),
+            response.chat_response.finish_reason,
+            response.chat_response.usage,
+            response.chat_response.metadata,
+        )
+        return loop, _Plan(delegated, answers), prompt, subset
+
+    def _merge_turn(
+        self,
+        loop: _SearchLoop,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        plan: _Plan,
+        result: ToolExecutionResult | None,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> ToolExecutionResult:
+        if loop.current_round is not None:
+            loop.last_round = loop.current_round
+            loop.current_round = None
+        assert response.chat_response is not None
+        message = response.chat_response.message
+        executed = iter(result.tool_response_message.responses if result else ())
+        responses = []
+        for i, call in enumerate(message.tool_calls):
+            if i in plan.answers:
+                responses.append(
+                    ToolResponse(id=call.id, name=call.name, response_data=plan.answers[i])
+                )
+            else:
+                responses.append(next(executed))
+        history = [
+            *request.prompt.messages,
+            message,
+            ToolResponseMessage(responses=tuple(responses)),
+        ]
+        return ToolExecutionResult(
+            history,
+            return_direct=bool(result and result.return_direct and not plan.answers),
+            call_counts=dict(result.call_counts if result else (prior_call_counts or {})),
+        )
+
+    def _suffix(self, registered: Mapping[str, ToolCallback]) -> str:
+        categories = sorted(
+            {cb.definition.category for cb in registered.values() if cb.definition.category}
+        )
+        template = self.system_message_suffix
+        if template is None:
+            template = DEFAULT_CATEGORY_SUFFIX if categories else DEFAULT_SYSTEM_SUFFIX
+        return (
+            template.replace("{search_tool_name}", self.search_tool_name)
+            .replace("{categories}", ", ".join(categories) or "none")
+            .replace("{tool_count}", str(len(registered)))
+        )
+
+    def undiscovered_tool_hint(self, name: str) -> str:
+        """What the model reads when it calls a tool it has not discovered (policy "hint")."""
+        return (
+            f"Tool {name!r} is not loaded yet. Call {self.search_tool_name} to find it first "
+            "(an exact tool name works as the query), then call it."
+        )
+
+    def unknown_tool_hint(self, name: str) -> str:
+        """What the model reads when it calls a name that no registered tool has."""
+        return (
+            f"Error: there is no tool named {name!r}. Call {self.search_tool_name} with a "
+            "description of what you need to find the available tools."
+        )
+
+
+def _default_index() -> ToolIndex:
+    try:
+        from toolsearch.indexes.bm25 import Bm25ToolIndex
+
+        return Bm25ToolIndex()
+    except ImportError:
+        from toolsearch.indexes.regex import RegexToolIndex
+
+        return RegexToolIndex()

@@ -1,0 +1,118 @@
+"""The built-in search tool the model sees first: ``toolSearchTool(query, maxResults?)``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from toolsearch.errors import InvalidToolArgumentsError, ToolIndexError
+from toolsearch.search.types import ToolIndex, ToolSearchRequest
+from toolsearch.tools.context import ToolContext
+from toolsearch.tools.definition import ToolDefinition, ToolMetadata
+from toolsearch.tools.schema import parse_arguments
+
+__all__ = ["DEFAULT_SEARCH_TOOL_NAME", "ToolSearchTool", "search_tool_definition"]
+
+DEFAULT_SEARCH_TOOL_NAME = "toolSearchTool"
+MAX_RESULTS_CAP = 10
+
+
+def search_tool_definition(name: str = DEFAULT_SEARCH_TOOL_NAME) -> ToolDefinition:
+    """The definition the model receives for the search tool."""
+    return ToolDefinition(
+        name=name,
+        description=(
+            "Search the tools available to you and load the best matches. Describe the "
+            "capability you need in a few words (e.g. 'send email', 'weather forecast', "
+            "'create github issue') or give an exact tool name. The tools found become "
+            "callable on your next turn; the result lists their names."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "What the tool should do, or an exact tool name.",
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS_CAP,
+                    "description": "How many tools to return (1-10).",
+                },
+            },
+            "required": ["query"],
+        },
+    )
+
+
+class ToolSearchTool:
+    """A ``ToolCallback`` that searches one session's tools and reports what it found.
+
+    ``on_found`` receives the names of every search's hits (the advisor records them as
+    discovered). Index errors (a bad regex in pattern mode...) come back to the model as
+    ``{"error": code, "message": ...}``, never as an exception.
+    """
+
+    def __init__(
+        self,
+        index: ToolIndex,
+        session_id: str,
+        *,
+        default_max_results: int,
+        on_found: Callable[[Sequence[str]], None],
+        name: str = DEFAULT_SEARCH_TOOL_NAME,
+        with_summaries: bool = False,
+    ) -> None:
+        self._definition = search_tool_definition(name)
+        self._index = index
+        self._session_id = session_id
+        self._default_max_results = default_max_results
+        self._on_found = on_found
+        self._with_summaries = with_summaries
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self._definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return ToolMetadata()
+
+    def call(self, input_json: str, context: ToolContext | None = None) -> str:
+        arguments = parse_arguments(self._definition.name, input_json)
+        query = arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidToolArgumentsError(
+                self._definition.name, "query: a non-empty string describing the tool you need"
+            )
+        limit = _clamp(arguments.get("maxResults"), self._default_max_results)
+        try:
+            response = self._index.search(ToolSearchRequest(self._session_id, query, limit))
+        except ToolIndexError as exc:
+            return json.dumps(exc.to_tool_result())
+        names = response.tool_names[:limit]
+        self._on_found(names)
+        if self._with_summaries:
+            found: list[Any] = [
+                {"name": ref.tool_name, "summary": ref.summary}
+                for ref in response.tool_references[:limit]
+            ]
+            return json.dumps(found, ensure_ascii=False)
+        return json.dumps(names, ensure_ascii=False)
+
+    async def acall(self, input_json: str, context: ToolContext | None = None) -> str:
+        return self.call(input_json, context)
+
+
+def _clamp(value: Any, fallback: int) -> int:
+    """The model's ``maxResults`` wins when it is a number; clamped to 1..10."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        number = fallback
+    else:
+        try:
+            number = int(float(value))
+        except ValueError:
+            number = fallback
+    return max(1, min(MAX_RESULTS_CAP, number))
