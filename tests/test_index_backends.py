@@ -309,7 +309,7 @@ def test_prepare_tool_walks_nested_properties_enums_and_refs() -> None:
         assert expected in text, expected
     for name_part in ("ship", "parcel"):
         assert name_part in prepared.full_text.split("\n")[0]
-    assert prepared.full_text.startswith("ship parcel\n")
+    assert prepared.full_text.startswith("logistics ship parcel\n")  # category first
 
 
 def test_prepare_tool_is_cached_per_fingerprint() -> None:
@@ -371,7 +371,8 @@ def bm25_reference(
     docs = []
     for tool in tools:
         prepared = prepare_tool(tool)
-        fields = [prepared.name_words, prepared.description, prepared.parameters]
+        name_field = f"{prepared.category_words} {prepared.name_words}"
+        fields = [name_field, prepared.description, prepared.parameters]
         tf: Counter[str] = Counter()
         for weight, text in zip(weights, fields, strict=True):
             for term in analyze(text):
@@ -451,7 +452,7 @@ def test_bm25_reference_helper_uses_the_cached_field_tokens() -> None:
     for tool in TOY:
         prepared = prepare_tool(tool)
         name, description, parameters = field_tokens(tool.fingerprint, prepared)
-        assert name == Counter(analyze(prepared.name_words))
+        assert name == Counter(analyze(f"{prepared.category_words} {prepared.name_words}"))
         assert description == Counter(analyze(prepared.description))
         assert parameters == Counter(analyze(prepared.parameters))
 
@@ -613,7 +614,8 @@ def test_bm25_second_session_with_the_same_tools_analyzes_nothing(monkeypatch) -
     index.index_tools("third", [changed, *tools[1:]])
     assert analyzed, "a changed tool is analyzed"
     prepared = prepare_tool(changed)
-    assert set(analyzed) <= {prepared.name_words, prepared.description, prepared.parameters}
+    name_field = f"{prepared.category_words} {prepared.name_words}"
+    assert set(analyzed) <= {name_field, prepared.description, prepared.parameters}
     monkeypatch.undo()
 
     for session in ("first", "second"):
@@ -1184,7 +1186,7 @@ def _hybrid(**kwargs: Any):
     _vector()
     from toolsearch.indexes import HybridToolIndex
 
-    return HybridToolIndex(**kwargs)
+    return HybridToolIndex(**{"fusion": "rrf", **kwargs})
 
 
 def rrf(lists: Sequence[tuple[float, Sequence[str]]], k: float) -> dict[str, float]:
@@ -1426,3 +1428,42 @@ def test_static_embedder_in_a_vector_index(static_embedder) -> None:
         "getWeatherForecast"
         in search(index, "s", "will it rain tomorrow in Berlin", max_results=2).tool_names
     )
+
+
+def test_convex_fusion_orders_by_the_weighted_normalized_scores() -> None:
+    from toolsearch.indexes.embedders import HashingEmbedder
+
+    importorskip("tantivy", reason="toolsearch[bm25] is not installed (tantivy)")
+    from toolsearch.indexes import Bm25ToolIndex, HybridToolIndex, VectorToolIndex
+
+    tools = list(TOY)
+    bm25 = Bm25ToolIndex()
+    vector = VectorToolIndex(embedder=HashingEmbedder())
+    hybrid = HybridToolIndex(bm25=bm25, vector=vector, fusion="convex", candidates=len(tools))
+    for index in (bm25, vector, hybrid):
+        index.index_tools("s", tools)
+    query = "send an email message"
+    lists = [
+        {
+            r.tool_name: r.relevance_score
+            for r in index.search(ToolSearchRequest("s", query, 50)).tool_references
+        }
+        for index in (bm25, vector)
+    ]
+
+    def normalized(scores: dict[str, float]) -> dict[str, float]:
+        low, high = min(scores.values()), max(scores.values())
+        return {n: (s - low) / (high - low) if high > low else 1.0 for n, s in scores.items()}
+
+    expected: dict[str, float] = {}
+    for scores in lists:
+        for name, value in normalized(scores).items():
+            expected[name] = expected.get(name, 0.0) + 0.5 * value
+    got = {
+        r.tool_name: r.relevance_score
+        for r in hybrid.search(ToolSearchRequest("s", query, 50)).tool_references
+    }
+    for name, value in got.items():
+        if name != query:  # no exact-name promotion involved here
+            assert value == pytest.approx(expected[name])
+    assert next(iter(got)) == max(expected, key=expected.get)

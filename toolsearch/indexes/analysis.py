@@ -53,7 +53,7 @@ def field_tokens(fingerprint: str, prepared: PreparedTool) -> FieldTokens:
     if found is not None:
         return found
     tokens = (
-        Counter(analyze(prepared.name_words)),
+        Counter(analyze(f"{prepared.category_words} {prepared.name_words}")),
         Counter(analyze(prepared.description)),
         Counter(analyze(prepared.parameters)),
     )

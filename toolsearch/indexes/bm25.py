@@ -210,13 +210,7 @@ class Bm25ToolIndex(BaseToolIndex[_View]):
         if self.min_score > 0:
             matched = matched[normalized[matched] >= self.min_score]
         total = len(matched)
-        if total > limit:
-            top = matched[np.argpartition(-normalized[matched], limit - 1)[:limit]]
-        else:
-            top = matched
-        positions = view.order[np.searchsorted(view.sorted_docs, top)]
-        ranked = sorted(
-            zip(positions.tolist(), normalized[top].tolist(), strict=True),
-            key=lambda item: (-item[1], item[0]),
-        )
-        return ranked, total
+        positions = view.order[np.searchsorted(view.sorted_docs, matched)]
+        scores = normalized[matched]
+        best = np.lexsort((positions, -scores))[:limit]  # ties: earlier registration first
+        return list(zip(positions[best].tolist(), scores[best].tolist(), strict=True)), total

@@ -1,14 +1,20 @@
-"""``HybridToolIndex``: BM25 and vector results fused by weighted reciprocal rank.
+"""``HybridToolIndex``: BM25 and vector results fused into one ranking.
 
-Each backend ranks the session's tools on its own (``candidates`` each); a tool's fused
-score is ``Σ weight / (rrf_k + rank)`` over the lists it appears in (ranks from 1). Rank
-fusion needs no score calibration between the two, and a tool found by both rises.
+Each backend ranks the session's tools on its own (``candidates`` each), then:
+
+* ``fusion="convex"`` (default): each list's scores are min-max normalized to ``[0, 1]``
+  per query and combined as ``bm25_weight·bm25 + vector_weight·vector`` (weights
+  normalized to sum to 1; a tool missing from a list scores 0 there). Convex combination
+  keeps how *much* better a hit is, which rank fusion throws away; it measured better on
+  both benchmark catalogs (see ``benchmarks/results/retrieval.md``).
+* ``fusion="rrf"``: reciprocal-rank fusion, ``Σ weight / (rrf_k + rank)`` over the lists a
+  tool appears in (ranks from 1); needs no score scale at all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from toolsearch.indexes.base import BaseToolIndex, SessionTools
 from toolsearch.indexes.bm25 import Bm25ToolIndex
@@ -27,7 +33,8 @@ class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
         embedder: Embedder for the default vector backend.
         bm25_weight: Weight of the keyword ranking.
         vector_weight: Weight of the vector ranking.
-        rrf_k: The fusion constant; larger flattens the advantage of top ranks.
+        fusion: ``"convex"`` (normalized score combination) or ``"rrf"`` (rank fusion).
+        rrf_k: The rank-fusion constant; larger flattens the advantage of top ranks.
         candidates: How many hits each backend contributes.
     """
 
@@ -41,6 +48,7 @@ class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
         embedder: Embedder | None = None,
         bm25_weight: float = 1.0,
         vector_weight: float = 1.0,
+        fusion: Literal["convex", "rrf"] = "convex",
         rrf_k: float = 60.0,
         candidates: int = 50,
     ) -> None:
@@ -48,6 +56,9 @@ class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
             raise ValueError("weights must be non-negative and not both zero")
         if candidates < 1 or rrf_k < 0:
             raise ValueError("candidates must be at least 1 and rrf_k non-negative")
+        if fusion not in ("convex", "rrf"):
+            raise ValueError("fusion must be 'convex' or 'rrf'")
+        self.fusion = fusion
         super().__init__()
         self.bm25 = bm25 or Bm25ToolIndex()
         self.vector = vector or VectorToolIndex(embedder=embedder)
@@ -68,6 +79,7 @@ class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
         allowed: Sequence[int] | None,
     ) -> tuple[list[tuple[int, float]], int]:
         depth = max(limit, self.candidates)
+        total_weight = self.bm25_weight + self.vector_weight
         fused: dict[int, float] = {}
         for backend, backend_view, weight in (
             (self.bm25, view[0], self.bm25_weight),
@@ -76,7 +88,14 @@ class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
             if weight == 0:
                 continue
             ranked, _ = backend._rank(backend_view, snapshot, query, depth, allowed)
-            for rank, (position, _score) in enumerate(ranked, start=1):
-                fused[position] = fused.get(position, 0.0) + weight / (self.rrf_k + rank)
+            if self.fusion == "rrf":
+                for rank, (position, _score) in enumerate(ranked, start=1):
+                    fused[position] = fused.get(position, 0.0) + weight / (self.rrf_k + rank)
+                continue
+            scores = [score for _, score in ranked]
+            low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
+            for position, score in ranked:
+                normalized = (score - low) / (high - low) if high > low else 1.0
+                fused[position] = fused.get(position, 0.0) + normalized * weight / total_weight
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         return ordered[:limit], len(fused)

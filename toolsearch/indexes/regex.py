@@ -65,7 +65,11 @@ def _score(finder: Finder, name_text: str, description: str, parameters: str) ->
     return score
 
 
-class RegexToolIndex(BaseToolIndex[None]):
+_Fields = tuple[str, str, str]
+"""Name text (whole name, split words, category), description, parameter text."""
+
+
+class RegexToolIndex(BaseToolIndex[tuple[list[_Fields], list[_Fields]]]):
     """Regular-expression tool search; see the module docstring for the two modes."""
 
     search_type = "regex"
@@ -78,12 +82,18 @@ class RegexToolIndex(BaseToolIndex[None]):
         if mode == "pattern":
             _re2()  # fail at construction, not at the first search, when RE2 is missing
 
-    def _build_view(self, snapshot: SessionTools) -> None:
-        return None
+    def _build_view(self, snapshot: SessionTools) -> tuple[list[_Fields], list[_Fields]]:
+        """The fields as written (pattern mode) and lower-cased (natural mode), built once."""
+        fields = [
+            (f"{p.name} {p.name_words} {p.category_words}", p.description, p.parameters)
+            for p in snapshot.prepared
+        ]
+        lowered = [(a.lower(), b.lower(), c.lower()) for a, b, c in fields]
+        return fields, lowered
 
     def _rank(
         self,
-        view: None,
+        view: tuple[list[_Fields], list[_Fields]],
         snapshot: SessionTools,
         query: str,
         limit: int,
@@ -92,12 +102,11 @@ class RegexToolIndex(BaseToolIndex[None]):
         finder = self._compile(query)
         if finder is None:
             return [], 0
+        texts = view[1] if self.mode == "natural" else view[0]
         positions = allowed if allowed is not None else range(len(snapshot.tools))
         scored = []
         for i in positions:
-            prepared = snapshot.prepared[i]
-            name_text = f"{prepared.name} {prepared.name_words}"
-            score = _score(finder, name_text, prepared.description, prepared.parameters)
+            score = _score(finder, *texts[i])
             if score > 0:
                 scored.append((i, score))
         scored.sort(key=lambda item: (-item[1], item[0]))
@@ -108,7 +117,7 @@ class RegexToolIndex(BaseToolIndex[None]):
             pattern = natural_language_pattern(query)
             if pattern is None:
                 return None
-            compiled = re.compile(pattern, re.IGNORECASE)
+            compiled = re.compile(pattern)  # terms and texts are lower-cased already
             return lambda text: (m.start() for m in compiled.finditer(text))
         return _compile_model_pattern(query)
 

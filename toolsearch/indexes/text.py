@@ -1,6 +1,7 @@
 """The one text-preparation step every index backend uses.
 
-A tool becomes: its name split into words (``getWeatherForecast``, ``get_weather_forecast``
+A tool becomes: its category (an MCP server's name, a service...) and its name split into
+words (``getWeatherForecast``, ``get_weather_forecast``
 and ``github.create-issue`` give ``get weather forecast`` / ``github create issue``), the
 name kept whole for exact lookup, its description, and the text of its parameters (names
 split the same way, descriptions, enum values; nested objects and ``$ref``s walked).
@@ -91,11 +92,13 @@ class PreparedTool:
     parameters: str
     summary: str
     category: str | None
+    category_words: str = ""
 
     @property
     def full_text(self) -> str:
-        """Everything, name words first: what embedders and the regex index read."""
-        return "\n".join(p for p in (self.name_words, self.description, self.parameters) if p)
+        """Everything, category and name words first: what embedders read."""
+        head = f"{self.category_words} {self.name_words}".strip()
+        return "\n".join(p for p in (head, self.description, self.parameters) if p)
 
 
 def _summary(description: str, limit: int = 160) -> str:
@@ -143,6 +146,7 @@ def _prepare(tool: ToolDefinition) -> PreparedTool:
         parameters=parameters,
         summary=_summary(tool.description or ""),
         category=tool.category,
+        category_words=" ".join(split_name(tool.category)) if tool.category else "",
     )
 
 
