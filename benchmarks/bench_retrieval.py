@@ -67,6 +67,14 @@ def index_factories(skip_slow: bool) -> list[tuple[str, Callable[[], Any], dict[
                 ),
                 {"embedder": "all-MiniLM-L6-v2", "tool embeddings": "cached from the row above"},
             ),
+            (
+                "toolsearch hybrid convex (bm25 + MiniLM)",
+                lambda: HybridToolIndex(
+                    vector=VectorToolIndex(embedder=SentenceTransformerEmbedder()),
+                    fusion="convex",
+                ),
+                {"embedder": "all-MiniLM-L6-v2", "tool embeddings": "cached from the row above"},
+            ),
         ]
     rows += [
         ("peer: reference regex", ReferenceRegexIndex, {}),

@@ -1430,7 +1430,7 @@ def test_static_embedder_in_a_vector_index(static_embedder) -> None:
     )
 
 
-def test_convex_fusion_orders_by_the_weighted_normalized_scores() -> None:
+def test_convex_fusion_combines_bm25_scores_and_clipped_cosines() -> None:
     from toolsearch.indexes.embedders import HashingEmbedder
 
     importorskip("tantivy", reason="toolsearch[bm25] is not installed (tantivy)")
@@ -1439,7 +1439,14 @@ def test_convex_fusion_orders_by_the_weighted_normalized_scores() -> None:
     tools = list(TOY)
     bm25 = Bm25ToolIndex()
     vector = VectorToolIndex(embedder=HashingEmbedder())
-    hybrid = HybridToolIndex(bm25=bm25, vector=vector, fusion="convex", candidates=len(tools))
+    hybrid = HybridToolIndex(
+        bm25=bm25,
+        vector=vector,
+        fusion="convex",
+        bm25_weight=3,
+        vector_weight=1,
+        candidates=len(tools),
+    )
     for index in (bm25, vector, hybrid):
         index.index_tools("s", tools)
     query = "send an email message"
@@ -1450,20 +1457,23 @@ def test_convex_fusion_orders_by_the_weighted_normalized_scores() -> None:
         }
         for index in (bm25, vector)
     ]
-
-    def normalized(scores: dict[str, float]) -> dict[str, float]:
-        low, high = min(scores.values()), max(scores.values())
-        return {n: (s - low) / (high - low) if high > low else 1.0 for n, s in scores.items()}
-
     expected: dict[str, float] = {}
-    for scores in lists:
-        for name, value in normalized(scores).items():
-            expected[name] = expected.get(name, 0.0) + 0.5 * value
+    for weight, scores in zip((0.75, 0.25), lists, strict=True):
+        for name, value in scores.items():
+            expected[name] = expected.get(name, 0.0) + weight * max(value, 0.0)
     got = {
         r.tool_name: r.relevance_score
         for r in hybrid.search(ToolSearchRequest("s", query, 50)).tool_references
     }
     for name, value in got.items():
-        if name != query:  # no exact-name promotion involved here
-            assert value == pytest.approx(expected[name])
+        assert value == pytest.approx(expected[name])
     assert next(iter(got)) == max(expected, key=expected.get)
+
+
+def test_hybrid_defaults_to_reciprocal_rank_fusion() -> None:
+    from toolsearch.indexes.embedders import HashingEmbedder
+
+    importorskip("tantivy", reason="toolsearch[bm25] is not installed (tantivy)")
+    from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+
+    assert HybridToolIndex(vector=VectorToolIndex(embedder=HashingEmbedder())).fusion == "rrf"

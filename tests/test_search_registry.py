@@ -400,7 +400,7 @@ def test_always_drops_session_when_request_ends_and_next_request_reindexes() -> 
 # -- no eviction under a running request ------------------------------------------------
 
 
-def test_lru_overflow_during_request_is_deferred_until_it_ends() -> None:
+def test_lru_overflow_during_request_keeps_the_session_which_ends_most_recently_used() -> None:
     index = RecordingIndex()
     registry = SessionRegistry(index, LruEvictionStrategy(max_sessions=2))
     with registry.session("a"):
@@ -411,13 +411,13 @@ def test_lru_overflow_during_request_is_deferred_until_it_ends() -> None:
         assert found(index, "a", "weather") == ["weather_lookup"]
         assert registry.evict_expired() == []  # still pending
         assert "a" in registry
-    assert "a" not in registry
-    assert index.cleared == ["a"]
-    assert found(index, "a", "weather") == []
-    assert sorted(registry.session_ids()) == ["b", "c"]
+    # the request's end counts as use: a is the most recent, b is now the oldest
+    assert sorted(registry.session_ids()) == ["a", "c"]
+    assert index.cleared == ["b"]
+    assert found(index, "a", "weather") == ["weather_lookup"]
 
 
-def test_ttl_expiry_during_request_is_deferred_until_it_ends() -> None:
+def test_ttl_expiry_during_request_does_not_drop_the_session_at_its_end() -> None:
     clock = FakeClock()
     index = RecordingIndex()
     registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock.fn))
@@ -429,9 +429,12 @@ def test_ttl_expiry_during_request_is_deferred_until_it_ends() -> None:
         assert "a" in registry
         assert index.cleared == []
         assert registry.mark_discovered("a", ["weather_lookup"]) == ["weather_lookup"]
+    assert "a" in registry  # just used: its TTL starts again
+    assert index.cleared == []
+    clock.advance(11)
+    use(registry, "c")
     assert "a" not in registry
-    assert index.cleared == ["a"]
-    assert "b" in registry
+    assert "a" in index.cleared
 
 
 def test_evict_session_during_request_waits_for_the_last_request() -> None:
@@ -464,7 +467,7 @@ def test_evict_session_idle_drops_now_and_unknown_is_a_no_op() -> None:
     assert index.cleared == ["a"]
 
 
-def test_concurrent_requests_on_same_session_keep_it_until_the_last_ends() -> None:
+def test_concurrent_requests_on_same_session_keep_it_while_any_runs() -> None:
     index = RecordingIndex()
     registry = SessionRegistry(index, LruEvictionStrategy(max_sessions=1))
     registry.acquire("a")
@@ -476,10 +479,9 @@ def test_concurrent_requests_on_same_session_keep_it_until_the_last_ends() -> No
     registry.release("a")
     assert "a" in registry
     assert index.cleared == []
-    registry.release("a")
-    assert "a" not in registry
-    assert index.cleared == ["a"]
-    assert registry.session_ids() == ["b"]
+    registry.release("a")  # the last request ended: a is the most recent session now
+    assert registry.session_ids() == ["a"]
+    assert index.cleared == ["b"]
 
 
 def test_session_context_manager_releases_on_exception() -> None:
@@ -548,7 +550,7 @@ def test_index_tools_sessions_are_independent() -> None:
     assert found(index, "b", "weather") == []
 
 
-def test_discoveries_survive_reindex_only_for_tools_still_present() -> None:
+def test_discoveries_survive_reindexing_with_fewer_tools() -> None:
     registry = SessionRegistry(RecordingIndex(), NeverEvictStrategy())
     tools = [td("alpha"), td("beta"), td("gamma")]
     with registry.session("a"):
@@ -556,7 +558,8 @@ def test_discoveries_survive_reindex_only_for_tools_still_present() -> None:
         registry.mark_discovered("a", ["gamma", "alpha", "beta"])
         # beta removed, alpha changed, delta added
         registry.index_tools("a", [td("alpha", "changed"), td("gamma"), td("delta")])
-        assert registry.discovered("a") == ["gamma", "alpha"]
+        # kept in discovery order; the advisor shows only tools the request registered
+        assert registry.discovered("a") == ["gamma", "alpha", "beta"]
 
 
 # -- discoveries ----------------------------------------------------------------------

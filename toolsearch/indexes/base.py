@@ -98,6 +98,8 @@ class BaseToolIndex(ABC, Generic[V]):
         started = time.perf_counter()
         entry = self._sessions.get(request.session_id)
         query = request.query if isinstance(request.query, str) else ""
+        # lone surrogates (a model's "\ud800" decoded by json) cannot be encoded: replace them
+        query = query.encode("utf-8", "replace").decode("utf-8")
         if entry is None or not query.strip():
             return self._response([], 0, query, started)
         snapshot, view = entry

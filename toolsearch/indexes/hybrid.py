@@ -2,13 +2,12 @@
 
 Each backend ranks the session's tools on its own (``candidates`` each), then:
 
-* ``fusion="convex"`` (default): each list's scores are min-max normalized to ``[0, 1]``
-  per query and combined as ``bm25_weight·bm25 + vector_weight·vector`` (weights
-  normalized to sum to 1; a tool missing from a list scores 0 there). Convex combination
-  keeps how *much* better a hit is, which rank fusion throws away; it measured better on
-  both benchmark catalogs (see ``benchmarks/results/retrieval.md``).
-* ``fusion="rrf"``: reciprocal-rank fusion, ``Σ weight / (rrf_k + rank)`` over the lists a
-  tool appears in (ranks from 1); needs no score scale at all.
+* ``fusion="rrf"`` (default): reciprocal-rank fusion, ``Σ weight / (rrf_k + rank)`` over
+  the lists a tool appears in (ranks from 1); needs no common score scale.
+* ``fusion="convex"``: ``(bm25_weight·bm25 + vector_weight·max(cosine, 0)) / (sum of
+  weights)``, using BM25's normalized score (already in ``[0, 1]``) and the cosine
+  similarity as they are, so a lone weak hit stays weak (a tool missing from a list
+  scores 0 there). It keeps how *much* better a hit is, which rank fusion drops.
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
         embedder: Embedder | None = None,
         bm25_weight: float = 1.0,
         vector_weight: float = 1.0,
-        fusion: Literal["convex", "rrf"] = "convex",
+        fusion: Literal["rrf", "convex"] = "rrf",
         rrf_k: float = 60.0,
         candidates: int = 50,
     ) -> None:
@@ -92,10 +91,7 @@ class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
                 for rank, (position, _score) in enumerate(ranked, start=1):
                     fused[position] = fused.get(position, 0.0) + weight / (self.rrf_k + rank)
                 continue
-            scores = [score for _, score in ranked]
-            low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
             for position, score in ranked:
-                normalized = (score - low) / (high - low) if high > low else 1.0
-                fused[position] = fused.get(position, 0.0) + normalized * weight / total_weight
+                fused[position] = fused.get(position, 0.0) + max(score, 0.0) * weight / total_weight
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         return ordered[:limit], len(fused)

@@ -69,7 +69,7 @@ _Fields = tuple[str, str, str]
 """Name text (whole name, split words, category), description, parameter text."""
 
 
-class RegexToolIndex(BaseToolIndex[tuple[list[_Fields], list[_Fields]]]):
+class RegexToolIndex(BaseToolIndex[list[_Fields]]):
     """Regular-expression tool search; see the module docstring for the two modes."""
 
     search_type = "regex"
@@ -82,18 +82,19 @@ class RegexToolIndex(BaseToolIndex[tuple[list[_Fields], list[_Fields]]]):
         if mode == "pattern":
             _re2()  # fail at construction, not at the first search, when RE2 is missing
 
-    def _build_view(self, snapshot: SessionTools) -> tuple[list[_Fields], list[_Fields]]:
-        """The fields as written (pattern mode) and lower-cased (natural mode), built once."""
+    def _build_view(self, snapshot: SessionTools) -> list[_Fields]:
+        """The fields as written (pattern mode) or lower-cased (natural mode), built once."""
         fields = [
             (f"{p.name} {p.name_words} {p.category_words}", p.description, p.parameters)
             for p in snapshot.prepared
         ]
-        lowered = [(a.lower(), b.lower(), c.lower()) for a, b, c in fields]
-        return fields, lowered
+        if self.mode == "natural":
+            return [(a.lower(), b.lower(), c.lower()) for a, b, c in fields]
+        return fields
 
     def _rank(
         self,
-        view: tuple[list[_Fields], list[_Fields]],
+        view: list[_Fields],
         snapshot: SessionTools,
         query: str,
         limit: int,
@@ -102,7 +103,7 @@ class RegexToolIndex(BaseToolIndex[tuple[list[_Fields], list[_Fields]]]):
         finder = self._compile(query)
         if finder is None:
             return [], 0
-        texts = view[1] if self.mode == "natural" else view[0]
+        texts = view
         positions = allowed if allowed is not None else range(len(snapshot.tools))
         scored = []
         for i in positions:

@@ -127,21 +127,6 @@ class ChatClient:
         return spec
 
 
-def _tool_search_enabled() -> bool:
-    """Cheap pre-check of the settings (the environment or a config file may enable it)."""
-    import os
-
-    flag = os.environ.get("TOOLSEARCH_TOOL_SEARCH__ENABLED")
-    if flag is not None:
-        return flag.strip().lower() in ("1", "true", "yes", "on")
-    path = os.environ.get("TOOLSEARCH_CONFIG_FILE", "toolsearch.toml")
-    if not os.path.isfile(path):
-        return False
-    from toolsearch.settings import load_settings
-
-    return bool(load_settings().tool_search.enabled)
-
-
 class ChatClientBuilder:
     """Collects a client's defaults; per-request settings add to or override them."""
 
@@ -192,11 +177,13 @@ class ChatClientBuilder:
         """
         build_advisor_chain(list(self._defaults.advisors), self._model)
         defaults = self._defaults
-        if defaults.auto_tool_advisor is None and _tool_search_enabled():
+        if defaults.auto_tool_advisor is None:
             from toolsearch.settings import load_settings, tool_search_advisor
 
-            advisor = tool_search_advisor(load_settings().tool_search)
-            defaults = dataclasses.replace(defaults, auto_tool_advisor=advisor)
+            settings = load_settings().tool_search  # environment and TOML file, read now
+            if settings.enabled:
+                advisor = tool_search_advisor(settings)
+                defaults = dataclasses.replace(defaults, auto_tool_advisor=advisor)
         return ChatClient(self._model, defaults)
 
 

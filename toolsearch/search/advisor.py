@@ -101,7 +101,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         order: Advisor order (300, as the plain tool-calling advisor).
         tool_calling_manager: Runs the tools (limits, error handling).
         pinned_tools: Tools always sent (names of registered tools, or tools themselves):
-            the 3-5 most used, as providers recommend.
+            the 3-5 most used, as providers recommend. A pinned name the request does not
+            register is skipped for that request.
         search_tool_name: The search tool's name (``toolSearchTool``).
         undiscovered_tool_policy: A call to a registered tool the session has not
             discovered is run and marks it discovered (``"execute"``), or answered with a
@@ -194,7 +195,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         given = request.context.get(self.session_id_key_name)
         ephemeral = given is None or str(given) == ""
         session_id = f"ephemeral-{uuid.uuid4().hex}" if ephemeral else str(given)
-        self.registry.acquire(session_id)
+        self.registry.acquire(session_id, tracked=not ephemeral)
         return request.with_context(**{_SESSION_KEY: session_id}), session_id, ephemeral
 
     def _close(self, session_id: str, ephemeral: bool) -> None:
@@ -218,11 +219,12 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
                 "is the tool-search advisor's search tool name; rename the tool or pass "
                 "search_tool_name=... to the advisor",
             )
-        unknown_pins = [name for name in self._pinned_names if name not in registered]
-        if unknown_pins:
-            raise ToolDefinitionError(unknown_pins[0], "is pinned but no such tool is registered")
+        # pinned names this request does not register are skipped: tool sets vary by request
+        pinned = [name for name in dict.fromkeys(self._pinned_names) if name in registered]
+        loop = _SearchLoop(session_id, registered, pinned)
+        if not registered:  # nothing to search: behave exactly like the plain advisor
+            return request.with_context(**{_STATE_KEY: loop})
         self.registry.index_tools(session_id, [cb.definition for cb in registered.values()])
-        loop = _SearchLoop(session_id, registered, list(dict.fromkeys(self._pinned_names)))
         loop.search_tool = ToolSearchTool(
             self.tool_index,
             session_id,
@@ -230,6 +232,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             on_found=lambda names: self._record_found(loop, names),
             name=self.search_tool_name,
             with_summaries=self.search_results_with_summaries,
+            allowed_names=frozenset(registered),
         )
         prompt = request.prompt.augment_system_message(self._suffix(registered))
         return request.with_prompt(prompt).with_context(**{_STATE_KEY: loop})
@@ -237,6 +240,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     def do_before_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientRequest:
         """Send the search tool, the pinned tools and the discovered tools."""
         loop: _SearchLoop = request.context[_STATE_KEY]
+        if loop.search_tool is None:  # the request registered no tools
+            return request
         options = request.prompt.options.replace(tool_callbacks=self._visible(loop))
         return request.with_prompt(request.prompt.with_options(options))
 
@@ -246,6 +251,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         response: ChatClientResponse,
         prior_call_counts: Mapping[str, int] | None,
     ) -> ToolExecutionResult:
+        if request.context[_STATE_KEY].search_tool is None:
+            return super().do_execute_tool_calls(request, response, prior_call_counts)
         loop, plan, prompt, delegated = self._plan_turn(request, response)
         result = (
             self.tool_calling_manager.execute_tool_calls(
@@ -262,6 +269,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         response: ChatClientResponse,
         prior_call_counts: Mapping[str, int] | None,
     ) -> ToolExecutionResult:
+        if request.context[_STATE_KEY].search_tool is None:
+            return await super().ado_execute_tool_calls(request, response, prior_call_counts)
         loop, plan, prompt, delegated = self._plan_turn(request, response)
         result = (
             await self.tool_calling_manager.aexecute_tool_calls(

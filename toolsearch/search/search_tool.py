@@ -64,6 +64,7 @@ class ToolSearchTool:
         on_found: Callable[[Sequence[str]], None],
         name: str = DEFAULT_SEARCH_TOOL_NAME,
         with_summaries: bool = False,
+        allowed_names: frozenset[str] | None = None,
     ) -> None:
         self._definition = search_tool_definition(name)
         self._index = index
@@ -71,6 +72,7 @@ class ToolSearchTool:
         self._default_max_results = default_max_results
         self._on_found = on_found
         self._with_summaries = with_summaries
+        self._allowed = allowed_names
 
     @property
     def definition(self) -> ToolDefinition:
@@ -92,12 +94,16 @@ class ToolSearchTool:
             response = self._index.search(ToolSearchRequest(self._session_id, query, limit))
         except ToolIndexError as exc:
             return json.dumps(exc.to_tool_result())
-        names = response.tool_names[:limit]
+        references = [
+            ref
+            for ref in response.tool_references
+            if self._allowed is None or ref.tool_name in self._allowed
+        ][:limit]
+        names = [ref.tool_name for ref in references]
         self._on_found(names)
         if self._with_summaries:
             found: list[Any] = [
-                {"name": ref.tool_name, "summary": ref.summary}
-                for ref in response.tool_references[:limit]
+                {"name": ref.tool_name, "summary": ref.summary} for ref in references
             ]
             return json.dumps(found, ensure_ascii=False)
         return json.dumps(names, ensure_ascii=False)
@@ -113,6 +119,6 @@ def _clamp(value: Any, fallback: int) -> int:
     else:
         try:
             number = int(float(value))
-        except ValueError:
+        except (ValueError, OverflowError):  # "abc", "inf", 1e999
             number = fallback
     return max(1, min(MAX_RESULTS_CAP, number))
