@@ -89,9 +89,9 @@ def index_factories(skip_slow: bool) -> list[tuple[str, Callable[[], Any], dict[
 
 
 def load(name: str) -> tuple[Catalog, QuerySet]:
-    from toolsearch.bench.loaders import load_bfcl, load_livemcpbench
+    from toolsearch.bench.loaders import load_bfcl, load_bundled, load_livemcpbench
 
-    return {"bfcl": load_bfcl, "livemcpbench": load_livemcpbench}[name]()
+    return {"acme": load_bundled, "bfcl": load_bfcl, "livemcpbench": load_livemcpbench}[name]()
 
 
 def subset(catalog: Catalog, queries: QuerySet, size: int) -> tuple[Catalog, QuerySet]:
@@ -168,11 +168,16 @@ def plot(results: list[RetrievalResult], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["livemcpbench", "bfcl"])
+    parser.add_argument("--datasets", nargs="+", default=["acme", "livemcpbench", "bfcl"])
     parser.add_argument("--skip-slow", action="store_true", help="skip the torch MiniLM rows")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
         "--render-only", action="store_true", help="redraw the table and plot from the JSON"
+    )
+    parser.add_argument(
+        "--keep-others",
+        action="store_true",
+        help="keep the results of datasets not run now from the existing JSON",
     )
     args = parser.parse_args()
     if args.render_only:
@@ -197,6 +202,14 @@ def main() -> None:
                 )
                 results.append(result)
     args.out.mkdir(parents=True, exist_ok=True)
+    existing = args.out / "retrieval.json"
+    if args.keep_others and existing.exists():
+        kept = [
+            _result_from_row(row)
+            for row in json.loads(existing.read_text())["results"]
+            if row["dataset"].split("[")[0] not in args.datasets
+        ]
+        results = kept + results
     payload = {
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "results": [r.as_row() for r in results],
@@ -215,26 +228,24 @@ HEADER = (
 )
 
 
+def _result_from_row(row: dict[str, Any]) -> RetrievalResult:
+    metrics = {k: row[k] for k in ("R@1", "R@3", "R@5", "R@10", "NDCG@10", "MRR@10", "Complete@10")}
+    return RetrievalResult(
+        row["index"],
+        row["dataset"],
+        row["tools"],
+        row["queries"],
+        metrics,
+        row["build_s"],
+        row["p50_ms"],
+        row["p99_ms"],
+        row.get("notes", {}),
+    )
+
+
 def render(out: Path) -> None:
     rows = json.loads((out / "retrieval.json").read_text())["results"]
-    results = []
-    for row in rows:
-        metrics = {
-            k: row[k] for k in ("R@1", "R@3", "R@5", "R@10", "NDCG@10", "MRR@10", "Complete@10")
-        }
-        results.append(
-            RetrievalResult(
-                row["index"],
-                row["dataset"],
-                row["tools"],
-                row["queries"],
-                metrics,
-                row["build_s"],
-                row["p50_ms"],
-                row["p99_ms"],
-                row.get("notes", {}),
-            )
-        )
+    results = [_result_from_row(row) for row in rows]
     (out / "retrieval.md").write_text(HEADER + markdown(results))
     plot(results, out / "retrieval.png")
 

