@@ -125,3 +125,8 @@ def test_exact_o200k_counts():
     assert o200k.count("<|endoftext|>") > 1  # special tokens are counted as text
     with pytest.raises(ValueError, match="encoding"):
         BpeTokenCounter("p50k_base")
+    # long texts are counted in pieces cut before spaces: the same total as whole
+    words = " ".join(f"word{i % 97} value{i % 13}" for i in range(30_000))
+    assert len(words) > 200_000
+    assert o200k.count(words) == len(o200k._encoding.encode(words, disallowed_special=()))
+    assert o200k.count("x" * 1_200_000) > 0  # over the library's own limit

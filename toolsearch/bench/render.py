@@ -237,12 +237,26 @@ def _compact(value: Any) -> str:
 
 
 def count_request(
-    prompt: Prompt, provider: Provider, counter: TokenCounter | Callable[[str], int]
+    prompt: Prompt,
+    provider: Provider,
+    counter: TokenCounter | Callable[[str], int],
+    *,
+    cache: dict[Any, int] | None = None,
 ) -> RequestTokens:
-    """Tokens of ``prompt`` as ``provider`` receives it, split into definitions and the rest."""
+    """Tokens of ``prompt`` as ``provider`` receives it, split into definitions and the rest.
+
+    ``cache`` (any dict the caller keeps) remembers definition counts per tool list, since
+    a loop resends the same definitions on every iteration.
+    """
     count = counter.count if hasattr(counter, "count") else counter
+    key = (provider, tuple(t.fingerprint for t in prompt.tool_definitions))
+    if cache is not None and key in cache:
+        conversation_part = _parts(
+            prompt.with_options(prompt.options.replace(tool_callbacks=())), provider
+        )[0]
+        return RequestTokens(cache[key], count(_compact(conversation_part)))
     conversation, tools = _parts(prompt, provider)
-    return RequestTokens(
-        definitions=count(_compact(tools)) if tools else 0,
-        conversation=count(_compact(conversation)),
-    )
+    definitions = count(_compact(tools)) if tools else 0
+    if cache is not None:
+        cache[key] = definitions
+    return RequestTokens(definitions=definitions, conversation=count(_compact(conversation)))

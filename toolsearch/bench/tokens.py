@@ -41,6 +41,26 @@ class BpeTokenCounter:
         self._encoding = _encoding(encoding)
 
     def count(self, text: str) -> int:
-        if not text:
-            return 0
-        return len(self._encoding.encode(text, disallowed_special=()))
+        """Exact count; texts over the library's 1M-character limit are counted in pieces
+        cut just before a space, where the encoding's pre-tokenizer splits anyway."""
+        total = 0
+        for piece in _pieces(text):
+            total += len(self._encoding.encode(piece, disallowed_special=()))
+        return total
+
+
+_PIECE = 200_000
+
+
+def _pieces(text: str) -> list[str]:
+    pieces = []
+    start = 0
+    while len(text) - start > _PIECE:
+        cut = text.rfind(" ", start + _PIECE // 2, start + _PIECE)
+        if cut <= start:
+            cut = start + _PIECE
+        pieces.append(text[start:cut])
+        start = cut
+    if start < len(text):
+        pieces.append(text[start:])
+    return pieces

@@ -1,0 +1,123 @@
+"""The simulated agent's query policy and the savings runner."""
+
+import pytest
+
+from toolsearch import ChatClient, ToolDefinition, ToolSearchToolCallingAdvisor
+from toolsearch.bench.agent import QueryPolicy, SimulatedAgent, split_clauses
+from toolsearch.bench.data import Catalog, Query, QuerySet
+from toolsearch.bench.savings import _CannedTool, run_tasks, summarize
+from toolsearch.indexes import RegexToolIndex
+from toolsearch.models import FunctionChatModel
+from toolsearch.tokens import WhitespaceTokenCounter
+
+
+def tool(name: str, description: str) -> ToolDefinition:
+    return ToolDefinition(
+        name=name,
+        description=description,
+        input_schema={
+            "type": "object",
+            "properties": {"id": {"type": "string", "description": "Record id"}},
+            "required": ["id"],
+        },
+    )
+
+
+CATALOG = Catalog(
+    "tiny",
+    (
+        tool("refund_payment", "Refund a card payment to the customer."),
+        tool("send_email", "Send an email message to a recipient."),
+        tool("create_invoice", "Create an invoice for a customer account."),
+        tool("list_shipments", "List the shipments of an order."),
+        *(tool(f"filler_{i}", f"Unrelated operation number {i} on widgets.") for i in range(40)),
+    ),
+)
+REQUEST = "Refund order 8812. Then email the customer that the money is on its way."
+
+
+def test_split_clauses():
+    assert split_clauses(REQUEST) == [
+        "Refund order 8812",
+        "Then email the customer that the money is on its way",
+    ]
+    assert split_clauses("Create an invoice, and also list the shipments") == [
+        "Create an invoice",
+        "list the shipments",
+    ]
+    assert split_clauses("ok") == ["ok"]
+
+
+def test_policy_starts_with_the_whole_request_then_clauses_up_to_max_rounds():
+    assert QueryPolicy(max_rounds=4).queries(REQUEST) == [REQUEST, *split_clauses(REQUEST)]
+    assert QueryPolicy(max_rounds=1).queries(REQUEST) == [REQUEST]
+
+
+def test_search_queries_never_depend_on_the_gold_labels():
+    """Whatever the gold tools are, the agent's searches are a prefix of the policy's
+    queries for the request text."""
+    policy = QueryPolicy(max_rounds=3)
+    expected = policy.queries(REQUEST)
+    tools = [_CannedTool(t) for t in CATALOG.tools]
+    for gold in (["refund_payment", "send_email"], ["filler_7"], ["create_invoice", "nope"]):
+        agent = SimulatedAgent(REQUEST, gold, policy=policy)
+        advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+        client = ChatClient.builder(FunctionChatModel(agent)).default_advisors(advisor).build()
+        client.prompt(REQUEST).tools(tools).call()
+        assert agent.searches
+        assert agent.searches == expected[: len(agent.searches)]
+
+
+def test_full_and_search_modes_succeed_and_search_is_cheaper():
+    queries = QuerySet(
+        "q",
+        (
+            Query("q1", REQUEST, ("refund_payment", "send_email")),
+            Query("q2", "Please create an invoice for account 17", ("create_invoice",)),
+        ),
+    )
+    counter = WhitespaceTokenCounter()
+    full_outcomes = run_tasks(CATALOG, queries, mode="full", counter=counter)
+    search_outcomes = run_tasks(
+        CATALOG, queries, mode="search", counter=counter, index_factory=RegexToolIndex
+    )
+    assert all(o.success for o in full_outcomes)
+    assert all(o.success for o in search_outcomes)
+    assert all(o.searches == 0 for o in full_outcomes)
+    assert all(o.searches >= 1 for o in search_outcomes)
+    full = summarize(
+        full_outcomes, dataset="t", mode="full", index="-", provider="openai", tokenizer="w"
+    )
+    search = summarize(
+        search_outcomes,
+        dataset="t",
+        mode="search",
+        index="regex",
+        provider="openai",
+        tokenizer="w",
+        full=full,
+    )
+    assert search.success_rate == 100.0
+    assert search.savings_pct == pytest.approx(
+        100 * (1 - search.prompt_tokens_mean / full.prompt_tokens_mean), abs=0.01
+    )
+    assert search.savings_pct > 50
+    assert full.definition_share > search.definition_share
+
+
+def test_a_tool_never_discovered_is_never_called():
+    queries = QuerySet("q", (Query("q1", "zzz qqq", ("refund_payment",)),))
+    (outcome,) = run_tasks(
+        CATALOG,
+        queries,
+        mode="search",
+        counter=WhitespaceTokenCounter(),
+        index_factory=RegexToolIndex,
+    )
+    assert not outcome.success
+    assert outcome.searches == 1
+
+
+def test_search_mode_needs_an_index():
+    with pytest.raises(ValueError, match="index_factory"):
+        run_tasks(CATALOG, (), mode="search", counter=WhitespaceTokenCounter())

@@ -1,0 +1,119 @@
+"""An offline agent that drives the real tool loop, for the token-savings benchmark.
+
+:class:`SimulatedAgent` is the scripted model behind a ``FunctionChatModel``. It acts like
+a competent model that knows which tools the task needs (the gold tools) but can only call
+tools it can *see*:
+
+* with every tool visible (the full loop), it calls the gold tools in order, then answers;
+* with tool search, it searches with queries taken from the task text alone, never from
+  the gold labels (:class:`QueryPolicy`: the whole request first, then its clauses one by
+  one, up to ``max_rounds``), calls each gold tool once it has been discovered, and
+  answers when the gold tools are done or the queries run out.
+
+A task succeeds when every gold tool was called.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from toolsearch.chat.messages import AssistantMessage, Message, ToolCall
+from toolsearch.models.samples import sample_arguments
+from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = ["QueryPolicy", "SimulatedAgent", "split_clauses"]
+
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CONNECTIVES = re.compile(
+    r",?\s+(?:and then|then|after that|afterwards|also|and also|plus|as well as)\s+"
+    r"|,\s+and\s+|;\s*",
+    re.IGNORECASE,
+)
+
+
+def split_clauses(text: str, *, min_words: int = 3) -> list[str]:
+    """The request's sentences, each split further at connectives ("then", ", and"...).
+
+    Pieces shorter than ``min_words`` words are merged into the piece before them.
+    """
+    pieces: list[str] = []
+    for sentence in _SENTENCES.split(text):
+        for piece in _CONNECTIVES.split(sentence):
+            piece = piece.strip(" ,.;")
+            if not piece:
+                continue
+            if pieces and len(piece.split()) < min_words:
+                pieces[-1] = f"{pieces[-1]} {piece}"
+            else:
+                pieces.append(piece)
+    return pieces
+
+
+@dataclass(frozen=True)
+class QueryPolicy:
+    """Which searches the agent makes for a request: the whole text, then its clauses."""
+
+    max_rounds: int = 4
+
+    def queries(self, text: str) -> list[str]:
+        queries = [text.strip()]
+        for clause in split_clauses(text):
+            if clause not in queries:
+                queries.append(clause)
+        return queries[: max(1, self.max_rounds)]
+
+
+class SimulatedAgent:
+    """The scripted model of one task (see the module docstring)."""
+
+    def __init__(
+        self,
+        request: str,
+        gold: Sequence[str],
+        *,
+        policy: QueryPolicy | None = None,
+        search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+        max_results: int = 5,
+    ) -> None:
+        self._queries = (policy or QueryPolicy()).queries(request)
+        self._gold = list(dict.fromkeys(gold))
+        self._search_tool_name = search_tool_name
+        self._max_results = max_results
+        self.searches: list[str] = []
+        """The queries this agent sent, in order (for reports and tests)."""
+
+    def __call__(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantMessage:
+        visible = {t.name: t for t in tools}
+        called = {
+            call.name
+            for message in messages
+            if isinstance(message, AssistantMessage)
+            for call in message.tool_calls
+        }
+        turn = sum(1 for m in messages if isinstance(m, AssistantMessage))
+        for name in self._gold:
+            if name not in called and name in visible:
+                arguments = json.dumps(sample_arguments(visible[name].input_schema))
+                return AssistantMessage(
+                    tool_calls=[ToolCall(id=f"call_{turn}", name=name, arguments=arguments)]
+                )
+        pending = [name for name in self._gold if name not in called]
+        if (
+            pending
+            and self._search_tool_name in visible
+            and len(self.searches) < len(self._queries)
+        ):
+            query = self._queries[len(self.searches)]
+            self.searches.append(query)
+            arguments = json.dumps({"query": query, "maxResults": self._max_results})
+            return AssistantMessage(
+                tool_calls=[
+                    ToolCall(id=f"search_{turn}", name=self._search_tool_name, arguments=arguments)
+                ]
+            )
+        done = [name for name in self._gold if name in called]
+        return AssistantMessage(content=f"Done with {len(done)} of {len(self._gold)} steps.")

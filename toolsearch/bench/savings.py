@@ -1,0 +1,183 @@
+"""Token savings of tool search against the full tool loop, measured on the real loop.
+
+Each task runs through ``ChatClient`` twice over the same catalog: with the plain
+``ToolCallingAdvisor`` (every tool definition in every request) and with the
+``ToolSearchToolCallingAdvisor`` (search tool plus discovered tools). The
+:class:`~toolsearch.bench.agent.SimulatedAgent` plays the model. Every request of every
+iteration is rendered as the chosen provider would receive it and counted, split into
+tool definitions and conversation.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from toolsearch.bench.agent import QueryPolicy, SimulatedAgent
+from toolsearch.bench.data import Catalog, Query, QuerySet
+from toolsearch.bench.metrics import percentile
+from toolsearch.bench.render import Provider, count_request
+from toolsearch.loop.client import ChatClient
+from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
+from toolsearch.models.function import FunctionChatModel
+from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
+from toolsearch.search.types import ToolIndex
+from toolsearch.tokens import TokenCounter
+from toolsearch.tools.context import ToolContext
+from toolsearch.tools.definition import ToolDefinition, ToolMetadata
+
+__all__ = ["ModeSummary", "TaskOutcome", "run_tasks", "summarize"]
+
+Mode = Literal["full", "search"]
+
+
+class _CannedTool:
+    """A catalog tool that answers every call with a short success result."""
+
+    def __init__(self, definition: ToolDefinition) -> None:
+        self._definition = definition
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self._definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return ToolMetadata()
+
+    def call(self, input_json: str, context: ToolContext | None = None) -> str:
+        return '{"status": "ok"}'
+
+    async def acall(self, input_json: str, context: ToolContext | None = None) -> str:
+        return self.call(input_json, context)
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """One task in one mode."""
+
+    query_id: str
+    success: bool
+    prompt_tokens: int
+    definition_tokens: int
+    searches: int
+    iterations: int
+
+
+def run_tasks(
+    catalog: Catalog,
+    queries: QuerySet | Sequence[Query],
+    *,
+    mode: Mode,
+    counter: TokenCounter,
+    provider: Provider = "openai",
+    index_factory: Callable[[], ToolIndex] | None = None,
+    policy: QueryPolicy | None = None,
+    max_results: int = 5,
+    on_task: Callable[[TaskOutcome], Any] | None = None,
+) -> list[TaskOutcome]:
+    """Run every query through the loop in ``mode``; ``index_factory`` for ``"search"``."""
+    tools = [_CannedTool(definition) for definition in catalog.tools]
+    if mode == "search":
+        if index_factory is None:
+            raise ValueError("search mode needs an index_factory")
+        advisor: ToolCallingAdvisor = ToolSearchToolCallingAdvisor(
+            tool_index=index_factory(), max_results=max_results
+        )
+    else:
+        advisor = ToolCallingAdvisor()
+    definition_counts: dict[Any, int] = {}  # the same tool lists recur across requests
+    outcomes = []
+    for query in queries:
+        agent = SimulatedAgent(query.text, query.gold, policy=policy, max_results=max_results)
+        model = FunctionChatModel(agent)
+        client = ChatClient.builder(model).default_advisors(advisor).build()
+        client.prompt(query.text).tools(tools).call()
+        called = {
+            call.name
+            for prompt in model.requests
+            for message in prompt.messages
+            for call in getattr(message, "tool_calls", ())
+        }
+        last = model.requests[-1]  # the final answer's request holds the whole history
+        called |= {c.name for m in last.messages for c in getattr(m, "tool_calls", ())}
+        counts = [
+            count_request(prompt, provider, counter, cache=definition_counts)
+            for prompt in model.requests
+        ]
+        outcome = TaskOutcome(
+            query_id=query.id,
+            success=set(query.gold) <= called,
+            prompt_tokens=sum(c.total for c in counts),
+            definition_tokens=sum(c.definitions for c in counts),
+            searches=len(agent.searches),
+            iterations=len(model.requests),
+        )
+        outcomes.append(outcome)
+        if on_task is not None:
+            on_task(outcome)
+    return outcomes
+
+
+@dataclass(frozen=True)
+class ModeSummary:
+    """Aggregates of one dataset, mode and index."""
+
+    dataset: str
+    mode: Mode
+    index: str
+    provider: str
+    tokenizer: str
+    tasks: int
+    success_rate: float
+    prompt_tokens_mean: float
+    prompt_tokens_median: float
+    prompt_tokens_p90: float
+    definition_share: float
+    searches_per_task: float
+    iterations_per_task: float
+    savings_pct: float | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def summarize(
+    outcomes: Sequence[TaskOutcome],
+    *,
+    dataset: str,
+    mode: Mode,
+    index: str,
+    provider: str,
+    tokenizer: str,
+    full: ModeSummary | None = None,
+) -> ModeSummary:
+    """Aggregate task outcomes; with the full loop's summary, the savings against it."""
+    tokens = [o.prompt_tokens for o in outcomes]
+    mean = statistics.fmean(tokens) if tokens else 0.0
+    savings = None
+    if full is not None and full.prompt_tokens_mean:
+        savings = round(100.0 * (1.0 - mean / full.prompt_tokens_mean), 2)
+    total = sum(tokens) or 1
+    return ModeSummary(
+        dataset=dataset,
+        mode=mode,
+        index=index,
+        provider=provider,
+        tokenizer=tokenizer,
+        tasks=len(outcomes),
+        success_rate=round(100.0 * sum(o.success for o in outcomes) / max(1, len(outcomes)), 2),
+        prompt_tokens_mean=round(mean, 1),
+        prompt_tokens_median=float(statistics.median(tokens)) if tokens else 0.0,
+        prompt_tokens_p90=round(percentile(tokens, 90), 1),
+        definition_share=round(100.0 * sum(o.definition_tokens for o in outcomes) / total, 2),
+        searches_per_task=round(statistics.fmean(o.searches for o in outcomes), 2)
+        if outcomes
+        else 0.0,
+        iterations_per_task=round(statistics.fmean(o.iterations for o in outcomes), 2)
+        if outcomes
+        else 0.0,
+        savings_pct=savings,
+    )
