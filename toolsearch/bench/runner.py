@@ -1,0 +1,199 @@
+"""The whole benchmark for one dataset: token savings, success, retrieval quality, latency.
+
+:func:`run_dataset` returns one :class:`BenchRecord` per mode and index: the full loop
+(``mode="full"``) and tool search with each index (``mode="search"``). Savings are only
+ever reported with the success rate beside them.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from toolsearch.bench.agent import QueryPolicy
+from toolsearch.bench.data import Catalog, QuerySet
+from toolsearch.bench.render import Provider
+from toolsearch.bench.retrieval import evaluate_index
+from toolsearch.bench.savings import run_tasks, summarize
+from toolsearch.errors import MissingExtraError
+from toolsearch.search.types import ToolIndex
+from toolsearch.tokens import TokenCounter
+
+__all__ = ["BenchRecord", "IndexSpec", "available_indexes", "run_dataset"]
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """A named way to build an index; ``peer`` marks other projects' methods."""
+
+    name: str
+    factory: Callable[[], ToolIndex]
+    peer: bool = False
+
+
+@dataclass(frozen=True)
+class BenchRecord:
+    """One dataset x mode x index."""
+
+    dataset: str
+    mode: str
+    index: str
+    peer: bool
+    tasks: int
+    tools: int
+    provider: str
+    tokenizer: str
+    prompt_tokens_mean: float
+    prompt_tokens_median: float
+    prompt_tokens_p90: float
+    definition_share: float
+    savings_pct: float | None
+    success_rate: float
+    searches_per_task: float
+    iterations_per_task: float
+    recall_at_1: float | None = None
+    recall_at_3: float | None = None
+    recall_at_5: float | None = None
+    recall_at_10: float | None = None
+    ndcg_at_10: float | None = None
+    mrr_at_10: float | None = None
+    complete_at_10: float | None = None
+    p50_us: float | None = None
+    p99_us: float | None = None
+    build_s: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def available_indexes(names: Sequence[str], *, peers: bool = True) -> list[IndexSpec]:
+    """The requested toolsearch indexes that can be built here, plus the peers."""
+    from toolsearch.bench import peers as peer_indexes
+    from toolsearch.indexes import (
+        Bm25ToolIndex,
+        HybridToolIndex,
+        RegexToolIndex,
+        VectorToolIndex,
+    )
+
+    makers: dict[str, Callable[[], ToolIndex]] = {
+        "regex": RegexToolIndex,
+        "bm25": Bm25ToolIndex,
+        "vector": VectorToolIndex,
+        "hybrid": HybridToolIndex,
+    }
+    specs = []
+    for name in names:
+        if name not in makers:
+            raise ValueError(f"unknown index {name!r}; choose from {', '.join(makers)}")
+        try:
+            makers[name]()  # fail now, with the extra's name, rather than mid-run
+        except MissingExtraError as exc:
+            raise MissingExtraError(f"the {name} index", exc.extra, exc.package) from exc
+        specs.append(IndexSpec(name, makers[name]))
+    if peers:
+        specs += [
+            IndexSpec("peer: reference regex", peer_indexes.ReferenceRegexIndex, peer=True),
+            IndexSpec("peer: token overlap", peer_indexes.TokenOverlapIndex, peer=True),
+        ]
+        try:
+            peer_indexes.Bm25sIndex()
+            specs.append(IndexSpec("peer: bm25s", peer_indexes.Bm25sIndex, peer=True))
+        except MissingExtraError:
+            pass
+    return specs
+
+
+def run_dataset(
+    catalog: Catalog,
+    queries: QuerySet,
+    indexes: Sequence[IndexSpec],
+    *,
+    counter: TokenCounter,
+    provider: Provider = "openai",
+    policy: QueryPolicy | None = None,
+    max_results: int = 5,
+    runs: int = 5,
+    on_step: Callable[[str], Any] | None = None,
+    on_task: Callable[[], Any] | None = None,
+) -> list[BenchRecord]:
+    """Full loop once, then tool search and retrieval for each index (timings ``runs``
+    times: medians of the per-run latency percentiles are reported)."""
+    policy = policy or QueryPolicy()
+
+    def step(text: str) -> None:
+        if on_step is not None:
+            on_step(text)
+
+    def task(_: Any) -> None:
+        if on_task is not None:
+            on_task()
+
+    common = {"dataset": catalog.name, "provider": provider, "tokenizer": counter.name}
+    step("full loop")
+    full_outcomes = run_tasks(
+        catalog, queries, mode="full", counter=counter, provider=provider, on_task=task
+    )
+    full = summarize(full_outcomes, mode="full", index="-", **common)
+    records = [_record(full, peer=False, tools=len(catalog))]
+    for spec in indexes:
+        step(f"tool search: {spec.name}")
+        outcomes = run_tasks(
+            catalog,
+            queries,
+            mode="search",
+            counter=counter,
+            provider=provider,
+            index_factory=spec.factory,
+            policy=policy,
+            max_results=max_results,
+            on_task=task,
+        )
+        summary = summarize(outcomes, mode="search", index=spec.name, full=full, **common)
+        step(f"retrieval: {spec.name}")
+        timings = [
+            evaluate_index(spec.name, spec.factory, catalog, queries) for _ in range(max(1, runs))
+        ]
+        retrieval = timings[0].metrics
+        records.append(
+            _record(
+                summary,
+                peer=spec.peer,
+                tools=len(catalog),
+                recall_at_1=retrieval["R@1"],
+                recall_at_3=retrieval["R@3"],
+                recall_at_5=retrieval["R@5"],
+                recall_at_10=retrieval["R@10"],
+                ndcg_at_10=retrieval["NDCG@10"],
+                mrr_at_10=retrieval["MRR@10"],
+                complete_at_10=retrieval["Complete@10"],
+                p50_us=round(1000 * statistics.median(t.search_p50_ms for t in timings), 1),
+                p99_us=round(1000 * statistics.median(t.search_p99_ms for t in timings), 1),
+                build_s=round(statistics.median(t.build_seconds for t in timings), 4),
+            )
+        )
+    return records
+
+
+def _record(summary: Any, *, peer: bool, tools: int, **retrieval: Any) -> BenchRecord:
+    return BenchRecord(
+        dataset=summary.dataset,
+        mode=summary.mode,
+        index=summary.index,
+        peer=peer,
+        tasks=summary.tasks,
+        tools=tools,
+        provider=summary.provider,
+        tokenizer=summary.tokenizer,
+        prompt_tokens_mean=summary.prompt_tokens_mean,
+        prompt_tokens_median=summary.prompt_tokens_median,
+        prompt_tokens_p90=summary.prompt_tokens_p90,
+        definition_share=summary.definition_share,
+        savings_pct=summary.savings_pct,
+        success_rate=summary.success_rate,
+        searches_per_task=summary.searches_per_task,
+        iterations_per_task=summary.iterations_per_task,
+        **retrieval,
+    )

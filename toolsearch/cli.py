@@ -1,0 +1,146 @@
+"""The ``toolsearch`` command line: ``toolsearch bench`` (needs ``toolsearch[bench]``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+
+def _app() -> Any:
+    import typer
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    app = typer.Typer(add_completion=False, help="toolsearch: tool search for LLM tool calling.")
+
+    @app.callback()
+    def root() -> None:
+        """toolsearch command line."""
+
+    @app.command()
+    def bench(
+        datasets: list[str] = typer.Option(
+            ["acme"], "--dataset", "-d", help="acme (bundled), livemcpbench, bfcl; repeatable"
+        ),
+        indexes: list[str] = typer.Option(
+            ["bm25", "regex", "hybrid"],
+            "--index",
+            "-i",
+            help="regex, bm25, vector, hybrid; repeatable",
+        ),
+        peers: bool = typer.Option(True, help="also measure the ported peer methods"),
+        runs: int = typer.Option(5, min=1, help="repetitions of the latency measurement"),
+        provider: str = typer.Option("openai", help="request shape: openai, anthropic, gemini"),
+        tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
+        max_rounds: int = typer.Option(4, min=1, help="searches per task at most"),
+        max_results: int = typer.Option(5, min=1, max=10, help="tools per search"),
+        out: Path = typer.Option(Path("benchmarks/results/bench"), help="report folder"),
+        json_path: Path | None = typer.Option(None, "--json", help="also write records here"),
+    ) -> None:
+        """Token savings, success rate, retrieval quality and latency of tool search."""
+        from toolsearch.bench.agent import QueryPolicy
+        from toolsearch.bench.loaders import load_bfcl, load_bundled, load_livemcpbench
+        from toolsearch.bench.report import write_report
+        from toolsearch.bench.runner import available_indexes, run_dataset
+        from toolsearch.bench.tokens import BpeTokenCounter
+
+        console = Console(width=max(Console().width, 120))  # keep the table readable in pipes
+        _quiet_model_loading()
+        loaders = {"acme": load_bundled, "livemcpbench": load_livemcpbench, "bfcl": load_bfcl}
+        unknown = [d for d in datasets if d not in loaders]
+        if unknown:
+            raise typer.BadParameter(f"unknown dataset(s) {unknown}; choose from {list(loaders)}")
+        if provider not in ("openai", "anthropic", "gemini"):
+            raise typer.BadParameter("provider must be openai, anthropic or gemini")
+        counter = BpeTokenCounter(tokenizer)
+        specs = available_indexes(indexes, peers=peers)
+        records = []
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress:
+            for name in datasets:
+                catalog, queries = loaders[name]()
+                total = len(queries) * (1 + len(specs))
+                bar = progress.add_task(f"{name}: full loop", total=total)
+                records += run_dataset(
+                    catalog,
+                    queries,
+                    specs,
+                    counter=counter,
+                    provider=provider,  # type: ignore[arg-type]
+                    policy=QueryPolicy(max_rounds),
+                    max_results=max_results,
+                    runs=runs,
+                    on_step=lambda text, bar=bar, name=name: progress.update(
+                        bar, description=f"{name}: {text}"
+                    ),
+                    on_task=lambda bar=bar: progress.advance(bar),
+                )
+        table = Table(title="tool search vs the full tool loop")
+        for column in (
+            "dataset",
+            "mode",
+            "index",
+            "prompt tokens",
+            "savings %",
+            "success %",
+            "R@5",
+            "p50 µs",
+        ):
+            table.add_column(
+                column,
+                justify="left" if column in ("dataset", "mode", "index") else "right",
+                no_wrap=column == "index",
+            )
+        for r in records:
+            table.add_row(
+                r.dataset,
+                r.mode,
+                r.index,
+                f"{r.prompt_tokens_mean:,.0f}",
+                "-" if r.savings_pct is None else f"{r.savings_pct:.1f}",
+                f"{r.success_rate:.1f}",
+                "-" if r.recall_at_5 is None else f"{r.recall_at_5:.1f}",
+                "-" if r.p50_us is None else f"{r.p50_us:,.0f}",
+            )
+        console.print(table)
+        command = "toolsearch " + " ".join(sys.argv[1:])
+        written = write_report(records, out, command=command, json_path=json_path)
+        console.print("wrote " + ", ".join(str(p) for p in written))
+
+    return app
+
+
+def _quiet_model_loading() -> None:
+    """Silence transformers' load reports, which would break up the progress display."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:
+        return
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+
+
+def main() -> None:
+    try:
+        app = _app()
+    except ImportError as exc:
+        print(
+            f"toolsearch's command line needs the bench extra ({exc.name} is missing): "
+            "pip install 'toolsearch[bench]'",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
+    app()
+
+
+if __name__ == "__main__":
+    main()
