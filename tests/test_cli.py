@@ -61,3 +61,37 @@ def test_bench_rejects_an_unknown_dataset(tmp_path):
     )
     assert result.exit_code != 0
     assert "unknown dataset" in result.output
+
+
+def test_bench_runs_a_user_catalog_from_jsonl(tmp_path):
+    from toolsearch.bench.data import Catalog, Query, QuerySet
+    from toolsearch.bench.loaders import load_bundled
+    from toolsearch.cli import _app
+
+    catalog, _ = load_bundled()
+    mine = Catalog("mine", catalog.tools[:30])
+    first = mine.tools[0]
+    queries = QuerySet("mine", (Query("q1", first.description, (first.name,)),))
+    mine.to_jsonl(tmp_path / "mine.jsonl")
+    queries.to_jsonl(tmp_path / "requests.jsonl")
+    result = typer_testing.CliRunner().invoke(
+        _app(),
+        [
+            "bench",
+            "--catalog",
+            str(tmp_path / "mine.jsonl"),
+            "--queries",
+            str(tmp_path / "requests.jsonl"),
+            "--index",
+            "bm25",
+            "--no-peers",
+            "--runs",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    records = json.loads((tmp_path / "out" / "results.json").read_text())["records"]
+    assert {r["dataset"] for r in records} == {"mine"}
+    assert next(r for r in records if r["mode"] == "search")["success_rate"] == 100.0

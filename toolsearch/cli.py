@@ -38,6 +38,12 @@ def _app() -> Any:
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
         max_rounds: int = typer.Option(4, min=1, help="searches per task at most"),
         max_results: int = typer.Option(5, min=1, max=10, help="tools per search"),
+        catalog_file: Path | None = typer.Option(
+            None, "--catalog", help="your own catalog (JSONL: name, description, input_schema)"
+        ),
+        queries_file: Path | None = typer.Option(
+            None, "--queries", help="your own requests (JSONL: id, text, gold) for --catalog"
+        ),
         out: Path = typer.Option(Path("benchmarks/results/bench"), help="report folder"),
         json_path: Path | None = typer.Option(None, "--json", help="also write records here"),
     ) -> None:
@@ -50,7 +56,24 @@ def _app() -> Any:
 
         console = Console(width=max(Console().width, 120))  # keep the table readable in pipes
         _quiet_model_loading()
-        loaders = {"acme": load_bundled, "livemcpbench": load_livemcpbench, "bfcl": load_bfcl}
+        loaders: dict[str, Any] = {
+            "acme": load_bundled,
+            "livemcpbench": load_livemcpbench,
+            "bfcl": load_bfcl,
+        }
+        if (catalog_file is None) != (queries_file is None):
+            raise typer.BadParameter("--catalog and --queries go together")
+        if catalog_file is not None and queries_file is not None:
+            from toolsearch.bench.data import Catalog, QuerySet
+
+            def load_user(catalog_file: Path = catalog_file, queries_file: Path = queries_file):
+                catalog = Catalog.from_jsonl(catalog_file)
+                queries = QuerySet.from_jsonl(queries_file)
+                queries.validate_against(catalog)
+                return catalog, queries
+
+            loaders[catalog_file.stem] = load_user
+            datasets = [catalog_file.stem]
         unknown = [d for d in datasets if d not in loaders]
         if unknown:
             raise typer.BadParameter(f"unknown dataset(s) {unknown}; choose from {list(loaders)}")
