@@ -84,7 +84,9 @@ def test_loop_overhead_at_500_tools(benchmark, advisor):
         )
     )
     client = (
-        ChatClient.builder(FunctionChatModel(_one_turn_script)).default_advisors(chosen).build()
+        ChatClient.builder(FunctionChatModel(_one_turn_script, count_usage=False))
+        .default_advisors(chosen)
+        .build()
     )
     benchmark.extra_info.update({"advisor": advisor, "tools": 500, "model_calls": 2})
     benchmark(lambda: client.prompt("do it").tools(tools).call())

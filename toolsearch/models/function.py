@@ -36,7 +36,8 @@ class FunctionChatModel(BaseChatModel):
     reply with tool calls streams as a single chunk.
 
     Usage is counted with ``token_counter`` (approximate by default) over the rendered
-    messages and tool definitions of the request.
+    messages and tool definitions of the request; ``count_usage=False`` skips it (for
+    timing the loop itself).
     """
 
     def __init__(
@@ -45,10 +46,12 @@ class FunctionChatModel(BaseChatModel):
         *,
         default_options: ChatOptions | None = None,
         token_counter: TokenCounter | None = None,
+        count_usage: bool = True,
     ) -> None:
         super().__init__(default_options=default_options)
         self._fn = fn
         self._counter = token_counter or WhitespaceTokenCounter()
+        self._count_usage = count_usage
         self.requests: list[Prompt] = []
         """Every prompt this model received, with its effective options (for tests)."""
 
@@ -105,12 +108,14 @@ class FunctionChatModel(BaseChatModel):
                 f"or yield them; got {type(result).__name__}"
             )
         reply = ChatResponseAggregator.aggregate(ChatResponse(p) for p in pieces).message
-        usage = Usage(
-            prompt_tokens=self._counter.count(
-                render_messages(prompt.messages) + "\n" + render_tools(prompt.tool_definitions)
-            ),
-            completion_tokens=self._counter.count(render_messages([reply])),
-        )
+        usage = Usage()
+        if self._count_usage:
+            usage = Usage(
+                prompt_tokens=self._counter.count(
+                    render_messages(prompt.messages) + "\n" + render_tools(prompt.tool_definitions)
+                ),
+                completion_tokens=self._counter.count(render_messages([reply])),
+            )
         finish = FinishReason.TOOL_CALLS if reply.tool_calls else FinishReason.STOP
         for i, piece in enumerate(pieces):
             last = i == len(pieces) - 1
