@@ -1477,3 +1477,29 @@ def test_hybrid_defaults_to_reciprocal_rank_fusion() -> None:
     from toolsearch.indexes import HybridToolIndex, VectorToolIndex
 
     assert HybridToolIndex(vector=VectorToolIndex(embedder=HashingEmbedder())).fusion == "rrf"
+
+
+@pytest.mark.parametrize("make", ["regex", "bm25", "vector-hashing"])
+def test_sessions_with_the_same_tools_share_one_view(make: str) -> None:
+    from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder, RegexToolIndex, VectorToolIndex
+
+    if make == "bm25":
+        importorskip("tantivy", reason="toolsearch[bm25] is not installed (tantivy)")
+    index = {
+        "regex": RegexToolIndex,
+        "bm25": Bm25ToolIndex,
+        "vector-hashing": lambda: VectorToolIndex(embedder=HashingEmbedder()),
+    }[make]()
+    tools = list(TOY)
+    for session in ("a", "b", "c"):
+        index.index_tools(session, tools)
+    assert len(index._views) == 1  # one view for three sessions
+    index.index_tools("c", tools[:5])  # c changes its tools: a second view
+    assert len(index._views) == 2
+    first = search(index, "a", TOY[0].name).tool_names[0]
+    assert first == TOY[0].name
+    index.clear_index("a")
+    index.clear_index("b")
+    assert len(index._views) == 1  # the last session out frees the shared view
+    assert search(index, "a", TOY[0].name).tool_names == []
+    assert search(index, "c", TOY[0].name).tool_names[0] == TOY[0].name

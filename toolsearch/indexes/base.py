@@ -13,7 +13,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from toolsearch.indexes.text import PreparedTool, prepare_tool
 from toolsearch.search.types import (
@@ -72,6 +72,9 @@ class BaseToolIndex(ABC, Generic[V]):
 
     def __init__(self) -> None:
         self._sessions: dict[str, tuple[SessionTools, V]] = {}
+        # sessions with the same tools (same fingerprints, same order) share one view
+        self._views: dict[tuple[str, ...], list[Any]] = {}  # key -> [view, sessions using it]
+        self._view_keys: dict[str, tuple[str, ...]] = {}
         self._lock = threading.RLock()
 
     # -- the ToolIndex protocol -------------------------------------------------------
@@ -79,9 +82,16 @@ class BaseToolIndex(ABC, Generic[V]):
     def index_tools(self, session_id: str, tools: Sequence[ToolDefinition]) -> None:
         """Index (or re-index) a session's tools, replacing what it had."""
         snapshot = SessionTools.of(list(tools))
-        view = self._build_view(snapshot)
+        key = tuple(tool.fingerprint for tool in snapshot.tools)
         with self._lock:
-            self._sessions[session_id] = (snapshot, view)
+            shared = self._views.get(key)
+        view = shared[0] if shared is not None else self._build_view(snapshot)
+        with self._lock:
+            shared = self._views.setdefault(key, [view, 0])
+            shared[1] += 1
+            self._release_view(session_id)
+            self._sessions[session_id] = (snapshot, shared[0])
+            self._view_keys[session_id] = key
 
     def index_tool(self, session_id: str, tool: ToolDefinition) -> None:
         """Add one tool to a session (replacing a tool of the same name)."""
@@ -93,6 +103,16 @@ class BaseToolIndex(ABC, Generic[V]):
     def clear_index(self, session_id: str) -> None:
         with self._lock:
             self._sessions.pop(session_id, None)
+            self._release_view(session_id)
+
+    def _release_view(self, session_id: str) -> None:
+        """Drop the session's claim on its view; the last session out frees it."""
+        key = self._view_keys.pop(session_id, None)
+        shared = self._views.get(key) if key is not None else None
+        if shared is not None:
+            shared[1] -= 1
+            if shared[1] <= 0:
+                del self._views[key]  # type: ignore[arg-type]
 
     def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
         started = time.perf_counter()
