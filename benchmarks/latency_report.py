@@ -14,7 +14,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def main() -> None:
-    data = json.loads((RESULTS / "latency.json").read_text())
+    path = RESULTS / "latency.json"
+    data = json.loads(path.read_text())
+    for bench in data["benchmarks"]:  # keep the statistics, drop every raw timing
+        bench["stats"].pop("data", None)
+    path.write_text(json.dumps(data, indent=1) + "\n")
     lines = [
         "# Latency (pytest-benchmark)",
         "",
