@@ -8,7 +8,7 @@ Both round-trip through JSONL: one tool per line (``{"name", "description",
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,11 +150,3 @@ def _tool_from_record(record: Mapping[str, Any], path: str | Path, number: int) 
         )
     except KeyError as exc:
         raise ValueError(f"{path}:{number}: a tool needs a name") from exc
-
-
-def unique_tools(tools: Sequence[ToolDefinition]) -> tuple[list[ToolDefinition], int]:
-    """First tool of each name, and how many later duplicates were dropped."""
-    seen: dict[str, ToolDefinition] = {}
-    for tool in tools:
-        seen.setdefault(tool.name, tool)
-    return list(seen.values()), len(tools) - len(seen)
