@@ -117,7 +117,37 @@ def default_cache_dir() -> Path:
     return Path(base) / "toolsearch"
 
 
-class SentenceTransformerEmbedder:
+class _ModelEmbedder:
+    """Shared parts of the model-backed embedders: identity and a query-embedding cache."""
+
+    _name: str
+    _dimension: int
+    _queries: _QueryCache
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> Any:
+        found = self._queries.get(text)
+        if found is None:
+            found = self.embed_documents([text])[0]
+            self._queries.put(text, found)
+        return found
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query embeddings (benchmarks time cold queries)."""
+        self._queries.clear()
+
+
+class SentenceTransformerEmbedder(_ModelEmbedder):
     """A sentence-transformers model; the packaged all-MiniLM-L6-v2 by default.
 
     Args:
@@ -155,14 +185,6 @@ class SentenceTransformerEmbedder:
         self._queries = _QueryCache()
         self._lock = threading.Lock()
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
     def embed_documents(self, texts: Sequence[str]) -> Any:
         np = _numpy()
         if not texts:
@@ -177,19 +199,8 @@ class SentenceTransformerEmbedder:
             )
         return _normalize(vectors)
 
-    def embed_query(self, text: str) -> Any:
-        found = self._queries.get(text)
-        if found is None:
-            found = self.embed_documents([text])[0]
-            self._queries.put(text, found)
-        return found
 
-    def clear_query_cache(self) -> None:
-        """Forget cached query embeddings (benchmarks time cold queries)."""
-        self._queries.clear()
-
-
-class StaticEmbedder:
+class StaticEmbedder(_ModelEmbedder):
     """A model2vec static embedding model: a vocabulary lookup plus mean pooling.
 
     ``StaticEmbedder.from_packaged_minilm()`` distills the packaged all-MiniLM-L6-v2 once
@@ -232,30 +243,11 @@ class StaticEmbedder:
                 os.replace(staging, target)
         return cls(target, name=f"model2vec/static-all-MiniLM-L6-v2-pca{pca_dims}")
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
     def embed_documents(self, texts: Sequence[str]) -> Any:
         np = _numpy()
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
         return _normalize(self._model.encode(list(texts), show_progress_bar=False))
-
-    def embed_query(self, text: str) -> Any:
-        found = self._queries.get(text)
-        if found is None:
-            found = self.embed_documents([text])[0]
-            self._queries.put(text, found)
-        return found
-
-    def clear_query_cache(self) -> None:
-        """Forget cached query embeddings (benchmarks time cold queries)."""
-        self._queries.clear()
 
 
 _WORD = re.compile(r"\w+")
