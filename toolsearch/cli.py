@@ -1,4 +1,8 @@
-"""The ``toolsearch`` command line: ``toolsearch bench`` (needs ``toolsearch[bench]``)."""
+"""The ``toolsearch`` command line.
+
+``toolsearch bench`` (needs ``toolsearch[bench]``), ``toolsearch index ...``
+(``toolsearch[catalog]``) and ``toolsearch mcp ...`` (``toolsearch[mcp]``).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,12 @@ def _app() -> Any:
     @app.callback()
     def root() -> None:
         """toolsearch command line."""
+
+    from toolsearch.catalog.cli import index_app
+    from toolsearch.mcp.cli import mcp_app
+
+    app.add_typer(index_app(), name="index")
+    app.add_typer(mcp_app(), name="mcp")
 
     @app.command()
     def bench(

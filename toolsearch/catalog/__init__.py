@@ -1,0 +1,3 @@
+"""Offline-built catalog indexes for large tool catalogs (``toolsearch[catalog]``)."""
+
+__all__: list[str] = []
