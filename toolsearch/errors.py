@@ -11,10 +11,23 @@ Catch :class:`ToolsearchError` to handle anything the library raises on purpose:
     ├── ToolLoopLimitError             the tool loop ran more iterations than allowed
     ├── AdvisorChainError              the advisor chain is invalid (e.g. two tool advisors)
     ├── ChatModelError                 a chat model failed to answer
+    │   └── ProviderError              a provider's API failed (``provider``, ``status_code``)
+    │       ├── ProviderAuthenticationError  bad or missing credentials (401/403)
+    │       ├── ProviderRateLimitError       rate limited or over quota (429); retryable
+    │       └── ProviderConnectionError      the endpoint could not be reached or timed out
     ├── ChatMemoryError                a chat memory store failed
     ├── ToolIndexError                 a tool index cannot answer (``code`` says why)
     │   ├── InvalidPatternError        a model-written regex does not parse (invalid_pattern)
     │   └── PatternTooLongError        a model-written regex is over 200 characters
+    ├── CatalogError                   a large-catalog source or index artifact is unusable
+    │   ├── CatalogSourceError         a catalog input file is malformed (names file and record)
+    │   └── CatalogIndexError          a built index cannot be loaded (``path``)
+    │       ├── IndexNotFoundError     no index at that path
+    │       ├── ManifestMismatchError  built by another format version or embedder: rebuild
+    │       └── IndexCorruptedError    a checksum or file does not match the manifest: rebuild
+    ├── McpError                       talking to an MCP server failed
+    │   ├── McpConfigError             an MCP server configuration is invalid
+    │   └── McpConnectionError         an MCP server could not be started or reached
     └── MissingExtraError              an optional dependency is not installed (also ImportError)
 
 Errors a *model* makes (unknown tool names, malformed arguments) are not raised: the loop
@@ -25,13 +38,26 @@ from __future__ import annotations
 
 __all__ = [
     "AdvisorChainError",
+    "CatalogError",
+    "CatalogIndexError",
+    "CatalogSourceError",
     "ChatMemoryError",
     "ChatModelError",
     "DuplicateToolNameError",
+    "IndexCorruptedError",
+    "IndexNotFoundError",
     "InvalidPatternError",
     "InvalidToolArgumentsError",
+    "ManifestMismatchError",
+    "McpConfigError",
+    "McpConnectionError",
+    "McpError",
     "MissingExtraError",
     "PatternTooLongError",
+    "ProviderAuthenticationError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderRateLimitError",
     "ToolCallLimitExceededError",
     "ToolDefinitionError",
     "ToolExecutionError",
@@ -150,6 +176,83 @@ class PatternTooLongError(ToolIndexError):
     """A model-written regular expression is longer than the allowed maximum."""
 
     code = "pattern_too_long"
+
+
+class ProviderError(ChatModelError):
+    """A provider's API failed. The message carries the provider's own message."""
+
+    retryable = False
+
+    def __init__(self, provider: str, message: str, *, status_code: int | None = None) -> None:
+        self.provider = provider
+        self.status_code = status_code
+        self.provider_message = message
+        status = f" (HTTP {status_code})" if status_code is not None else ""
+        super().__init__(f"{provider}{status}: {message}")
+
+
+class ProviderAuthenticationError(ProviderError):
+    """The provider rejected the credentials (HTTP 401 or 403)."""
+
+
+class ProviderRateLimitError(ProviderError):
+    """The provider rate-limited the request or the account is over quota (HTTP 429)."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider's endpoint could not be reached, or the request timed out."""
+
+    retryable = True
+
+
+class CatalogError(ToolsearchError):
+    """A large-catalog source file or a built catalog index cannot be used."""
+
+
+class CatalogSourceError(CatalogError):
+    """A catalog input (JSONL, MCP ``tools/list`` dump, OpenAPI spec) is malformed.
+
+    The message names the file and, where known, the record or operation."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        self.source = source
+        self.problem = problem
+        super().__init__(f"{source}: {problem}")
+
+
+class CatalogIndexError(CatalogError):
+    """A built catalog index at ``path`` cannot be loaded; the message says how to fix it."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"catalog index {path}: {problem}")
+
+
+class IndexNotFoundError(CatalogIndexError):
+    """There is no catalog index (no ``manifest.json``) at the given path."""
+
+
+class ManifestMismatchError(CatalogIndexError):
+    """The index was built with another format version or embedder than this process uses."""
+
+
+class IndexCorruptedError(CatalogIndexError):
+    """An artifact is missing or its checksum differs from the manifest."""
+
+
+class McpError(ToolsearchError):
+    """Talking to an MCP server failed."""
+
+
+class McpConfigError(McpError):
+    """An MCP server configuration is invalid (the message names the server and field)."""
+
+
+class McpConnectionError(McpError):
+    """An MCP server could not be started or reached; the message names the server."""
 
 
 class MissingExtraError(ToolsearchError, ImportError):
