@@ -1,0 +1,397 @@
+"""``OpenAIChatModel``: OpenAI chat completions, and every server that speaks its dialect.
+
+The adapter maps toolsearch messages and tool definitions onto ``/chat/completions``
+(``messages`` + ``tools`` of type ``function``) and the answer back, including token usage
+with cached prompt tokens. ``base_url`` points it at any OpenAI-compatible endpoint
+(Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter...). Needs ``toolsearch[openai]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any, Literal
+
+from toolsearch.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolsearch.chat.model import BaseChatModel
+from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.prompt import Prompt
+from toolsearch.chat.response import ChatResponse, FinishReason, Usage
+from toolsearch.errors import ProviderError
+from toolsearch.models._provider import (
+    body_message,
+    error_for_status,
+    new_call_id,
+    parameters_of,
+    provider_errors,
+    require,
+    split_kwargs,
+    transport_error,
+)
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = ["OpenAIChatModel", "openai_messages", "openai_tools"]
+
+PROVIDER = "openai"
+_OPENAI_HOST = "api.openai.com"
+
+MaxTokensParameter = Literal["auto", "max_tokens", "max_completion_tokens"]
+
+
+class OpenAIChatModel(BaseChatModel):
+    """A chat model on the OpenAI chat completions API (or a compatible server).
+
+    Args:
+        model: The model name (``"gpt-4o-mini"``, ``"llama3.1"`` on Ollama...);
+            ``ChatOptions.model`` in a request overrides it.
+        api_key: Defaults to the SDK's ``OPENAI_API_KEY``. Compatible servers that need no
+            key accept any string (the adapter passes ``"unused"`` when a ``base_url`` is
+            given without a key and ``OPENAI_API_KEY`` is unset).
+        base_url: The endpoint, e.g. ``http://localhost:11434/v1`` for Ollama; defaults to
+            the SDK's ``OPENAI_BASE_URL`` or OpenAI itself.
+        client: An ``openai.OpenAI`` to use as is (your own timeouts, retries, HTTP client).
+        async_client: An ``openai.AsyncOpenAI`` for ``acall``/``astream``. When only
+            ``client`` is given, async requests run it in a worker thread.
+        options: Default :class:`ChatOptions` (temperature, max tokens, ``extra``...).
+        max_tokens_parameter: How ``ChatOptions.max_tokens`` is sent: OpenAI's own API wants
+            ``max_completion_tokens`` (its reasoning models reject ``max_tokens``), most
+            compatible servers want ``max_tokens``; ``"auto"`` picks by the endpoint's host.
+
+    SDK clients are created on first use, so constructing a model never needs a key or
+    the network. ``ChatOptions.extra`` is passed through: keys ``chat.completions.create``
+    accepts (``seed``, ``tool_choice``, ``parallel_tool_calls``, ``reasoning_effort``,
+    ``response_format``, ``extra_headers``...) as arguments, anything else in the body.
+    """
+
+    provider = PROVIDER
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any | None = None,
+        async_client: Any | None = None,
+        options: ChatOptions | None = None,
+        max_tokens_parameter: MaxTokensParameter = "auto",
+    ) -> None:
+        super().__init__(default_options=options)
+        self._sdk = require("openai", extra="openai", feature="OpenAIChatModel")
+        self.model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self._client = client
+        self._async_client = async_client
+        self._injected_sync_only = client is not None and async_client is None
+        self.max_tokens_parameter = max_tokens_parameter
+
+    # -- clients ---------------------------------------------------------------------------
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        import os
+
+        kwargs: dict[str, Any] = {}
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key
+        elif self._base_url is not None and not os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = "unused"  # local servers ignore it; the SDK insists on one
+        if self._base_url is not None:
+            kwargs["base_url"] = self._base_url
+        return kwargs
+
+    @property
+    def client(self) -> Any:
+        """The ``openai.OpenAI`` client (created on first use)."""
+        if self._client is None:
+            with provider_errors(PROVIDER, _translate):
+                self._client = self._sdk.OpenAI(**self._client_kwargs())
+        return self._client
+
+    @property
+    def async_client(self) -> Any:
+        """The ``openai.AsyncOpenAI`` client (created on first use)."""
+        if self._async_client is None:
+            with provider_errors(PROVIDER, _translate):
+                self._async_client = self._sdk.AsyncOpenAI(**self._client_kwargs())
+        return self._async_client
+
+    # -- requests --------------------------------------------------------------------------
+
+    def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for ``prompt``."""
+        options = self.effective_options(prompt)
+        arguments: dict[str, Any] = {
+            "model": options.model or self.model,
+            "messages": openai_messages(prompt.messages),
+        }
+        tools = [callback.definition for callback in options.tool_callbacks]
+        if tools:
+            arguments["tools"] = openai_tools(tools)
+        if options.temperature is not None:
+            arguments["temperature"] = options.temperature
+        if options.top_p is not None:
+            arguments["top_p"] = options.top_p
+        if options.stop:
+            arguments["stop"] = list(options.stop)
+        if options.max_tokens is not None:
+            arguments[self._max_tokens_key()] = options.max_tokens
+        if stream:
+            arguments["stream"] = True
+            arguments["stream_options"] = {"include_usage": True}
+        kwargs, body = split_kwargs(options, _accepted_arguments(self._sdk).__contains__)
+        arguments.update(kwargs)
+        if body:
+            arguments["extra_body"] = {**body, **arguments.get("extra_body", {})}
+        return arguments
+
+    def _max_tokens_key(self) -> str:
+        if self.max_tokens_parameter != "auto":
+            return self.max_tokens_parameter
+        base = self._base_url
+        if base is None and self._client is not None:
+            base = str(getattr(self._client, "base_url", ""))
+        if base is None:
+            import os
+
+            base = os.environ.get("OPENAI_BASE_URL") or _OPENAI_HOST
+        return "max_completion_tokens" if _OPENAI_HOST in base else "max_tokens"
+
+    # -- ChatModel -------------------------------------------------------------------------
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        arguments = self.request_arguments(prompt)
+        with provider_errors(PROVIDER, _translate):
+            completion = self.client.chat.completions.create(**arguments)
+        return response_from_completion(completion)
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        arguments = self.request_arguments(prompt, stream=True)
+        state = _StreamState()
+        with provider_errors(PROVIDER, _translate):
+            for chunk in self.client.chat.completions.create(**arguments):
+                piece = state.feed(chunk)
+                if piece is not None:
+                    yield piece
+        yield state.finish()
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        if self._injected_sync_only:
+            return await super().acall(prompt)
+        arguments = self.request_arguments(prompt)
+        with provider_errors(PROVIDER, _translate):
+            completion = await self.async_client.chat.completions.create(**arguments)
+        return response_from_completion(completion)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        if self._injected_sync_only:
+            async for piece in super().astream(prompt):
+                yield piece
+            return
+        arguments = self.request_arguments(prompt, stream=True)
+        state = _StreamState()
+        with provider_errors(PROVIDER, _translate):
+            stream = await self.async_client.chat.completions.create(**arguments)
+            async for chunk in stream:
+                piece = state.feed(chunk)
+                if piece is not None:
+                    yield piece
+        yield state.finish()
+
+    def __repr__(self) -> str:
+        where = f", base_url={self._base_url!r}" if self._base_url else ""
+        return f"OpenAIChatModel({self.model!r}{where})"
+
+
+# -- mapping: toolsearch -> OpenAI ------------------------------------------------------------
+
+
+def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Our messages as chat-completions messages (one ``tool`` message per tool result)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": message.content})
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.content})
+        elif isinstance(message, AssistantMessage):
+            entry: dict[str, Any] = {"role": "assistant", "content": message.content}
+            if message.tool_calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                    }
+                    for call in message.tool_calls
+                ]
+            out.append(entry)
+        elif isinstance(message, ToolResponseMessage):
+            out.extend(
+                {"role": "tool", "tool_call_id": r.id, "content": r.response_data}
+                for r in message.responses
+            )
+    return out
+
+
+def openai_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    """Tool definitions as ``{"type": "function", "function": {...}}`` entries."""
+    rendered = []
+    for tool in tools:
+        function: dict[str, Any] = {"name": tool.name}
+        if tool.description:
+            function["description"] = tool.description
+        function["parameters"] = dict(tool.input_schema)
+        rendered.append({"type": "function", "function": function})
+    return rendered
+
+
+# -- mapping: OpenAI -> toolsearch ------------------------------------------------------------
+
+
+def usage_from_openai(usage: Any) -> tuple[Usage, dict[str, Any]]:
+    """Our ``Usage`` (prompt includes cached tokens, as OpenAI counts) and the raw details."""
+    if usage is None:
+        return Usage(), {}
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    raw = usage.model_dump(exclude_none=True) if hasattr(usage, "model_dump") else {}
+    return (
+        Usage(
+            prompt_tokens=usage.prompt_tokens or 0,
+            completion_tokens=usage.completion_tokens or 0,
+            cached_tokens=cached,
+        ),
+        raw,
+    )
+
+
+def _finish(reason: str | None, has_calls: bool) -> str:
+    if reason is None:
+        return FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
+    if reason == "function_call":
+        return FinishReason.TOOL_CALLS
+    return reason  # stop, tool_calls, length, content_filter: already our vocabulary
+
+
+def response_from_completion(completion: Any) -> ChatResponse:
+    """A ``ChatCompletion`` as our ``ChatResponse`` (the first choice)."""
+    usage, raw_usage = usage_from_openai(getattr(completion, "usage", None))
+    metadata: dict[str, Any] = {
+        "provider": PROVIDER,
+        "model": completion.model,
+        "id": completion.id,
+    }
+    if raw_usage:
+        metadata["usage"] = raw_usage
+    if not completion.choices:
+        return ChatResponse(AssistantMessage(), FinishReason.STOP, usage, metadata)
+    choice = completion.choices[0]
+    message = choice.message
+    calls = tuple(
+        ToolCall(
+            id=call.id or new_call_id(),
+            name=call.function.name,
+            arguments=call.function.arguments or "{}",
+        )
+        for call in (message.tool_calls or ())
+        if getattr(call, "function", None) is not None
+    )
+    metadata["provider_finish_reason"] = choice.finish_reason
+    return ChatResponse(
+        AssistantMessage(content=message.content or None, tool_calls=calls),
+        _finish(choice.finish_reason, bool(calls)),
+        usage,
+        metadata,
+    )
+
+
+class _StreamState:
+    """Folds ``ChatCompletionChunk``s: text passes on at once; tool-call deltas (keyed by
+    ``index``) are joined and handed on whole, with the finish reason and usage, at the end.
+    """
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict[str, str]] = {}
+        self.finish_reason: str | None = None
+        self.usage = Usage()
+        self.metadata: dict[str, Any] = {"provider": PROVIDER}
+
+    def feed(self, chunk: Any) -> ChatResponse | None:
+        self.metadata.setdefault("model", getattr(chunk, "model", None))
+        self.metadata.setdefault("id", getattr(chunk, "id", None))
+        if getattr(chunk, "usage", None) is not None:
+            self.usage, raw = usage_from_openai(chunk.usage)
+            self.metadata["usage"] = raw
+        text = ""
+        for choice in chunk.choices or ():
+            if choice.index not in (0, None):
+                continue
+            delta = choice.delta
+            if delta is not None:
+                text += delta.content or ""
+                for part in delta.tool_calls or ():
+                    slot = self.calls.setdefault(
+                        part.index if part.index is not None else len(self.calls),
+                        {"id": "", "name": "", "arguments": ""},
+                    )
+                    if part.id:
+                        slot["id"] = part.id
+                    function = part.function
+                    if function is not None:
+                        if function.name:
+                            slot["name"] += function.name
+                        if function.arguments:
+                            slot["arguments"] += function.arguments
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        return ChatResponse(AssistantMessage(content=text)) if text else None
+
+    def finish(self) -> ChatResponse:
+        calls = tuple(
+            ToolCall(
+                id=slot["id"] or new_call_id(),
+                name=slot["name"],
+                arguments=slot["arguments"] or "{}",
+            )
+            for _, slot in sorted(self.calls.items())
+        )
+        self.metadata["provider_finish_reason"] = self.finish_reason
+        return ChatResponse(
+            AssistantMessage(tool_calls=calls),
+            _finish(self.finish_reason, bool(calls)),
+            self.usage,
+            {k: v for k, v in self.metadata.items() if v is not None},
+        )
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def _translate(exc: Exception) -> ProviderError | None:
+    import openai
+
+    if isinstance(exc, openai.APIConnectionError):  # includes timeouts
+        return transport_error(PROVIDER, exc)
+    if isinstance(exc, openai.APIStatusError):
+        return error_for_status(PROVIDER, exc.status_code, body_message(exc.body, exc.message))
+    if isinstance(exc, openai.OpenAIError):
+        return ProviderError(PROVIDER, str(exc))
+    return None
+
+
+_ACCEPTED: dict[int, frozenset[str]] = {}
+
+
+def _accepted_arguments(sdk: Any) -> frozenset[str]:
+    """Parameters of ``chat.completions.create`` in the installed SDK (computed once)."""
+    key = id(sdk)
+    if key not in _ACCEPTED:
+        _ACCEPTED[key] = parameters_of(sdk.resources.chat.completions.Completions.create)
+    return _ACCEPTED[key]
