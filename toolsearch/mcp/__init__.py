@@ -1,3 +1,69 @@
-"""MCP client, server and tool-search proxy (``toolsearch[mcp]``)."""
+"""MCP client, server and tool-search proxy (``toolsearch[mcp]``).
 
-__all__: list[str] = []
+- :class:`McpToolProvider`: the tools of MCP servers (stdio or streamable HTTP, from a
+  small config) as ``ToolCallback``s for the tool loop; connects on first use.
+- :func:`build_server` / :func:`serve_tools`: toolsearch tools served over MCP.
+- :class:`McpSearchProxy` (``toolsearch mcp proxy``): many servers behind two tools,
+  ``search_tools`` and ``call_tool``.
+
+Importing this package does not import the ``mcp`` SDK; using a client or server does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolsearch.mcp.client import McpToolCallback, McpToolProvider, result_text
+    from toolsearch.mcp.config import (
+        HttpServerConfig,
+        McpConfig,
+        ProxySettings,
+        StdioServerConfig,
+        load_mcp_config,
+    )
+    from toolsearch.mcp.dump import write_catalog
+    from toolsearch.mcp.proxy import McpSearchProxy, make_index
+    from toolsearch.mcp.server import build_server, run_server, serve_tools
+
+_LOCATIONS = {
+    "McpToolCallback": "client",
+    "McpToolProvider": "client",
+    "result_text": "client",
+    "HttpServerConfig": "config",
+    "McpConfig": "config",
+    "ProxySettings": "config",
+    "StdioServerConfig": "config",
+    "load_mcp_config": "config",
+    "write_catalog": "dump",
+    "McpSearchProxy": "proxy",
+    "make_index": "proxy",
+    "build_server": "server",
+    "run_server": "server",
+    "serve_tools": "server",
+}
+
+__all__ = [
+    "HttpServerConfig",
+    "McpConfig",
+    "McpSearchProxy",
+    "McpToolCallback",
+    "McpToolProvider",
+    "ProxySettings",
+    "StdioServerConfig",
+    "build_server",
+    "load_mcp_config",
+    "make_index",
+    "result_text",
+    "run_server",
+    "serve_tools",
+    "write_catalog",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LOCATIONS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"toolsearch.mcp.{module}"), name)

@@ -1,8 +1,13 @@
-"""``toolsearch mcp ...``: the tool-search MCP proxy."""
+"""``toolsearch mcp ...``: the tool-search MCP proxy, and listing or dumping servers' tools.
 
-from __future__ import annotations
+``toolsearch mcp proxy --config servers.toml`` serves the proxy over stdio (what desktop
+assistants and IDEs start); ``--transport http --port 8000`` serves streamable HTTP at
+``http://127.0.0.1:8000/mcp``. Over stdio, stdout carries only MCP messages: everything
+else goes to stderr.
+"""
 
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 __all__ = ["mcp_app"]
 
@@ -12,8 +17,150 @@ def mcp_app() -> Any:
 
     app = typer.Typer(help="MCP: serve many MCP servers behind one tool-search proxy.")
 
+    ConfigOption = Annotated[
+        Path,
+        typer.Option("--config", "-c", help="MCP servers config (TOML, or JSON with mcpServers)"),
+    ]
+
     @app.callback()
     def root() -> None:
         """MCP integration."""
 
+    @app.command()
+    def proxy(
+        config: ConfigOption,
+        index: Annotated[
+            str | None, typer.Option(help="bm25, regex, vector or hybrid [config: bm25]")
+        ] = None,
+        max_results: Annotated[
+            int | None, typer.Option(min=1, max=10, help="default tools per search [5]")
+        ] = None,
+        prefix: Annotated[
+            str | None, typer.Option(help="server-name prefixes: auto, always, never [auto]")
+        ] = None,
+        transport: Annotated[str, typer.Option(help="stdio or http")] = "stdio",
+        host: Annotated[str, typer.Option(help="HTTP host")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="HTTP port")] = 8000,
+        path: Annotated[str, typer.Option(help="HTTP endpoint path")] = "/mcp",
+        strict: Annotated[
+            bool | None,
+            typer.Option("--strict/--no-strict", help="fail when a server cannot be reached [no]"),
+        ] = None,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log to stderr")] = False,
+    ) -> None:
+        """Serve every configured server's tools behind search_tools and call_tool."""
+        import anyio
+
+        from toolsearch.mcp.client import McpToolProvider
+        from toolsearch.mcp.proxy import McpSearchProxy
+
+        if transport not in ("stdio", "http"):
+            raise typer.BadParameter("transport must be stdio or http")
+        _logging(verbose)
+        settings = _load(config).proxy
+        chosen_index = index or settings.index
+        if chosen_index not in ("bm25", "regex", "vector", "hybrid"):
+            raise typer.BadParameter("index must be bm25, regex, vector or hybrid")
+        chosen_prefix = prefix or settings.prefix
+        if chosen_prefix not in ("auto", "always", "never"):
+            raise typer.BadParameter("prefix must be auto, always or never")
+        fail = settings.strict if strict is None else strict
+        provider = McpToolProvider(
+            _load(config),
+            prefix=chosen_prefix,  # type: ignore[arg-type]
+            on_connect_error="raise" if fail else "skip",
+        )
+        search_proxy = McpSearchProxy(
+            provider,
+            index=chosen_index,
+            max_results=max_results or settings.max_results,
+            name=settings.name,
+        )
+        try:
+            anyio.run(
+                lambda: search_proxy.serve(
+                    transport=transport,  # type: ignore[arg-type]
+                    host=host,
+                    port=port,
+                    path=path,
+                )
+            )
+        except KeyboardInterrupt:  # pragma: no cover - interactive stop
+            pass
+        finally:
+            provider.close()
+
+    @app.command("list")
+    def list_tools(
+        config: ConfigOption,
+        prefix: Annotated[str, typer.Option(help="auto, always or never")] = "auto",
+        as_json: Annotated[bool, typer.Option("--json", help="one JSON object per tool")] = False,
+    ) -> None:
+        """Connect to every configured server and list the tools it exposes."""
+        import json
+
+        from toolsearch.mcp.client import McpToolProvider
+
+        _logging(False)
+        with McpToolProvider(
+            _load(config),
+            prefix=prefix,  # type: ignore[arg-type]
+            on_connect_error="skip",
+        ) as provider:
+            callbacks = provider.tool_callbacks()
+            for callback in callbacks:
+                definition = callback.definition
+                if as_json:
+                    typer.echo(json.dumps({**definition.to_dict(), "server": callback.server}))
+                else:
+                    summary = definition.description.strip().splitlines()[0:1]
+                    typer.echo(f"{definition.name}\t{callback.server}\t{''.join(summary)[:80]}")
+            for server, problem in provider.failures.items():
+                typer.echo(f"left out {server}: {problem}", err=True)
+            typer.echo(f"{len(callbacks)} tools", err=True)
+
+    @app.command()
+    def dump(
+        config: ConfigOption,
+        out: Annotated[Path, typer.Option("--out", "-o", help="catalog JSONL to write")],
+        prefix: Annotated[str, typer.Option(help="auto, always or never")] = "auto",
+    ) -> None:
+        """Write every configured server's tools to a catalog JSONL file (one tool a line)."""
+        from toolsearch.mcp.client import McpToolProvider
+        from toolsearch.mcp.dump import write_catalog
+
+        _logging(False)
+        with McpToolProvider(
+            _load(config),
+            prefix=prefix,  # type: ignore[arg-type]
+            on_connect_error="skip",
+        ) as provider:
+            count = write_catalog(provider.tool_definitions(), out)
+            for server, problem in provider.failures.items():
+                typer.echo(f"left out {server}: {problem}", err=True)
+        typer.echo(f"wrote {count} tools to {out}", err=True)
+
     return app
+
+
+def _load(config: Path) -> Any:
+    import typer
+
+    from toolsearch.errors import McpConfigError
+    from toolsearch.mcp.config import load_mcp_config
+
+    try:
+        return load_mcp_config(config)
+    except McpConfigError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--config") from None
+
+
+def _logging(verbose: bool) -> None:
+    import logging
+    import sys
+
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )

@@ -1,0 +1,1 @@
+"""Small MCP servers the MCP tests start as subprocesses."""

@@ -1,0 +1,277 @@
+"""``McpToolProvider`` against real MCP servers started as subprocesses (stdio) and over
+streamable HTTP on 127.0.0.1: listing, calls, error results, prefixes, filters, lazy
+connection, tool-list changes and closing (no server process outlives the provider)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp.types import Tool
+from mcp_servers.helpers import DEMO, alive, eventually, free_port, running, stdio
+
+from toolsearch.errors import (
+    InvalidToolArgumentsError,
+    McpConnectionError,
+    McpError,
+)
+from toolsearch.loop.manager import ToolCallingManager
+from toolsearch.mcp import HttpServerConfig, McpToolProvider, StdioServerConfig
+from toolsearch.mcp.client import _expose
+from toolsearch.tools import ToolCallback
+
+
+@pytest.fixture(scope="module")
+def provider():
+    servers = {
+        "alpha": stdio("alpha", env={"GREETING": "hello from env"}),
+        "beta": stdio("beta", include_tools=["add", "whoami", "slow"], timeout=1.0),
+    }
+    with McpToolProvider(servers) as mcp_tools:
+        yield mcp_tools
+
+
+def by_name(provider: McpToolProvider) -> dict[str, ToolCallback]:
+    return {cb.definition.name: cb for cb in provider.tool_callbacks()}
+
+
+# -- listing and names ---------------------------------------------------------------------
+
+
+def test_tools_become_callbacks_and_only_clashing_names_get_a_server_prefix(provider):
+    tools = by_name(provider)
+    # both servers offer add, whoami and slow: prefixed; alpha's other tools keep their names
+    for clash in ("add", "whoami", "slow"):
+        assert f"alpha_{clash}" in tools
+        assert f"beta_{clash}" in tools
+        assert clash not in tools
+    assert {"echo_env", "fail", "weather_forecast", "pid"} <= set(tools)
+    assert not any(name.startswith("beta_") and "weather" in name for name in tools)
+    assert all(isinstance(cb, ToolCallback) for cb in tools.values())
+    forecast = tools["weather_forecast"].definition
+    assert forecast.description.startswith("Get the weather forecast")
+    assert forecast.input_schema["required"] == ["city"]
+    assert forecast.category == "alpha"
+    assert tools["beta_add"].server == "beta"
+    assert tools["beta_add"].tool_name == "add"
+
+
+def test_calls_reach_the_right_server_with_its_environment(provider):
+    tools = by_name(provider)
+    assert tools["alpha_add"].call(json.dumps({"a": 2, "b": 3})) == "5"
+    assert tools["beta_whoami"].call("{}") == "beta"
+    assert tools["alpha_whoami"].call("") == "alpha"
+    assert tools["echo_env"].call('{"variable": "GREETING"}') == "hello from env"
+    # the rest of this process's environment is not passed on
+    assert tools["echo_env"].call('{"variable": "PYTEST_CURRENT_TEST"}') == "<unset>"
+
+
+def test_async_calls_work_from_another_event_loop(provider):
+    tools = by_name(provider)
+
+    async def both() -> list[str]:
+        return list(
+            await asyncio.gather(
+                tools["alpha_add"].acall('{"a": 40, "b": 2}'),
+                tools["beta_add"].acall('{"a": 1, "b": 1}'),
+            )
+        )
+
+    assert asyncio.run(both()) == ["42", "2"]
+
+
+def test_an_is_error_result_comes_back_as_text(provider):
+    text = by_name(provider)["fail"].call('{"message": "the disk is full"}')
+    assert text.startswith("Error")
+    assert "the disk is full" in text
+
+
+def test_server_side_argument_errors_come_back_as_text(provider):
+    text = by_name(provider)["alpha_add"].call('{"a": "many"}')
+    assert text.startswith("Error")
+    assert "validation error" in text
+
+
+def test_a_timeout_comes_back_as_text_and_the_session_survives(provider):
+    tools = by_name(provider)
+    text = tools["beta_slow"].call('{"seconds": 20}')
+    assert text.startswith("Error")
+    assert "timed out" in text
+    assert "beta" in text
+    assert tools["beta_whoami"].call("{}") == "beta"
+
+
+def test_arguments_that_are_not_a_json_object_raise_invalid_arguments(provider):
+    tool = by_name(provider)["alpha_add"]
+    with pytest.raises(InvalidToolArgumentsError, match="alpha_add"):
+        tool.call("{not json")
+    with pytest.raises(InvalidToolArgumentsError, match="object"):
+        tool.call("[1, 2]")
+
+
+def test_the_provider_is_a_resolver_for_tool_names(provider):
+    found = provider.resolve("weather_forecast")
+    assert found is not None
+    assert found.call('{"city": "Oslo"}') == "sunny in Oslo"
+    assert provider.resolve("no_such_tool") is None
+    manager = ToolCallingManager(resolver=provider)
+    assert manager.resolver.resolve("alpha_add") is not None
+    assert provider.call_tool("alpha_add", {"a": 1, "b": 2}) == "3"
+    assert provider.call_tool("missing", {}).startswith("Error")
+
+
+def test_a_tool_list_change_is_followed(provider):
+    before = provider.version
+    assert by_name(provider)["add_tool"].call('{"tool_name": "zap_widget"}') == "added"
+    assert eventually(lambda: provider.resolve("zap_widget") is not None, timeout=10)
+    assert provider.version > before
+    assert provider.resolve("zap_widget").call("{}") == "zap_widget ran"
+
+
+def test_refresh_finds_tools_added_without_notice(provider):
+    assert by_name(provider)["add_tool_quietly"].call('{"tool_name": "hush"}') == "added"
+    provider.refresh("alpha")
+    assert provider.resolve("hush") is not None
+
+
+# -- filters and prefixes --------------------------------------------------------------------
+
+
+def test_tool_filter_sees_server_and_definition():
+    seen = []
+
+    def only_beta_readers(server, definition):
+        seen.append((server, definition.name))
+        return server == "beta" and definition.name in ("whoami", "add")
+
+    with McpToolProvider(
+        {"alpha": stdio("alpha"), "beta": stdio("beta")}, tool_filter=only_beta_readers
+    ) as mcp_tools:
+        names = sorted(cb.definition.name for cb in mcp_tools.tool_callbacks())
+    assert names == ["add", "whoami"]  # no clash once alpha's tools are filtered out
+    assert ("alpha", "weather_forecast") in seen
+
+
+def _tools(*names: str) -> list[Tool]:
+    return [
+        Tool(name=n, description=f"{n} tool", input_schema={"type": "object", "properties": {}})
+        for n in names
+    ]
+
+
+def _configs(*servers: str) -> dict[str, StdioServerConfig]:
+    return {s: StdioServerConfig(command="x") for s in servers}
+
+
+def test_prefix_modes():
+    tools = {"git hub": _tools("search", "create_issue"), "slack": _tools("search", "post")}
+    configs = _configs("git hub", "slack")
+    auto = _expose(tools, configs, None, "auto", "_")
+    assert list(auto) == ["git_hub_search", "create_issue", "slack_search", "post"]
+    assert auto["git_hub_search"].tool_name == "search"
+    always = _expose(tools, configs, None, "always", "__")
+    assert list(always) == [
+        "git_hub__search",
+        "git_hub__create_issue",
+        "slack__search",
+        "slack__post",
+    ]
+    never = _expose(tools, configs, None, "never", "_")
+    assert list(never) == ["search", "create_issue", "post"]
+    assert never["search"].server == "git hub"
+
+
+def test_include_and_exclude_patterns():
+    config = StdioServerConfig(
+        command="x", include_tools=("read_*", "list_*"), exclude_tools=("*_secret",)
+    )
+    assert config.exposes("read_file")
+    assert config.exposes("list_dir")
+    assert not config.exposes("write_file")
+    assert not config.exposes("read_secret")
+    exposed = _expose(
+        {"fs": _tools("read_file", "write_file", "read_secret")}, {"fs": config}, None, "auto", "_"
+    )
+    assert list(exposed) == ["read_file"]
+
+
+# -- connecting lazily, failing clearly, closing -------------------------------------------
+
+
+def test_nothing_connects_before_first_use():
+    mcp_tools = McpToolProvider({"ghost": {"command": "/nonexistent/mcp-server"}})
+    assert not mcp_tools.connected
+    assert mcp_tools._loop is None  # no thread, no process yet
+    with pytest.raises(McpConnectionError, match="ghost"):
+        mcp_tools.tool_callbacks()
+    mcp_tools.close()
+    with pytest.raises(McpError, match="closed"):
+        mcp_tools.connect()
+
+
+def test_an_unreachable_server_can_be_left_out():
+    with McpToolProvider(
+        {"ghost": {"command": "/nonexistent/mcp-server"}, "alpha": stdio("alpha")},
+        on_connect_error="skip",
+    ) as mcp_tools:
+        names = {cb.definition.name for cb in mcp_tools.tool_callbacks()}
+        assert "whoami" in names
+        assert list(mcp_tools.failures) == ["ghost"]
+
+
+def test_an_http_url_nobody_listens_on_fails_with_the_server_name():
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with (
+        McpToolProvider({"remote": {"url": url, "connect_timeout": 5}}) as mcp_tools,
+        pytest.raises(McpConnectionError, match="remote"),
+    ):
+        mcp_tools.connect()
+
+
+def test_close_stops_every_server_process():
+    mcp_tools = McpToolProvider({"one": stdio("one"), "two": stdio("two")})
+    tools = by_name(mcp_tools)
+    pids = [int(tools["one_pid"].call("{}")), int(tools["two_pid"].call("{}"))]
+    assert all(alive(pid) for pid in pids)
+    mcp_tools.close()
+    assert eventually(lambda: not any(alive(pid) for pid in pids), timeout=10)
+    mcp_tools.close()  # idempotent
+
+
+def test_async_context_manager_connects_and_closes():
+    async def run() -> tuple[str, int]:
+        async with McpToolProvider({"solo": stdio("solo")}) as mcp_tools:
+            callbacks = await mcp_tools.atool_callbacks()
+            tools = {cb.definition.name: cb for cb in callbacks}
+            return await tools["whoami"].acall("{}"), int(await tools["pid"].acall("{}"))
+
+    name, pid = asyncio.run(run())
+    assert name == "solo"
+    assert eventually(lambda: not alive(pid), timeout=10)
+
+
+# -- streamable HTTP ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def http_url():
+    port = free_port()
+    with running([sys.executable, str(DEMO), "--name", "remote", "--http", str(port)], port):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+def test_streamable_http_server_lists_and_calls(http_url):
+    config = HttpServerConfig(url=http_url, headers={"X-Trace": "test"})
+    with McpToolProvider({"remote": config, "alpha": stdio("alpha")}) as mcp_tools:
+        tools = by_name(mcp_tools)
+        assert tools["remote_whoami"].call("{}") == "remote"
+        assert tools["alpha_whoami"].call("{}") == "alpha"
+        assert tools["remote_add"].call('{"a": 20, "b": 22}') == "42"
+        failed = tools["remote_fail"].call('{"message": "over http"}')
+        assert failed.startswith("Error")
+        assert "over http" in failed

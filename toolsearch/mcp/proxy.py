@@ -1,0 +1,308 @@
+"""The tool-search MCP proxy: many MCP servers behind two tools.
+
+An MCP client (a desktop assistant, an IDE) connected to the proxy sees only
+``search_tools(query, max_results)`` and ``call_tool(name, arguments)``, instead of every
+definition of every server. ``search_tools`` answers with the names, descriptions and
+input schemas of the best matches; ``call_tool`` forwards a call to the server that owns
+the tool and passes its result (content blocks, ``isError``) through unchanged. This is
+progressive disclosure for clients that do not implement tool search themselves.
+
+The index (any :class:`~toolsearch.search.ToolIndex`) is built once at start-up and
+rebuilt whenever the exposed tools change: a server's ``tools/list_changed``
+notification, or a ``call_tool`` for a name the proxy does not know, which makes every
+server list its tools again once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from toolsearch.mcp.client import McpToolProvider
+from toolsearch.search.types import ToolIndex, ToolSearchRequest
+from toolsearch.tools.definition import ToolDefinition
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
+__all__ = [
+    "CALL_TOOL",
+    "SEARCH_TOOLS",
+    "IndexKind",
+    "McpSearchProxy",
+    "make_index",
+]
+
+logger = logging.getLogger(__name__)
+
+SEARCH_TOOLS = "search_tools"
+CALL_TOOL = "call_tool"
+_SESSION = "mcp-proxy"
+
+IndexKind = Literal["bm25", "regex", "vector", "hybrid"]
+
+
+def make_index(kind: IndexKind | str) -> ToolIndex:
+    """A default-configured index of the given kind (``vector``/``hybrid`` need
+    ``toolsearch[vector]``; ``bm25`` needs ``toolsearch[bm25]``)."""
+    from toolsearch import indexes
+
+    factories = {
+        "bm25": indexes.Bm25ToolIndex,
+        "regex": indexes.RegexToolIndex,
+        "vector": indexes.VectorToolIndex,
+        "hybrid": indexes.HybridToolIndex,
+    }
+    if kind not in factories:
+        raise ValueError(f"index must be one of {sorted(factories)}, not {kind!r}")
+    return factories[kind]()
+
+
+class McpSearchProxy:
+    """Search and call the tools of an :class:`McpToolProvider` through two MCP tools.
+
+    Args:
+        provider: The servers to aggregate (connected by :meth:`start`, not before).
+        index: A ``ToolIndex`` or its kind (``"bm25"``, ``"regex"``, ``"vector"``,
+            ``"hybrid"``).
+        max_results: What ``search_tools`` returns when the caller gives no
+            ``max_results`` (callers may ask for 1 to 10).
+        name: The proxy's MCP server name.
+    """
+
+    def __init__(
+        self,
+        provider: McpToolProvider,
+        *,
+        index: ToolIndex | IndexKind | str = "bm25",
+        max_results: int = 5,
+        name: str = "toolsearch-proxy",
+    ) -> None:
+        if not 1 <= max_results <= 10:
+            raise ValueError("max_results must be between 1 and 10")
+        self.provider = provider
+        self.index: ToolIndex = make_index(index) if isinstance(index, str) else index
+        self.max_results = max_results
+        self.name = name
+        self._definitions: dict[str, ToolDefinition] = {}
+        self._started = False
+        self.rebuilds = 0
+        """How many times the index was built (start-up counts as one)."""
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect every server, build the index, and follow tool-list changes."""
+        if self._started:
+            return
+        await self.provider.aconnect()
+        self.provider.add_listener(self._reindex)
+        self._reindex()
+        self._started = True
+
+    def _reindex(self) -> None:
+        definitions = {cb.definition.name: cb.definition for cb in self._current()}
+        self.index.index_tools(_SESSION, list(definitions.values()))
+        self._definitions = definitions
+        self.rebuilds += 1
+        logger.info("tool-search proxy indexed %d tools", len(definitions))
+
+    def _current(self) -> list[Any]:
+        return self.provider.current_tool_callbacks()
+
+    @property
+    def tool_count(self) -> int:
+        return len(self._definitions)
+
+    # -- the two tools ------------------------------------------------------------------------
+
+    def search(self, query: str, max_results: int | None = None) -> dict[str, Any]:
+        """What ``search_tools`` answers: ``{"tools": [{name, description, input_schema,
+        server}], "total_matches": n}``, best first."""
+        limit = self.max_results if max_results is None else max(1, min(10, int(max_results)))
+        response = self.index.search(
+            ToolSearchRequest(session_id=_SESSION, query=str(query), max_results=limit)
+        )
+        found = []
+        for reference in response.tool_references:
+            definition = self._definitions.get(reference.tool_name)
+            if definition is None:
+                continue
+            found.append(
+                {
+                    "name": definition.name,
+                    "description": definition.description,
+                    "input_schema": dict(definition.input_schema),
+                    "server": definition.category,
+                }
+            )
+        result: dict[str, Any] = {"tools": found, "total_matches": response.total_matches}
+        if not found:
+            result["hint"] = "No tool matched; try other words, or fewer of them."
+        return result
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> CallToolResult:
+        """What ``call_tool`` answers: the server's own result, or an ``isError`` result."""
+        from mcp.types import CallToolResult, TextContent
+
+        result = await self.provider.acall_tool_result(name, arguments)
+        if result.is_error and name not in self._definitions:
+            text = f"Unknown tool {name!r}. Call {SEARCH_TOOLS} first and use a name it returns."
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        # the downstream server's envelope (_meta, its serverInfo stamp) stays behind
+        return CallToolResult(
+            content=result.content,
+            structured_content=result.structured_content,
+            is_error=result.is_error,
+        )
+
+    def tool_definitions(self) -> list[ToolDefinition]:
+        """The two tools the proxy offers, as toolsearch definitions (for token counting)."""
+        servers = ", ".join(self.provider.server_names) or "none"
+        return [
+            ToolDefinition(
+                name=SEARCH_TOOLS,
+                description=(
+                    "Search the tools of the connected MCP servers "
+                    f"({servers}) by what you want to do. Returns the best matching tools "
+                    "with their names, descriptions and input schemas; then run one with "
+                    f"{CALL_TOOL}."
+                ),
+                input_schema={
+                    "type": "object",
+                    "properties": {
+                        "query": {
+                            "type": "string",
+                            "description": "What the tool should do, in a few keywords",
+                        },
+                        "max_results": {
+                            "type": "integer",
+                            "description": "How many tools to return (1-10)",
+                            "minimum": 1,
+                            "maximum": 10,
+                            "default": self.max_results,
+                        },
+                    },
+                    "required": ["query"],
+                },
+            ),
+            ToolDefinition(
+                name=CALL_TOOL,
+                description=(
+                    f"Run a tool found with {SEARCH_TOOLS}, by its exact name, with arguments "
+                    "that fit its input schema."
+                ),
+                input_schema={
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "The tool's exact name"},
+                        "arguments": {
+                            "type": "object",
+                            "description": "The tool's arguments",
+                            "additionalProperties": True,
+                        },
+                    },
+                    "required": ["name"],
+                },
+            ),
+        ]
+
+    # -- the MCP server -----------------------------------------------------------------------
+
+    def build_server(self) -> Any:
+        """The proxy as an MCP low-level ``Server`` (its lifespan calls :meth:`start`)."""
+        from contextlib import asynccontextmanager
+
+        from mcp.server.lowlevel import Server
+        from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
+
+        from toolsearch import __version__
+
+        definitions = {d.name: d for d in self.tool_definitions()}
+        listed = [
+            Tool(name=d.name, description=d.description, input_schema=dict(d.input_schema))
+            for d in definitions.values()
+        ]
+
+        def error(text: str) -> CallToolResult:
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+        async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
+            return ListToolsResult(tools=listed)
+
+        async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
+            await self.start()
+            arguments = dict(params.arguments or {})
+            if params.name == SEARCH_TOOLS:
+                query = arguments.get("query")
+                if not isinstance(query, str) or not query.strip():
+                    return error("search_tools needs a non-empty 'query' string")
+                try:
+                    found = self.search(query, _as_int(arguments.get("max_results")))
+                except Exception as exc:  # e.g. an index error: the model reads it
+                    return error(f"search failed: {exc}")
+                return CallToolResult(
+                    content=[TextContent(type="text", text=json.dumps(found, ensure_ascii=False))],
+                    structured_content=found,
+                )
+            if params.name == CALL_TOOL:
+                name = arguments.get("name")
+                if not isinstance(name, str) or not name:
+                    return error("call_tool needs the tool's 'name'")
+                inner = arguments.get("arguments") or {}
+                if isinstance(inner, str):
+                    try:
+                        inner = json.loads(inner) if inner.strip() else {}
+                    except json.JSONDecodeError as exc:
+                        return error(f"'arguments' is not valid JSON: {exc.msg}")
+                if not isinstance(inner, dict):
+                    return error("'arguments' must be an object")
+                return await self.call(name, inner)
+            return error(f"Unknown tool: {params.name}. This proxy offers {sorted(definitions)}")
+
+        @asynccontextmanager
+        async def lifespan(server: Any) -> Any:
+            await self.start()
+            yield {}
+
+        def input_schema(tool_name: str) -> Mapping[str, Any] | None:
+            found = definitions.get(tool_name)
+            return None if found is None else dict(found.input_schema)
+
+        return Server(
+            self.name,
+            version=__version__,
+            instructions=(
+                f"Tools of several MCP servers are reachable through {SEARCH_TOOLS} and "
+                f"{CALL_TOOL}: search first, then call a tool by the exact name found."
+            ),
+            lifespan=lifespan,
+            get_tool_input_schema=input_schema,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+        )
+
+    async def serve(
+        self,
+        *,
+        transport: Literal["stdio", "http"] = "stdio",
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+    ) -> None:
+        """Connect the servers, index their tools, then serve until the client leaves."""
+        from toolsearch.mcp.server import run_server
+
+        await self.start()
+        await run_server(self.build_server(), transport=transport, host=host, port=port, path=path)
+
+
+def _as_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
