@@ -49,8 +49,12 @@ def test_bench_writes_the_report_the_json_and_prints_the_table(tmp_path):
     assert search["savings_pct"] > 80
     assert 0 < search["success_rate"] <= 100
     assert by_mode["full"]["success_rate"] == 100.0
+    assert search["peak_rss_mb"] is not None
+    assert search["peak_rss_mb"] >= 0
+    assert by_mode["full"]["peak_rss_mb"] is None
     report = (tmp_path / "out" / "report.md").read_text()
     assert "| search | bm25 |" in report
+    assert "peak MB" in report
 
 
 def test_bench_rejects_an_unknown_dataset(tmp_path):
@@ -85,6 +89,7 @@ def test_bench_runs_a_user_catalog_from_jsonl(tmp_path):
             "--index",
             "bm25",
             "--no-peers",
+            "--no-memory",
             "--runs",
             "1",
             "--out",
@@ -93,5 +98,6 @@ def test_bench_runs_a_user_catalog_from_jsonl(tmp_path):
     )
     assert result.exit_code == 0, result.output
     records = json.loads((tmp_path / "out" / "results.json").read_text())["records"]
+    assert all(r["peak_rss_mb"] is None for r in records)
     assert {r["dataset"] for r in records} == {"mine"}
     assert next(r for r in records if r["mode"] == "search")["success_rate"] == 100.0

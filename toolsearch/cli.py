@@ -47,6 +47,9 @@ def _app() -> Any:
         ),
         peers: bool = typer.Option(True, help="also measure the ported peer methods"),
         runs: int = typer.Option(5, min=1, help="repetitions of the latency measurement"),
+        memory: bool = typer.Option(
+            True, help="measure each index's peak memory (one child process per index)"
+        ),
         provider: str = typer.Option("openai", help="request shape: openai, anthropic, gemini"),
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
         max_rounds: int = typer.Option(4, min=1, help="searches per task at most"),
@@ -127,6 +130,7 @@ def _app() -> Any:
                         bar, description=f"{name}: {text}"
                     ),
                     on_task=lambda bar=bar: progress.advance(bar),
+                    memory=memory,
                 )
         table = Table(title="tool search vs the full tool loop")
         for column in (
@@ -138,6 +142,7 @@ def _app() -> Any:
             "success %",
             "R@5",
             "p50 µs",
+            "peak MB",
         ):
             table.add_column(
                 column,
@@ -154,6 +159,7 @@ def _app() -> Any:
                 f"{r.success_rate:.1f}",
                 "-" if r.recall_at_5 is None else f"{r.recall_at_5:.1f}",
                 "-" if r.p50_us is None else f"{r.p50_us:,.0f}",
+                "-" if r.peak_rss_mb is None else f"{r.peak_rss_mb:,.1f}",
             )
         console.print(table)
         command = "toolsearch " + " ".join(sys.argv[1:])

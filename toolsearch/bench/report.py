@@ -21,6 +21,7 @@ _COLUMNS = [
     ("searches/task", "searches_per_task"),
     ("R@5", "recall_at_5"),
     ("p50 µs", "p50_us"),
+    ("peak MB", "peak_rss_mb"),
 ]
 
 
@@ -76,7 +77,10 @@ def write_report(
         "history, tool results and tool definitions), rendered as the provider receives "
         "them. Savings compare with the full tool loop on the same tasks; success means every "
         "tool the task needs was discovered and called. Search queries come from the task "
-        "text only (the whole request, then its clauses).",
+        "text only (the whole request, then its clauses). Peak MB is the resident memory "
+        "an index added at its peak while building over the catalog and answering queries, "
+        "measured in a fresh child process (its backend imports and embedding model "
+        "included; see toolsearch.bench.memory).",
         "",
         markdown_table(records),
         *(f"![{p.stem}]({p.name})" for p in plots),

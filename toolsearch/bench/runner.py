@@ -8,6 +8,8 @@ ever reported with the success rate beside them.
 from __future__ import annotations
 
 import statistics
+import subprocess
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -21,7 +23,14 @@ from toolsearch.errors import MissingExtraError
 from toolsearch.search.types import ToolIndex
 from toolsearch.tokens import TokenCounter
 
-__all__ = ["BenchRecord", "IndexSpec", "available_indexes", "run_dataset"]
+__all__ = [
+    "PEERS",
+    "BenchRecord",
+    "IndexSpec",
+    "available_indexes",
+    "index_factory",
+    "run_dataset",
+]
 
 
 @dataclass(frozen=True)
@@ -63,13 +72,19 @@ class BenchRecord:
     p50_us: float | None = None
     p99_us: float | None = None
     build_s: float | None = None
+    peak_rss_mb: float | None = None
+    """Peak memory the index added while building and searching (see
+    :mod:`toolsearch.bench.memory`); ``None`` when not measured."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def available_indexes(names: Sequence[str], *, peers: bool = True) -> list[IndexSpec]:
-    """The requested toolsearch indexes that can be built here, plus the peers."""
+PEERS: tuple[str, ...] = ("peer: reference regex", "peer: token overlap", "peer: bm25s")
+"""The names of the peer methods, as they appear in records."""
+
+
+def _makers() -> dict[str, Callable[[], ToolIndex]]:
     from toolsearch.bench import peers as peer_indexes
     from toolsearch.indexes import (
         Bm25ToolIndex,
@@ -78,12 +93,31 @@ def available_indexes(names: Sequence[str], *, peers: bool = True) -> list[Index
         VectorToolIndex,
     )
 
-    makers: dict[str, Callable[[], ToolIndex]] = {
+    return {
         "regex": RegexToolIndex,
         "bm25": Bm25ToolIndex,
         "vector": VectorToolIndex,
         "hybrid": HybridToolIndex,
+        PEERS[0]: peer_indexes.ReferenceRegexIndex,
+        PEERS[1]: peer_indexes.TokenOverlapIndex,
+        PEERS[2]: peer_indexes.Bm25sIndex,
     }
+
+
+def index_factory(name: str) -> Callable[[], ToolIndex]:
+    """The factory behind an index or peer name (``"bm25"``, ``"peer: token overlap"``...),
+    without building anything; ``ValueError`` for an unknown name."""
+    makers = _makers()
+    if name not in makers:
+        raise ValueError(f"unknown index {name!r}; choose from {', '.join(makers)}")
+    return makers[name]
+
+
+def available_indexes(names: Sequence[str], *, peers: bool = True) -> list[IndexSpec]:
+    """The requested toolsearch indexes that can be built here, plus the peers."""
+    from toolsearch.bench import peers as peer_indexes
+
+    makers = {k: v for k, v in _makers().items() if k not in PEERS}
     specs = []
     for name in names:
         if name not in makers:
@@ -95,12 +129,12 @@ def available_indexes(names: Sequence[str], *, peers: bool = True) -> list[Index
         specs.append(IndexSpec(name, makers[name]))
     if peers:
         specs += [
-            IndexSpec("peer: reference regex", peer_indexes.ReferenceRegexIndex, peer=True),
-            IndexSpec("peer: token overlap", peer_indexes.TokenOverlapIndex, peer=True),
+            IndexSpec(PEERS[0], peer_indexes.ReferenceRegexIndex, peer=True),
+            IndexSpec(PEERS[1], peer_indexes.TokenOverlapIndex, peer=True),
         ]
         try:
             peer_indexes.Bm25sIndex()
-            specs.append(IndexSpec("peer: bm25s", peer_indexes.Bm25sIndex, peer=True))
+            specs.append(IndexSpec(PEERS[2], peer_indexes.Bm25sIndex, peer=True))
         except MissingExtraError:
             pass
     return specs
@@ -118,9 +152,15 @@ def run_dataset(
     runs: int = 5,
     on_step: Callable[[str], Any] | None = None,
     on_task: Callable[[], Any] | None = None,
+    memory: bool = False,
 ) -> list[BenchRecord]:
     """Full loop once, then tool search and retrieval for each index (timings ``runs``
-    times: medians of the per-run latency percentiles are reported)."""
+    times: medians of the per-run latency percentiles are reported).
+
+    ``memory`` also measures each index's peak memory in a child process
+    (:func:`~toolsearch.bench.memory.measure_peak_memory`); an index the child cannot
+    rebuild by name (a custom :class:`IndexSpec`) or a failed measurement gets ``None``.
+    """
     policy = policy or QueryPolicy()
 
     def step(text: str) -> None:
@@ -157,6 +197,10 @@ def run_dataset(
             evaluate_index(spec.name, spec.factory, catalog, queries) for _ in range(max(1, runs))
         ]
         retrieval = timings[0].metrics
+        peak = None
+        if memory:
+            step(f"memory: {spec.name}")
+            peak = _peak_memory(spec, catalog, queries)
         records.append(
             _record(
                 summary,
@@ -172,9 +216,22 @@ def run_dataset(
                 p50_us=round(1000 * statistics.median(t.search_p50_ms for t in timings), 1),
                 p99_us=round(1000 * statistics.median(t.search_p99_ms for t in timings), 1),
                 build_s=round(statistics.median(t.build_seconds for t in timings), 4),
+                peak_rss_mb=peak,
             )
         )
     return records
+
+
+def _peak_memory(spec: IndexSpec, catalog: Catalog, queries: QuerySet) -> float | None:
+    from toolsearch.bench.memory import measure_peak_memory
+
+    try:
+        if index_factory(spec.name) is not spec.factory:
+            return None  # a custom spec under a known name: the child would measure another
+        return measure_peak_memory(spec.name, catalog, queries).peak_mb
+    except (ValueError, RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        warnings.warn(f"peak memory of {spec.name} not measured: {exc}", stacklevel=2)
+        return None
 
 
 def _record(summary: Any, *, peer: bool, tools: int, **retrieval: Any) -> BenchRecord:
