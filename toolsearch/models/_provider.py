@@ -32,7 +32,9 @@ __all__ = [
     "new_call_id",
     "provider_errors",
     "require",
-    "split_kwargs",
+    "merge_arguments",
+    "body_message",
+    "parameters_of",
     "transport_error",
 ]
 
@@ -73,22 +75,34 @@ def dump_arguments(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def split_kwargs(
-    options: ChatOptions, accepted: Callable[[str], bool]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``options.extra`` split into SDK keyword arguments and extra body fields.
+def merge_arguments(
+    arguments: dict[str, Any],
+    settings: Mapping[str, Any],
+    options: ChatOptions,
+    accepted: frozenset[str],
+) -> dict[str, Any]:
+    """The SDK call's keyword arguments: ``arguments`` plus the mapped ``settings`` and
+    ``options.extra`` (which wins over settings).
 
-    Keys the SDK method accepts become keyword arguments; others go into the request body
-    as is (``extra_body``), so a provider's newest parameter works before the SDK knows
-    it. Keys starting with ``toolsearch.`` are toolsearch's own and are dropped.
+    Names the installed SDK method accepts become keyword arguments; the rest go into the
+    request body as is (``extra_body``), so a provider's newest parameter works before the
+    SDK knows it, and a parameter an SDK dropped still reaches endpoints that take it.
+    ``extra`` keys starting with ``toolsearch.`` are toolsearch's own and are never sent.
     """
-    kwargs: dict[str, Any] = {}
+    merged = dict(settings)
+    merged.update(
+        (key, value) for key, value in options.extra.items() if not key.startswith(RESERVED_PREFIX)
+    )
     body: dict[str, Any] = {}
-    for key, value in options.extra.items():
-        if key.startswith(RESERVED_PREFIX):
-            continue
-        (kwargs if accepted(key) else body)[key] = value
-    return kwargs, body
+    for key, value in merged.items():
+        if key in accepted:
+            arguments[key] = value
+        else:
+            body[key] = value
+    if body:
+        given = arguments.get("extra_body") or {}
+        arguments["extra_body"] = {**body, **given}
+    return arguments
 
 
 def parameters_of(function: Callable[..., Any]) -> frozenset[str]:

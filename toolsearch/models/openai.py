@@ -27,11 +27,11 @@ from toolsearch.errors import ProviderError
 from toolsearch.models._provider import (
     body_message,
     error_for_status,
+    merge_arguments,
     new_call_id,
     parameters_of,
     provider_errors,
     require,
-    split_kwargs,
     transport_error,
 )
 from toolsearch.tools.definition import ToolDefinition
@@ -134,21 +134,19 @@ class OpenAIChatModel(BaseChatModel):
         tools = [callback.definition for callback in options.tool_callbacks]
         if tools:
             arguments["tools"] = openai_tools(tools)
+        settings: dict[str, Any] = {}
         if options.temperature is not None:
-            arguments["temperature"] = options.temperature
+            settings["temperature"] = options.temperature
         if options.top_p is not None:
-            arguments["top_p"] = options.top_p
+            settings["top_p"] = options.top_p
         if options.stop:
-            arguments["stop"] = list(options.stop)
+            settings["stop"] = list(options.stop)
         if options.max_tokens is not None:
-            arguments[self._max_tokens_key()] = options.max_tokens
+            settings[self._max_tokens_key()] = options.max_tokens
         if stream:
             arguments["stream"] = True
-            arguments["stream_options"] = {"include_usage": True}
-        kwargs, body = split_kwargs(options, _accepted_arguments(self._sdk).__contains__)
-        arguments.update(kwargs)
-        if body:
-            arguments["extra_body"] = {**body, **arguments.get("extra_body", {})}
+            settings["stream_options"] = {"include_usage": True}
+        return merge_arguments(arguments, settings, options, _accepted_arguments(self._sdk))
         return arguments
 
     def _max_tokens_key(self) -> str:

@@ -1,0 +1,560 @@
+"""``AnthropicChatModel``: Claude through the Anthropic Messages API.
+
+Maps toolsearch messages onto ``system`` + alternating ``user``/``assistant`` turns with
+``tool_use`` and ``tool_result`` blocks, tool definitions onto ``tools``, and the answer,
+stop reason and usage (including prompt-cache reads) back. Needs ``toolsearch[anthropic]``.
+
+With ``tool_search="defer_loading"`` it speaks Anthropic's client-side tool-search shape:
+the results of the search tool go back as ``tool_reference`` blocks and the tools they name
+are sent with ``defer_loading: true``. Deferred definitions are not part of the rendered
+prompt prefix; Claude sees each one where its reference sits in the conversation, so
+discovering a tool appends to the prompt instead of changing its start, and the provider's
+prompt cache keeps hitting. See ``docs/providers.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolsearch.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolsearch.chat.model import BaseChatModel
+from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.prompt import Prompt
+from toolsearch.chat.response import ChatResponse, FinishReason, Usage
+from toolsearch.errors import ProviderError
+from toolsearch.models._provider import (
+    arguments_object,
+    body_message,
+    dump_arguments,
+    error_for_status,
+    merge_arguments,
+    parameters_of,
+    provider_errors,
+    require,
+    transport_error,
+)
+from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = [
+    "DEFERRED_TOOLS_KEY",
+    "THINKING_METADATA_KEY",
+    "AnthropicChatModel",
+    "AnthropicRequestBuilder",
+]
+
+PROVIDER = "anthropic"
+
+DEFERRED_TOOLS_KEY = "toolsearch.deferred_tools"
+"""``ChatOptions.extra`` key: tools to send with ``defer_loading: true`` from the start.
+
+A list of tool names (of tools in the request) and/or ``ToolDefinition``s (tools the
+request does not carry, added deferred). Read only with ``tool_search="defer_loading"``;
+never sent to the API."""
+
+THINKING_METADATA_KEY = "anthropic_thinking"
+"""``AssistantMessage.metadata`` key holding the turn's thinking blocks, sent back with it
+(extended thinking with tool use requires them)."""
+
+ToolSearchMode = Literal["none", "defer_loading"]
+
+_STOP_REASONS = {
+    "end_turn": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "max_tokens": FinishReason.LENGTH,
+}
+
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+class AnthropicChatModel(BaseChatModel):
+    """A chat model on the Anthropic Messages API.
+
+    Args:
+        model: The model name (``"claude-sonnet-4-5"``...); ``ChatOptions.model`` overrides.
+        api_key: Defaults to the SDK's ``ANTHROPIC_API_KEY``.
+        base_url: Defaults to the SDK's ``ANTHROPIC_BASE_URL`` or Anthropic itself.
+        client: An ``anthropic.Anthropic`` to use as is.
+        async_client: An ``anthropic.AsyncAnthropic`` for ``acall``/``astream``; when only
+            ``client`` is given, async requests run it in a worker thread.
+        max_tokens: The answer budget the API requires; ``ChatOptions.max_tokens`` wins.
+        tool_search: ``"defer_loading"`` renders the search tool's results as
+            ``tool_reference`` blocks and sends the tools they name deferred (see the
+            module doc); ``"none"`` (default) sends every tool in full.
+        search_tool_name: The search tool whose results become references
+            (``toolSearchTool``, the tool-search advisor's default).
+        cache_prompt: Put ``cache_control`` breakpoints on the last always-loaded tool, the
+            system prompt and the newest message, so each turn reads the previous prefix
+            from the prompt cache.
+        options: Default :class:`ChatOptions`. ``extra`` is passed through: keys
+            ``messages.create`` accepts (``tool_choice``, ``thinking``, ``metadata``,
+            ``extra_headers``, ``top_k``...) as arguments, anything else in the body.
+    """
+
+    provider = PROVIDER
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any | None = None,
+        async_client: Any | None = None,
+        max_tokens: int = 4096,
+        tool_search: ToolSearchMode = "none",
+        search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+        cache_prompt: bool = False,
+        options: ChatOptions | None = None,
+    ) -> None:
+        super().__init__(default_options=options)
+        if tool_search not in ("none", "defer_loading"):
+            raise ValueError("tool_search must be 'none' or 'defer_loading'")
+        self._sdk = require("anthropic", extra="anthropic", feature="AnthropicChatModel")
+        self.model = model
+        self.max_tokens = max_tokens
+        self.tool_search = tool_search
+        self.search_tool_name = search_tool_name
+        self.cache_prompt = cache_prompt
+        self._api_key = api_key
+        self._base_url = base_url
+        self._client = client
+        self._async_client = async_client
+        self._injected_sync_only = client is not None and async_client is None
+
+    # -- clients ---------------------------------------------------------------------------
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key
+        if self._base_url is not None:
+            kwargs["base_url"] = self._base_url
+        return kwargs
+
+    @property
+    def client(self) -> Any:
+        """The ``anthropic.Anthropic`` client (created on first use)."""
+        if self._client is None:
+            with provider_errors(PROVIDER, _translate):
+                self._client = self._sdk.Anthropic(**self._client_kwargs())
+        return self._client
+
+    @property
+    def async_client(self) -> Any:
+        """The ``anthropic.AsyncAnthropic`` client (created on first use)."""
+        if self._async_client is None:
+            with provider_errors(PROVIDER, _translate):
+                self._async_client = self._sdk.AsyncAnthropic(**self._client_kwargs())
+        return self._async_client
+
+    # -- requests --------------------------------------------------------------------------
+
+    def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``prompt``."""
+        options = self.effective_options(prompt)
+        builder = AnthropicRequestBuilder(
+            tools=[callback.definition for callback in options.tool_callbacks],
+            defer_loading=self.tool_search == "defer_loading",
+            search_tool_name=self.search_tool_name,
+            forced_deferred=options.extra.get(DEFERRED_TOOLS_KEY, ()),
+        )
+        system, messages = builder.render_messages(prompt.messages)
+        arguments: dict[str, Any] = {
+            "model": options.model or self.model,
+            "max_tokens": options.max_tokens or self.max_tokens,
+            "messages": messages,
+        }
+        tools = builder.render_tools()
+        if self.cache_prompt:
+            _add_cache_breakpoints(tools, messages)
+            if system:
+                system = [{"type": "text", "text": system, "cache_control": dict(_EPHEMERAL)}]
+        if system:
+            arguments["system"] = system
+        if tools:
+            arguments["tools"] = tools
+        settings: dict[str, Any] = {}
+        if options.temperature is not None:
+            settings["temperature"] = options.temperature
+        if options.top_p is not None:
+            settings["top_p"] = options.top_p
+        if options.stop:
+            settings["stop_sequences"] = list(options.stop)
+        if stream:
+            arguments["stream"] = True
+        return merge_arguments(arguments, settings, options, _accepted_arguments(self._sdk))
+        return arguments
+
+    # -- ChatModel -------------------------------------------------------------------------
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        arguments = self.request_arguments(prompt)
+        with provider_errors(PROVIDER, _translate):
+            message = self.client.messages.create(**arguments)
+        return response_from_message(message)
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        arguments = self.request_arguments(prompt, stream=True)
+        state = _StreamState()
+        with provider_errors(PROVIDER, _translate):
+            for event in self.client.messages.create(**arguments):
+                piece = state.feed(event)
+                if piece is not None:
+                    yield piece
+        yield state.finish()
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        if self._injected_sync_only:
+            return await super().acall(prompt)
+        arguments = self.request_arguments(prompt)
+        with provider_errors(PROVIDER, _translate):
+            message = await self.async_client.messages.create(**arguments)
+        return response_from_message(message)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        if self._injected_sync_only:
+            async for piece in super().astream(prompt):
+                yield piece
+            return
+        arguments = self.request_arguments(prompt, stream=True)
+        state = _StreamState()
+        with provider_errors(PROVIDER, _translate):
+            stream = await self.async_client.messages.create(**arguments)
+            async for event in stream:
+                piece = state.feed(event)
+                if piece is not None:
+                    yield piece
+        yield state.finish()
+
+    def __repr__(self) -> str:
+        return f"AnthropicChatModel({self.model!r}, tool_search={self.tool_search!r})"
+
+
+# -- mapping: toolsearch -> Anthropic ---------------------------------------------------------
+
+
+@dataclass
+class AnthropicRequestBuilder:
+    """Renders one request's messages and tools; in defer-loading mode it also decides
+    which tools are deferred: those a rendered ``tool_reference`` names, plus the forced
+    ones (``DEFERRED_TOOLS_KEY``). Every other tool, the search tool included, is sent in
+    full, so a tool whose search result has left the history stays callable.
+    """
+
+    tools: Sequence[ToolDefinition]
+    defer_loading: bool = False
+    search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME
+    forced_deferred: Any = ()
+    deferred: set[str] = field(default_factory=set)
+    _catalog: dict[str, ToolDefinition] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._catalog = {tool.name: tool for tool in self.tools}
+        if not self.defer_loading:
+            return
+        for item in self.forced_deferred or ():
+            if isinstance(item, ToolDefinition):
+                self._catalog.setdefault(item.name, item)
+                self.deferred.add(item.name)
+            elif isinstance(item, Mapping) and "name" in item:
+                definition = ToolDefinition(
+                    name=str(item["name"]),
+                    description=str(item.get("description", "")),
+                    input_schema=item.get("input_schema") or {"type": "object", "properties": {}},
+                )
+                self._catalog.setdefault(definition.name, definition)
+                self.deferred.add(definition.name)
+            elif isinstance(item, str) and item in self._catalog:
+                self.deferred.add(item)
+        self.deferred.discard(self.search_tool_name)
+
+    def render_messages(self, messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
+        """``(system, messages)``: system messages joined; consecutive same-role turns merged
+        (tool results first in their user turn, as the API requires)."""
+        system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
+        out: list[dict[str, Any]] = []
+
+        def append(role: str, blocks: list[dict[str, Any]]) -> None:
+            if not blocks:
+                return
+            if out and out[-1]["role"] == role:
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": role, "content": blocks})
+
+        for message in messages:
+            if isinstance(message, UserMessage):
+                append("user", [{"type": "text", "text": message.content}])
+            elif isinstance(message, AssistantMessage):
+                blocks: list[dict[str, Any]] = [
+                    dict(b) for b in message.metadata.get(THINKING_METADATA_KEY, ())
+                ]
+                if message.content:
+                    blocks.append({"type": "text", "text": message.content})
+                blocks.extend(
+                    {
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": arguments_object(call.arguments),
+                    }
+                    for call in message.tool_calls
+                )
+                append("assistant", blocks)
+            elif isinstance(message, ToolResponseMessage):
+                append(
+                    "user",
+                    [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": r.id,
+                            "content": self._result_content(r.name, r.response_data),
+                        }
+                        for r in message.responses
+                    ],
+                )
+        return system, out
+
+    def _result_content(self, name: str, data: str) -> str | list[dict[str, Any]]:
+        if not self.defer_loading or name != self.search_tool_name:
+            return data
+        names = [n for n in _found_names(data) if n in self._catalog and n != name]
+        if not names:
+            return data
+        self.deferred.update(names)
+        return [{"type": "tool_reference", "tool_name": n} for n in dict.fromkeys(names)]
+
+    def render_tools(self) -> list[dict[str, Any]]:
+        """The request's tools (deferred ones flagged), then forced deferred catalog tools.
+
+        Call after :meth:`render_messages`: the references rendered there decide the deferrals.
+        """
+        rendered = []
+        names = [tool.name for tool in self.tools]
+        extra = [n for n in self._catalog if n not in set(names) and n in self.deferred]
+        for name in [*names, *extra]:
+            tool = self._catalog[name]
+            entry: dict[str, Any] = {"name": tool.name}
+            if tool.description:
+                entry["description"] = tool.description
+            entry["input_schema"] = dict(tool.input_schema)
+            if self.defer_loading and name in self.deferred:
+                entry["defer_loading"] = True
+            rendered.append(entry)
+        return rendered
+
+
+def _found_names(data: str) -> list[str]:
+    """Tool names in a search result: ``["a", "b"]`` or ``[{"name": "a", ...}, ...]``."""
+    try:
+        value = json.loads(data)
+    except (json.JSONDecodeError, TypeError):
+        return []
+    if not isinstance(value, list):
+        return []
+    names = []
+    for item in value:
+        if isinstance(item, str):
+            names.append(item)
+        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            names.append(item["name"])
+        else:
+            return []  # not a search result we understand: keep the text
+    return names
+
+
+def _add_cache_breakpoints(tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> None:
+    loaded = [t for t in tools if not t.get("defer_loading")]
+    if loaded:
+        loaded[-1]["cache_control"] = dict(_EPHEMERAL)
+    if messages and messages[-1]["content"]:
+        messages[-1]["content"][-1]["cache_control"] = dict(_EPHEMERAL)
+
+
+# -- mapping: Anthropic -> toolsearch ---------------------------------------------------------
+
+
+def usage_from_anthropic(usage: Any) -> tuple[Usage, dict[str, Any]]:
+    """Our ``Usage``: prompt tokens are *all* input tokens (Anthropic's ``input_tokens``
+    excludes cache reads and writes; we add them so prompt tokens mean the same for every
+    provider); ``cached_tokens`` are the cache reads. Also returns the raw counts."""
+    if usage is None:
+        return Usage(), {}
+    counts = usage if isinstance(usage, Mapping) else usage.model_dump(exclude_none=True)
+    read = counts.get("cache_read_input_tokens") or 0
+    written = counts.get("cache_creation_input_tokens") or 0
+    return (
+        Usage(
+            prompt_tokens=(counts.get("input_tokens") or 0) + read + written,
+            completion_tokens=counts.get("output_tokens") or 0,
+            cached_tokens=read,
+        ),
+        dict(counts),
+    )
+
+
+def _finish(reason: str | None, has_calls: bool) -> str:
+    if reason is None:
+        return FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
+    return _STOP_REASONS.get(reason, reason)
+
+
+def _thinking(block: Any) -> dict[str, Any] | None:
+    if block.type == "thinking":
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if block.type == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    return None
+
+
+def response_from_message(message: Any) -> ChatResponse:
+    """An Anthropic ``Message`` as our ``ChatResponse``."""
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    thinking: list[dict[str, Any]] = []
+    for block in message.content:
+        if block.type == "text":
+            text.append(block.text)
+        elif block.type == "tool_use":
+            calls.append(
+                ToolCall(id=block.id, name=block.name, arguments=dump_arguments(block.input))
+            )
+        elif (kept := _thinking(block)) is not None:
+            thinking.append(kept)
+    usage, raw = usage_from_anthropic(message.usage)
+    metadata = {
+        "provider": PROVIDER,
+        "model": message.model,
+        "id": message.id,
+        "provider_finish_reason": message.stop_reason,
+        "usage": raw,
+    }
+    return ChatResponse(
+        AssistantMessage(
+            content="".join(text) or None,
+            tool_calls=tuple(calls),
+            metadata={THINKING_METADATA_KEY: thinking} if thinking else {},
+        ),
+        _finish(message.stop_reason, bool(calls)),
+        usage,
+        metadata,
+    )
+
+
+class _StreamState:
+    """Folds raw stream events: text passes on at once; each ``tool_use`` block is handed on
+    whole when it stops; stop reason, usage and thinking blocks come in the last chunk."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.thinking: list[dict[str, Any]] = []
+        self.stop_reason: str | None = None
+        self.usage: Any = None
+        self.delta_usage: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = {"provider": PROVIDER}
+
+    def feed(self, event: Any) -> ChatResponse | None:
+        kind = event.type
+        if kind == "message_start":
+            self.metadata["model"] = event.message.model
+            self.metadata["id"] = event.message.id
+            self.usage = event.message.usage
+        elif kind == "content_block_start":
+            block = event.content_block
+            slot: dict[str, Any] = {"type": block.type, "json": ""}
+            if block.type == "tool_use":
+                slot.update(id=block.id, name=block.name, input=block.input)
+            elif block.type == "thinking":
+                slot.update(thinking=block.thinking or "", signature=block.signature or "")
+            elif block.type == "redacted_thinking":
+                slot.update(data=block.data)
+            self.blocks[event.index] = slot
+            if block.type == "text" and getattr(block, "text", ""):
+                return ChatResponse(AssistantMessage(content=block.text))
+        elif kind == "content_block_delta":
+            slot = self.blocks.setdefault(event.index, {"type": "text", "json": ""})
+            delta = event.delta
+            if delta.type == "text_delta":
+                return ChatResponse(AssistantMessage(content=delta.text)) if delta.text else None
+            if delta.type == "input_json_delta":
+                slot["json"] += delta.partial_json
+            elif delta.type == "thinking_delta":
+                slot["thinking"] = slot.get("thinking", "") + delta.thinking
+            elif delta.type == "signature_delta":
+                slot["signature"] = slot.get("signature", "") + delta.signature
+        elif kind == "content_block_stop":
+            slot = self.blocks.pop(event.index, {})
+            if slot.get("type") == "tool_use":
+                arguments = slot["json"] or dump_arguments(slot.get("input") or {})
+                call = ToolCall(id=slot["id"], name=slot["name"], arguments=arguments)
+                return ChatResponse(AssistantMessage(tool_calls=(call,)))
+            if slot.get("type") == "thinking":
+                self.thinking.append(
+                    {
+                        "type": "thinking",
+                        "thinking": slot.get("thinking", ""),
+                        "signature": slot.get("signature", ""),
+                    }
+                )
+            elif slot.get("type") == "redacted_thinking":
+                self.thinking.append({"type": "redacted_thinking", "data": slot.get("data")})
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            if event.usage is not None:
+                self.delta_usage.update(event.usage.model_dump(exclude_none=True))
+        return None
+
+    def finish(self) -> ChatResponse:
+        merged: dict[str, Any] = {}
+        if self.usage is not None:
+            merged = self.usage.model_dump(exclude_none=True)
+        merged.update(self.delta_usage)  # message_delta counts are cumulative
+        usage, _ = usage_from_anthropic(merged)
+        self.metadata["provider_finish_reason"] = self.stop_reason
+        self.metadata["usage"] = merged
+        return ChatResponse(
+            AssistantMessage(
+                metadata={THINKING_METADATA_KEY: self.thinking} if self.thinking else {}
+            ),
+            _finish(self.stop_reason, False) if self.stop_reason else FinishReason.STOP,
+            usage,
+            {k: v for k, v in self.metadata.items() if v is not None},
+        )
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def _translate(exc: Exception) -> ProviderError | None:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
+        return transport_error(PROVIDER, exc)
+    if isinstance(exc, anthropic.APIStatusError):
+        return error_for_status(PROVIDER, exc.status_code, body_message(exc.body, exc.message))
+    if isinstance(exc, anthropic.AnthropicError):
+        return ProviderError(PROVIDER, str(exc))
+    return None
+
+
+_ACCEPTED: dict[int, frozenset[str]] = {}
+
+
+def _accepted_arguments(sdk: Any) -> frozenset[str]:
+    """Parameters of ``messages.create`` in the installed SDK (computed once)."""
+    key = id(sdk)
+    if key not in _ACCEPTED:
+        _ACCEPTED[key] = parameters_of(sdk.resources.messages.Messages.create)
+    return _ACCEPTED[key]
