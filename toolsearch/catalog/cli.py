@@ -1,19 +1,236 @@
-"""``toolsearch index ...``: build, search and inspect catalog indexes."""
+"""``toolsearch index ...``: build, search and inspect catalog indexes.
+
+User errors (missing files, malformed sources, an index that needs rebuilding, a missing
+extra) print one line that says what to do and exit with a non-zero code, never a traceback:
+1 for a catalog or index problem, 2 for bad command-line usage or a missing extra.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
 
 __all__ = ["index_app"]
 
+_KINDS = ("bm25", "vector", "hybrid")
+_SOURCE_KINDS = ("auto", "jsonl", "mcp", "openapi")
+
+
+def _human_size(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
 
 def index_app() -> Any:
-    import typer
+    from rich.console import Console
+    from rich.table import Table
 
-    app = typer.Typer(help="Build, search and inspect offline catalog indexes.")
+    from toolsearch.errors import CatalogError, MissingExtraError
+
+    app = typer.Typer(
+        help="Build, search and inspect offline catalog indexes (toolsearch[catalog]).",
+        no_args_is_help=True,
+    )
+    err = Console(stderr=True)
+
+    def fail(exc: Exception, code: int = 1) -> typer.Exit:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return typer.Exit(code)
 
     @app.callback()
     def root() -> None:
-        """Offline catalog indexes."""
+        """Offline catalog indexes: build once, load fast, search many sessions."""
+
+    @app.command()
+    def build(
+        sources: Annotated[
+            list[Path],
+            typer.Argument(
+                help="Catalog files: JSONL (name, description, input_schema), MCP tools/list "
+                "dumps (JSON) or OpenAPI 3 specs (JSON/YAML).",
+                show_default=False,
+                metavar="SOURCE",
+            ),
+        ],
+        out: Annotated[
+            Path, typer.Option("--out", "-o", help="Index folder to write, e.g. indexes/NAME.")
+        ],
+        kind: Annotated[str, typer.Option("--kind", "-k", help="bm25, vector or hybrid.")] = "bm25",
+        embedder: Annotated[
+            str,
+            typer.Option(
+                "--embedder",
+                "-e",
+                help="For vector/hybrid: static (model2vec MiniLM, fast), minilm "
+                "(sentence-transformers all-MiniLM-L6-v2) or hashing[-DIM] (tests).",
+            ),
+        ] = "static",
+        source_kind: Annotated[
+            str,
+            typer.Option("--source-kind", help="auto, jsonl, mcp or openapi: how to read SOURCE."),
+        ] = "auto",
+        hnsw_threshold: Annotated[
+            int, typer.Option(min=1, help="Catalogs larger than this get HNSW, else a flat index.")
+        ] = 10_000,
+        batch_size: Annotated[int, typer.Option(min=1, help="Texts per embedding batch.")] = 256,
+        reuse: Annotated[
+            bool, typer.Option(help="Reuse embeddings of unchanged tools from the index at --out.")
+        ] = True,
+    ) -> None:
+        """Build an index from catalog files into --out (replaced only when complete)."""
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        if kind not in _KINDS:
+            raise typer.BadParameter(f"choose one of {', '.join(_KINDS)}", param_hint="--kind")
+        if source_kind not in _SOURCE_KINDS:
+            raise typer.BadParameter(
+                f"choose one of {', '.join(_SOURCE_KINDS)}", param_hint="--source-kind"
+            )
+        missing = [str(s) for s in sources if not s.exists()]
+        if missing:
+            raise typer.BadParameter(
+                f"no such file or folder: {', '.join(missing)}", param_hint="SOURCE"
+            )
+        from toolsearch.catalog.index import CatalogIndex
+        from toolsearch.catalog.vector_artifact import VectorSettings
+
+        command = shlex.join(
+            ["toolsearch", "index", "build", *map(str, sources), "--kind", kind, "--out", str(out)]
+            + (["--embedder", embedder] if kind != "bm25" else [])
+        )
+        console = Console(stderr=True)
+        try:
+            with Progress(
+                SpinnerColumn(),
+                TextColumn("[bold]{task.description}"),
+                TextColumn("{task.completed:,.0f}"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            ) as progress:
+                tasks: dict[str, Any] = {}
+                labels = {
+                    "tools": "tools read",
+                    "embedded": "tools embedded",
+                    "indexing": "vectors indexed",
+                }
+
+                def report(stage: str, done: int, total: int | None) -> None:
+                    task = tasks.get(stage)
+                    if task is None:
+                        task = tasks[stage] = progress.add_task(labels.get(stage, stage))
+                    progress.update(task, completed=done, total=total)
+
+                index = CatalogIndex.build(
+                    [str(s) for s in sources],
+                    out=out,
+                    kind=kind,  # type: ignore[arg-type]
+                    embedder=embedder if kind != "bm25" else None,
+                    source_kind=source_kind,
+                    progress=report,
+                    vector=VectorSettings(hnsw_threshold=hnsw_threshold, batch_size=batch_size),
+                    reuse_embeddings=reuse,
+                    command=command,
+                )
+        except MissingExtraError as exc:
+            raise fail(exc, 2) from None
+        except (CatalogError, ValueError) as exc:
+            raise fail(exc) from None
+        counts = index.manifest.counts
+        size = sum(entry.size for entry in index.manifest.files.values())
+        line = (
+            f"built {out}: {counts.get('tools', 0):,} tools, {kind}, "
+            f"{_human_size(size)} in {index.manifest.settings.get('build_seconds', 0):.1f} s"
+        )
+        if "embedded" in counts:
+            line += (
+                f" ({counts['embedded']:,} embedded, {counts.get('reused_embeddings', 0):,} reused)"
+            )
+        if counts.get("duplicate_names"):
+            line += f"; skipped {counts['duplicate_names']:,} repeated names"
+        Console().print(line, highlight=False, soft_wrap=True)
+
+    @app.command()
+    def search(
+        path: Annotated[Path, typer.Argument(help="An index folder (indexes/NAME).")],
+        query: Annotated[str, typer.Argument(help="What the tool should do, or a tool name.")],
+        k: Annotated[int, typer.Option("-k", "--max-results", min=1, help="How many tools.")] = 10,
+        category: Annotated[str | None, typer.Option(help="Only tools of this category.")] = None,
+    ) -> None:
+        """Search a built index and print the best tools."""
+        from toolsearch.catalog.index import CatalogIndex
+
+        try:
+            index = CatalogIndex.load(path)
+            response = index.search_catalog(query, k, category=category)
+        except MissingExtraError as exc:
+            raise fail(exc, 2) from None
+        except CatalogError as exc:
+            raise fail(exc) from None
+        table = Table(
+            title=f"{query!r} in {path} ({response.total_matches:,} matches, "
+            f"{response.metadata.search_time_ms:.2f} ms)"
+        )
+        table.add_column("#", justify="right")
+        table.add_column("tool", no_wrap=True)
+        table.add_column("score", justify="right")
+        table.add_column("summary")
+        for rank, ref in enumerate(response.tool_references, start=1):
+            score = "" if ref.relevance_score is None else f"{ref.relevance_score:.3f}"
+            table.add_row(str(rank), ref.tool_name, score, ref.summary)
+        Console(width=max(Console().width, 120)).print(table)
+        if not response.tool_references:
+            Console(stderr=True).print("no tools matched")
+
+    @app.command()
+    def info(
+        path: Annotated[Path, typer.Argument(help="An index folder (indexes/NAME).")],
+        verify: Annotated[
+            bool, typer.Option("--verify", help="Also check every artifact's sha256 (slower).")
+        ] = False,
+    ) -> None:
+        """Show what an index holds and how it was built; --verify checks checksums."""
+        from toolsearch.catalog.index import CatalogIndex
+
+        try:
+            index = CatalogIndex.load(path, verify=verify)
+        except MissingExtraError as exc:
+            raise fail(exc, 2) from None
+        except CatalogError as exc:
+            raise fail(exc) from None
+        manifest = index.manifest
+        table = Table(title=f"catalog index {path}", show_header=False)
+        table.add_column("field", style="bold")
+        table.add_column("value")
+        table.add_row("kind", manifest.kind)
+        table.add_row("format", str(manifest.format_version))
+        table.add_row("tools", f"{manifest.tool_count:,}")
+        for key, value in manifest.counts.items():
+            if key != "tools":
+                table.add_row(key.replace("_", " "), f"{value:,}")
+        if manifest.embedder:
+            table.add_row("embedder", f"{manifest.embedder_name} ({manifest.embedder_dimension}-d)")
+        vector = manifest.settings.get("vector")
+        if vector:
+            table.add_row("vector index", str(vector.get("index")))
+        size = sum(entry.size for entry in manifest.files.values())
+        table.add_row("size", f"{_human_size(size)} in {len(manifest.files)} files")
+        table.add_row("built", f"{manifest.created_at} (toolsearch {manifest.toolsearch_version})")
+        table.add_row("build time", f"{manifest.settings.get('build_seconds', 0):.1f} s")
+        table.add_row("sources", "\n".join(manifest.sources) or "-")
+        table.add_row("rebuild", manifest.build_command)
+        table.add_row("checksums", "verified (sha256)" if verify else "sizes checked")
+        Console(width=max(Console().width, 100)).print(table)
 
     return app
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(index_app()())

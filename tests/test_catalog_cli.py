@@ -1,0 +1,130 @@
+"""``toolsearch index build|search|info``: what users type, what they see, the exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("typer", reason="the command line needs toolsearch[catalog]")
+pytest.importorskip("tantivy", reason="catalog indexes need toolsearch[bm25]")
+pytest.importorskip("faiss", reason="catalog indexes need toolsearch[vector]")
+
+from typer.testing import CliRunner
+
+from toolsearch.cli import _app
+
+TOOLS = [
+    {
+        "name": "weather_get_forecast",
+        "description": "Get the weather forecast for a city.",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+    {
+        "name": "billing_refund_payment",
+        "description": "Refund a payment in full or in part.",
+        "input_schema": {"type": "object", "properties": {"payment_id": {"type": "string"}}},
+    },
+    {
+        "name": "calendar_create_event",
+        "description": "Create a calendar event with attendees.",
+        "input_schema": {"type": "object", "properties": {"title": {"type": "string"}}},
+    },
+]
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    path = tmp_path / "tools.jsonl"
+    path.write_text("\n".join(json.dumps(t) for t in TOOLS) + "\n", encoding="utf-8")
+    return path
+
+
+def invoke(runner: CliRunner, *args: str):
+    return runner.invoke(_app(), ["index", *args], catch_exceptions=False)
+
+
+def test_build_search_info(runner, catalog, tmp_path):
+    out = tmp_path / "indexes" / "demo"
+    built = invoke(runner, "build", str(catalog), "--kind", "bm25", "--out", str(out))
+    assert built.exit_code == 0, built.output
+    assert "3 tools" in built.output
+    searched = invoke(runner, "search", str(out), "refund a payment", "-k", "2")
+    assert searched.exit_code == 0, searched.output
+    assert "billing_refund_payment" in searched.output
+    assert searched.output.index("billing_refund_payment") < searched.output.find("weather") or (
+        "weather" not in searched.output
+    )
+    exact = invoke(runner, "search", str(out), "calendar_create_event", "-k", "1")
+    assert "calendar_create_event" in exact.output
+    info = invoke(runner, "info", str(out), "--verify")
+    assert info.exit_code == 0, info.output
+    for text in ("bm25", "verified", "toolsearch index build", str(catalog)):
+        assert text in info.output
+
+
+def test_hybrid_build_with_an_embedder_and_an_incremental_rebuild(runner, catalog, tmp_path):
+    out = tmp_path / "hybrid"
+    args = ("build", str(catalog), "--kind", "hybrid", "--embedder", "hashing-32", "--out")
+    first = invoke(runner, *args, str(out))
+    assert first.exit_code == 0, first.output
+    assert "3 embedded, 0 reused" in first.output
+    again = invoke(runner, *args, str(out))
+    assert "0 embedded, 3 reused" in again.output
+    info = invoke(runner, "info", str(out))
+    assert "hashing-32 (32-d)" in info.output
+    searched = invoke(runner, "search", str(out), "weather forecast")
+    assert "weather_get_forecast" in searched.output
+
+
+def test_user_errors_exit_cleanly(runner, catalog, tmp_path):
+    missing_source = invoke(runner, "build", str(tmp_path / "nope.jsonl"), "--out", "x")
+    assert missing_source.exit_code == 2
+    assert "no such file" in missing_source.output
+    bad_kind = invoke(runner, "build", str(catalog), "--kind", "fuzzy", "--out", "x")
+    assert bad_kind.exit_code == 2
+    assert "bm25, vector, hybrid" in bad_kind.output
+    bad_embedder = invoke(
+        runner, "build", str(catalog), "--kind", "vector", "--embedder", "nope", "--out",
+        str(tmp_path / "v"),
+    )  # fmt: skip
+    assert bad_embedder.exit_code == 1
+    assert "unknown embedder" in bad_embedder.output
+    no_index = invoke(runner, "search", str(tmp_path / "none"), "weather")
+    assert no_index.exit_code == 1
+    assert "toolsearch index build" in no_index.output
+    assert "Traceback" not in no_index.output
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n", encoding="utf-8")
+    bad_source = invoke(runner, "build", str(broken), "--out", str(tmp_path / "b"))
+    assert bad_source.exit_code == 1
+    assert "broken.jsonl" in bad_source.output
+
+
+def test_corrupted_and_mismatched_indexes_say_how_to_rebuild(runner, catalog, tmp_path):
+    out = tmp_path / "idx"
+    assert invoke(runner, "build", str(catalog), "--out", str(out)).exit_code == 0
+    postings = out / "bm25_tfs.npy"
+    data = bytearray(postings.read_bytes())
+    data[-1] ^= 0xFF
+    postings.write_bytes(bytes(data))
+    assert invoke(runner, "info", str(out)).exit_code == 0  # sizes match
+    verified = invoke(runner, "info", str(out), "--verify")
+    assert verified.exit_code == 1
+    assert "sha256" in verified.output
+    assert f"toolsearch index build {catalog} --kind bm25 --out {out}" in " ".join(
+        verified.output.split()
+    )
+    manifest = out / "manifest.json"
+    record = json.loads(manifest.read_text(encoding="utf-8"))
+    record["format_version"] = 99
+    manifest.write_text(json.dumps(record), encoding="utf-8")
+    newer = invoke(runner, "search", str(out), "weather")
+    assert newer.exit_code == 1
+    assert "format 99" in newer.output

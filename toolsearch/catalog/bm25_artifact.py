@@ -1,0 +1,229 @@
+"""The BM25 artifact of a catalog index: memory-mapped postings scored like ``Bm25ToolIndex``.
+
+Why not a tantivy index directory: per-session search scores with BM25F (weighted fields
+fed into one BM25 formula) and *normalized* scores in ``[0, 1)`` computed from the searched
+tools' own statistics; ``min_score`` and the hybrid's convex fusion rely on that scale. A
+tantivy index scores fields separately with catalog-wide statistics, so a catalog-backed
+session would rank its 500 tools differently from the same 500 tools in a
+``Bm25ToolIndex``. Instead the build analyzes every tool with the same tantivy analyzer
+(:func:`toolsearch.indexes.analysis.analyze`) and writes the weighted postings as ``.npy``
+files that load memory-mapped (on disk, paged in on use, shared between processes):
+
+* ``bm25_terms.txt``: the vocabulary, sorted, one term per line;
+* ``bm25_offsets.npy``: where each term's postings start (int64, one more than terms);
+* ``bm25_docs.npy`` / ``bm25_tfs.npy``: catalog ids (int32) and weighted term frequencies
+  (float32; weights and counts are small multiples of 0.5, so float32 is exact);
+* ``bm25_lengths.npy``: each tool's weighted length (float32, exact for the same reason).
+
+Scoring repeats ``Bm25ToolIndex``'s formula term for term, so a search over the whole
+catalog, or over a session's subset (statistics of that subset alone, filtering before
+ranking), returns what a ``Bm25ToolIndex`` over the same tools returns.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from toolsearch.indexes.analysis import analyze
+from toolsearch.indexes.text import PreparedTool
+
+__all__ = ["Bm25Artifact", "Bm25Settings", "Bm25Writer", "Scope"]
+
+TERMS_FILE = "bm25_terms.txt"
+OFFSETS_FILE = "bm25_offsets.npy"
+DOCS_FILE = "bm25_docs.npy"
+TFS_FILE = "bm25_tfs.npy"
+LENGTHS_FILE = "bm25_lengths.npy"
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25Settings:
+    """BM25F parameters; the defaults are ``Bm25ToolIndex``'s."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    name_weight: float = 3.0
+    description_weight: float = 1.0
+    parameter_weight: float = 0.5
+    min_score: float = 0.0
+
+    def to_json(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> Bm25Settings:
+        return cls(**{k: float(v) for k, v in dict(data or {}).items()})
+
+
+def tool_terms(prepared: PreparedTool, settings: Bm25Settings) -> dict[str, float]:
+    """A tool's weighted term frequencies (the same fields and weights as ``Bm25ToolIndex``)."""
+    fields = (
+        f"{prepared.category_words} {prepared.name_words}",
+        prepared.description,
+        prepared.parameters,
+    )
+    weights = (settings.name_weight, settings.description_weight, settings.parameter_weight)
+    weighted: dict[str, float] = {}
+    for weight, text in zip(weights, fields, strict=True):
+        if weight <= 0:
+            continue
+        for term, count in Counter(analyze(text)).items():
+            weighted[term] = weighted.get(term, 0.0) + weight * count
+    return weighted
+
+
+class Bm25Writer:
+    """Collects postings during a build (compact arrays, not Python lists)."""
+
+    def __init__(self, settings: Bm25Settings) -> None:
+        self.settings = settings
+        self._postings: dict[str, tuple[array[int], array[float]]] = {}
+        self._lengths = array("f")
+
+    def add(self, doc: int, prepared: PreparedTool) -> None:
+        if doc != len(self._lengths):
+            raise ValueError("documents must be added in catalog order")
+        weighted = tool_terms(prepared, self.settings)
+        postings = self._postings
+        for term, tf in weighted.items():
+            entry = postings.get(term)
+            if entry is None:
+                entry = postings[term] = (array("i"), array("f"))
+            entry[0].append(doc)
+            entry[1].append(tf)
+        self._lengths.append(sum(weighted.values()))
+
+    def finish(self, folder: Path) -> dict[str, int]:
+        """Write the files; returns counts for the manifest."""
+        import numpy as np
+
+        terms = sorted(self._postings)
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        for i, term in enumerate(terms):
+            offsets[i + 1] = offsets[i] + len(self._postings[term][0])
+        total = int(offsets[-1])
+        docs = np.lib.format.open_memmap(folder / DOCS_FILE, "w+", np.int32, (total,))
+        tfs = np.lib.format.open_memmap(folder / TFS_FILE, "w+", np.float32, (total,))
+        for i, term in enumerate(terms):
+            term_docs, term_tfs = self._postings.pop(term)  # free as we go
+            start, end = offsets[i], offsets[i + 1]
+            docs[start:end] = np.frombuffer(term_docs, dtype=np.int32)
+            tfs[start:end] = np.frombuffer(term_tfs, dtype=np.float32)
+        docs.flush()
+        tfs.flush()
+        del docs, tfs
+        np.save(folder / OFFSETS_FILE, offsets)
+        np.save(folder / LENGTHS_FILE, np.frombuffer(self._lengths, dtype=np.float32))
+        (folder / TERMS_FILE).write_text("\n".join(terms), encoding="utf-8")
+        return {"terms": len(terms), "postings": total}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The catalog tools a search may return.
+
+    ``docs`` are catalog ids in the session's order (``None``: the whole catalog, in catalog
+    order); ``mask`` marks them over the catalog; ``order``/``sorted_docs`` map a catalog id
+    back to its place in ``docs``; ``average_length`` is the subset's mean weighted length.
+    """
+
+    size: int
+    docs: Any = None
+    mask: Any = None
+    order: Any = None
+    sorted_docs: Any = None
+    average_length: float = 1.0
+
+
+class Bm25Artifact:
+    """Read side: scores a query over a :class:`Scope`."""
+
+    def __init__(self, folder: Path, settings: Bm25Settings) -> None:
+        import numpy as np
+
+        self.settings = settings
+        text = (folder / TERMS_FILE).read_text(encoding="utf-8")
+        terms = text.split("\n") if text else []
+        self._term_ids = dict(zip(terms, range(len(terms)), strict=True))
+        self._offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r")
+        self._docs = np.load(folder / DOCS_FILE, mmap_mode="r")
+        self._tfs = np.load(folder / TFS_FILE, mmap_mode="r")
+        self.lengths = np.load(folder / LENGTHS_FILE, mmap_mode="r")
+        count = len(self.lengths)
+        average = float(self.lengths.astype(np.float64).mean()) if count else 0.0
+        self.whole = Scope(count, average_length=average or 1.0)
+
+    @property
+    def term_count(self) -> int:
+        return len(self._term_ids)
+
+    def scope(self, docs: Any) -> Scope:
+        """The scope of a subset (catalog ids in session order, no repeats)."""
+        import numpy as np
+
+        docs = np.asarray(docs, dtype=np.int64)
+        mask = np.zeros(len(self.lengths), dtype=bool)
+        mask[docs] = True
+        order = np.argsort(docs, kind="stable")
+        average = float(self.lengths[docs].astype(np.float64).mean()) if len(docs) else 0.0
+        return Scope(len(docs), docs, mask, order, docs[order], average or 1.0)
+
+    def rank(self, query: str, limit: int, scope: Scope) -> tuple[Any, Any, int]:
+        """Best first: places in ``scope.docs`` (catalog ids for the whole catalog),
+        normalized scores, and how many tools matched. Statistics are the scope's own."""
+        import numpy as np
+
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0), 0)
+        terms = list(dict.fromkeys(analyze(query)))
+        if not terms or not scope.size:
+            return empty
+        k1, b = self.settings.k1, self.settings.b
+        n = float(scope.size)
+        average_length = scope.average_length
+        scores: Any = None
+        max_score = 0.0
+        for term in terms:
+            term_id = self._term_ids.get(term)
+            df = 0.0
+            if term_id is not None:
+                start, end = int(self._offsets[term_id]), int(self._offsets[term_id + 1])
+                docs = np.asarray(self._docs[start:end])
+                tfs = np.asarray(self._tfs[start:end], dtype=np.float64)
+                if scope.mask is not None:
+                    hit = scope.mask[docs]
+                    docs, tfs = docs[hit], tfs[hit]
+                df = float(len(docs))
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            max_score += idf * (k1 + 1.0)
+            if not df:
+                continue
+            lengths = self.lengths[docs].astype(np.float64)
+            norm = k1 * (1.0 - b + b * lengths / average_length)
+            contribution = idf * tfs * (k1 + 1.0) / (tfs + norm)
+            places = (
+                docs
+                if scope.docs is None
+                else scope.order[np.searchsorted(scope.sorted_docs, docs)]
+            )
+            if scores is None:
+                scores = np.zeros(scope.size, dtype=np.float64)
+            scores[places] += contribution  # a term lists each tool once: no repeats
+        if scores is None or max_score <= 0:
+            return empty
+        normalized = scores / max_score
+        matched = np.flatnonzero(normalized > 0)
+        if self.settings.min_score > 0:
+            matched = matched[normalized[matched] >= self.settings.min_score]
+        total = len(matched)
+        values = normalized[matched]
+        if len(matched) > limit:  # keep every tool tied with the limit-th, then sort those
+            threshold = -np.partition(-values, limit - 1)[limit - 1]
+            keep = values >= threshold
+            matched, values = matched[keep], values[keep]
+        best = np.lexsort((matched, -values))[:limit]  # ties: earlier registration first
+        return matched[best], values[best], total

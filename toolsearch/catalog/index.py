@@ -1,0 +1,911 @@
+"""``CatalogIndex``: build a large catalog's index once, load it fast, serve many sessions.
+
+Layout of a built index folder (``indexes/NAME/``)::
+
+    manifest.json           format version, kind, embedder, counts, settings, checksums
+    tools.sqlite            definitions, summaries, names (exact lookup)
+    fingerprints.npy        raw sha256 fingerprint per tool, catalog order
+    fingerprint_order.npy   catalog ids sorted by fingerprint (session lookup)
+    bm25_*.{txt,npy}        postings (bm25 and hybrid)
+    embeddings.npy          unit vectors (vector and hybrid), memory-mapped on load
+    vectors.faiss           IndexFlatIP up to 10,000 tools, IndexHNSWFlat above
+
+**Builds** stream their sources (a tool is prepared, analyzed, stored and queued for
+embedding, then dropped), embed in batches, and write everything into a temporary folder
+next to the target (``.NAME.build-PID-...``) that replaces the target only once complete:
+a killed build leaves the previous index as it was. Rebuilding over an existing index
+with the same embedder re-embeds only tools whose fingerprint changed.
+
+**Sessions.** A ``CatalogIndex`` is a ``ToolIndex``: ``index_tools(session, tools)`` looks
+the tools' fingerprints up in the catalog (a memory-mapped binary search, no re-indexing),
+and the session searches only those tools (the BM25 statistics and the vector ranking are
+restricted to the subset before top-k). Tools the catalog does not hold go to a
+per-session fallback index of the same kind and settings (``Bm25ToolIndex``,
+``VectorToolIndex`` or ``HybridToolIndex``); the two result lists are merged by score
+(both are normalized BM25 scores, cosine similarities or fused ranks of the same kind).
+An exact tool name as query comes first, as in every backend.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import shlex
+import shutil
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from toolsearch.catalog.bm25_artifact import Bm25Artifact, Bm25Settings, Bm25Writer, Scope
+from toolsearch.catalog.manifest import (
+    FORMAT_VERSION,
+    MANIFEST_NAME,
+    FileEntry,
+    Manifest,
+    file_sha256,
+    read_manifest,
+    rebuild_command,
+    verify_files,
+)
+from toolsearch.catalog.store import ToolStore, ToolStoreWriter
+from toolsearch.catalog.vector_artifact import (
+    EMBEDDINGS_FILE,
+    PreviousEmbeddings,
+    VectorArtifact,
+    VectorScope,
+    VectorSettings,
+    VectorWriter,
+)
+from toolsearch.errors import (
+    CatalogIndexError,
+    CatalogSourceError,
+    IndexCorruptedError,
+    ManifestMismatchError,
+)
+from toolsearch.indexes import text as _text
+from toolsearch.indexes.embedders import Embedder
+from toolsearch.search.types import (
+    SearchMetadata,
+    ToolReference,
+    ToolSearchRequest,
+    ToolSearchResponse,
+)
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = [
+    "BuildProgress",
+    "CatalogIndex",
+    "HybridSettings",
+    "IndexKind",
+    "iter_source_tools",
+    "resolve_embedder",
+]
+
+IndexKind = Literal["bm25", "vector", "hybrid"]
+BuildProgress = Callable[[str, int, "int | None"], None]
+"""``progress(stage, done, total)``: stages ``tools`` (read, prepared and stored),
+``embedded`` (rows embedded or reused) and ``indexing`` (rows added to FAISS)."""
+
+# prepare without filling the process-wide cache: a build sees each tool once
+_prepare = getattr(_text, "_prepare", _text.prepare_tool)
+
+
+@dataclass(frozen=True, slots=True)
+class HybridSettings:
+    """Fusion settings; the defaults are ``HybridToolIndex``'s."""
+
+    fusion: Literal["rrf", "convex"] = "rrf"
+    rrf_k: float = 60.0
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+    candidates: int = 50
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> HybridSettings:
+        raw = dict(data or {})
+        return cls(
+            fusion=raw.get("fusion", "rrf"),
+            rrf_k=float(raw.get("rrf_k", 60.0)),
+            bm25_weight=float(raw.get("bm25_weight", 1.0)),
+            vector_weight=float(raw.get("vector_weight", 1.0)),
+            candidates=int(raw.get("candidates", 50)),
+        )
+
+
+# -- embedders by name -----------------------------------------------------------------
+
+
+def resolve_embedder(spec: str | Embedder | None) -> Embedder:
+    """An embedder from a short name or a manifest's embedder name.
+
+    ``static`` (default): the model2vec static all-MiniLM-L6-v2 (fast enough for 125k tools
+    on a laptop); ``minilm``: the packaged all-MiniLM-L6-v2 via sentence-transformers;
+    ``hashing`` / ``hashing-DIM``: the dependency-light test embedder. Manifest names
+    (``model2vec/static-all-MiniLM-L6-v2-pca256``, ``sentence-transformers/...``,
+    ``hashing-256``) resolve to the embedder that wrote them.
+    """
+    from toolsearch.indexes.embedders import (
+        HashingEmbedder,
+        SentenceTransformerEmbedder,
+        StaticEmbedder,
+    )
+
+    if spec is None:
+        spec = "static"
+    if not isinstance(spec, str):
+        return spec
+    name = spec.strip()
+    if name == "static":
+        return StaticEmbedder.from_packaged_minilm()
+    if name.startswith("model2vec/static-all-MiniLM-L6-v2-pca"):
+        return StaticEmbedder.from_packaged_minilm(pca_dims=int(name.rsplit("pca", 1)[1]))
+    if name in ("minilm", "sentence-transformers/all-MiniLM-L6-v2"):
+        return SentenceTransformerEmbedder()
+    if name.startswith("sentence-transformers/"):
+        return SentenceTransformerEmbedder(name.split("/", 1)[1])
+    if name == "hashing":
+        return HashingEmbedder()
+    if name.startswith("hashing-") and name[8:].isdigit():
+        return HashingEmbedder(int(name[8:]))
+    raise ValueError(
+        f"unknown embedder {spec!r}: use static, minilm, hashing or hashing-DIM "
+        "(or pass an Embedder object)"
+    )
+
+
+# -- sources ---------------------------------------------------------------------------
+
+
+def _jsonl_tools(path: Path) -> Iterator[ToolDefinition]:
+    import json
+
+    from toolsearch.errors import ToolDefinitionError
+
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise TypeError("each line must be a JSON object")
+                yield ToolDefinition(
+                    name=str(record["name"]),
+                    description=str(record.get("description") or ""),
+                    input_schema=record.get("input_schema")
+                    or record.get("inputSchema")
+                    or record.get("parameters")
+                    or {"type": "object", "properties": {}},
+                    category=record.get("category"),
+                )
+            except (ValueError, TypeError, KeyError, ToolDefinitionError) as exc:
+                raise CatalogSourceError(f"{path}:{number}", f"not a tool record ({exc})") from exc
+
+
+def _paths_tools(paths: list[Path], kind: str) -> Iterator[ToolDefinition]:
+    for path in paths:
+        if not path.exists():
+            raise CatalogSourceError(str(path), "no such file or folder")
+    try:
+        from toolsearch.catalog.sources import iter_tools
+    except ImportError:
+        iter_tools = None
+    if iter_tools is not None:
+        yield from iter_tools(paths, kind=kind)
+        return
+    for path in paths:  # until the sources module lands: JSONL only
+        if kind not in ("auto", "jsonl") or path.suffix not in (".jsonl", ".ndjson"):
+            raise CatalogSourceError(str(path), "only JSONL catalogs can be read here")
+        yield from _jsonl_tools(path)
+
+
+def iter_source_tools(
+    sources: Iterable[str | os.PathLike[str] | ToolDefinition] | str | os.PathLike[str],
+    *,
+    source_kind: str = "auto",
+) -> Iterator[ToolDefinition]:
+    """Tools from files (JSONL, MCP ``tools/list`` dumps, OpenAPI specs) and/or
+    ``ToolDefinition`` objects, streamed in order. Consecutive paths are read together, so
+    MCP dumps can prefix clashing names by server."""
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    pending: list[Path] = []
+    for item in sources:
+        if isinstance(item, ToolDefinition):
+            if pending:
+                yield from _paths_tools(pending, source_kind)
+                pending = []
+            yield item
+        else:
+            pending.append(Path(item))
+    if pending:
+        yield from _paths_tools(pending, source_kind)
+
+
+# -- building --------------------------------------------------------------------------
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _clean_stale(out: Path) -> None:
+    """Remove temporary folders of builds that were killed (their process is gone)."""
+    if not out.parent.exists():
+        return
+    for candidate in out.parent.glob(f".{out.name}.*-*"):
+        parts = candidate.name[len(out.name) + 2 :].split("-")
+        if (
+            len(parts) >= 2
+            and parts[0] in ("build", "old")
+            and parts[1].isdigit()
+            and (parts[0] == "old" or not _pid_alive(int(parts[1])))
+        ):
+            shutil.rmtree(candidate, ignore_errors=True)
+
+
+def _previous_embeddings(out: Path, embedder: Embedder) -> PreviousEmbeddings | None:
+    import numpy as np
+
+    try:
+        manifest = read_manifest(out)
+        if manifest.embedder_name != embedder.name:
+            return None
+        if manifest.embedder_dimension != embedder.dimension:
+            return None
+        verify_files(out, manifest)
+        fingerprints = np.load(out / "fingerprints.npy", mmap_mode="r")
+        embeddings = np.load(out / EMBEDDINGS_FILE, mmap_mode="r")
+    except (CatalogIndexError, OSError, ValueError):
+        return None  # nothing reusable: embed everything
+    if embeddings.shape != (len(fingerprints), embedder.dimension):
+        return None
+    return PreviousEmbeddings(fingerprints, embeddings)
+
+
+def _swap_into_place(staging: Path, out: Path) -> None:
+    """Replace ``out`` with ``staging``: two renames; the old index stays whole until the
+    new one is complete, and is deleted only after the new one is in place."""
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        os.replace(out, old)
+        os.replace(staging, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, out)
+
+
+def _default_command(sources: Sequence[str], kind: str, out: Path, embedder: str | None) -> str:
+    words = ["toolsearch", "index", "build", *sources, "--kind", kind, "--out", str(out)]
+    if embedder:
+        words += ["--embedder", embedder]
+    command = shlex.join(words)
+    return command if sources else command.replace("build --kind", "build SOURCE... --kind", 1)
+
+
+def _embedder_option(embedder: Embedder) -> str | None:
+    name = embedder.name
+    if name.startswith("model2vec/static-all-MiniLM-L6-v2-pca256"):
+        return "static"
+    if name == "sentence-transformers/all-MiniLM-L6-v2":
+        return "minilm"
+    if name.startswith("hashing-"):
+        return name
+    return None
+
+
+# -- sessions --------------------------------------------------------------------------
+
+
+@dataclass
+class _View:
+    """One set of session tools over the catalog (shared by sessions with the same tools)."""
+
+    tools: tuple[ToolDefinition, ...]
+    by_name: dict[str, int]
+    by_lower_name: dict[str, int]
+    positions: Any  # session positions of the tools the catalog holds (increasing)
+    docs: Any  # their catalog ids
+    fallback: tuple[ToolDefinition, ...]
+    scope: Scope | None  # None: the session is the whole catalog, in catalog order
+    vector_scope: VectorScope | None
+    users: int = 0
+    summaries: dict[int, str] = field(default_factory=dict)
+
+    def exact(self, query: str) -> int | None:
+        text = query.strip()
+        found = self.by_name.get(text)
+        return found if found is not None else self.by_lower_name.get(text.lower())
+
+
+class CatalogIndex:
+    """A built catalog index; see the module docstring.
+
+    Build with :meth:`build`, open with :meth:`load`. Search the whole catalog with
+    :meth:`search_catalog`, or use it as the ``tool_index`` of a
+    ``ToolSearchToolCallingAdvisor`` (sessions over subsets of the catalog).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        manifest: Manifest,
+        store: ToolStore,
+        bm25: Bm25Artifact | None,
+        vector: VectorArtifact | None,
+        embedder: Embedder | None,
+        hybrid: HybridSettings,
+    ) -> None:
+        self.path = path
+        self.manifest = manifest
+        self.kind: str = manifest.kind
+        self.search_type = f"catalog-{manifest.kind}"
+        self._store = store
+        self._bm25 = bm25
+        self._vector = vector
+        self.embedder = embedder
+        self.hybrid = hybrid
+        self._sessions: dict[str, _View] = {}
+        self._views: dict[tuple[str, ...], _View] = {}
+        self._lock = threading.RLock()
+        self._fallback_index: Any = None
+
+    # -- build and load -----------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        sources: Iterable[str | os.PathLike[str] | ToolDefinition] | str | os.PathLike[str],
+        *,
+        out: str | os.PathLike[str],
+        kind: IndexKind = "bm25",
+        embedder: Embedder | str | None = None,
+        source_kind: str = "auto",
+        progress: BuildProgress | None = None,
+        bm25: Bm25Settings | None = None,
+        vector: VectorSettings | None = None,
+        hybrid: HybridSettings | None = None,
+        reuse_embeddings: bool = True,
+        command: str | None = None,
+    ) -> CatalogIndex:
+        """Build an index of ``sources`` at ``out`` and return it loaded.
+
+        Args:
+            sources: Paths of JSONL catalogs, MCP ``tools/list`` dumps or OpenAPI specs,
+                and/or ``ToolDefinition`` objects (streamed).
+            out: The index folder; replaced only when the new build is complete.
+            kind: ``bm25``, ``vector`` or ``hybrid``.
+            embedder: For ``vector``/``hybrid``: an ``Embedder`` or ``static`` (default),
+                ``minilm``, ``hashing``.
+            source_kind: ``auto``, or force one reader (``jsonl``, ``mcp``, ``openapi``).
+            progress: Called as ``progress(stage, done, total)``.
+            reuse_embeddings: Copy unchanged tools' vectors from the index at ``out``.
+            command: The rebuild command recorded in the manifest (the CLI passes its own).
+        """
+        if kind not in ("bm25", "vector", "hybrid"):
+            raise ValueError(f"kind must be bm25, vector or hybrid, not {kind!r}")
+        target = Path(out)
+        if target.exists() and (
+            not target.is_dir() or (any(target.iterdir()) and not (target / MANIFEST_NAME).exists())
+        ):
+            raise CatalogIndexError(
+                str(target), "exists and is not a catalog index; refusing to replace it"
+            )
+        bm25_settings = bm25 or Bm25Settings()
+        vector_settings = vector or VectorSettings()
+        hybrid_settings = hybrid or HybridSettings()
+        model = resolve_embedder(embedder) if kind != "bm25" else None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _clean_stale(target)
+        previous = None
+        if model is not None and reuse_embeddings and (target / MANIFEST_NAME).exists():
+            previous = _previous_embeddings(target, model)
+        staging = target.with_name(f".{target.name}.build-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        staging.mkdir()
+        source_names: list[str] = []
+        if not isinstance(sources, (str, os.PathLike)):
+            sources = list(sources) if isinstance(sources, (list, tuple)) else sources
+        if isinstance(sources, (str, os.PathLike)):
+            source_names = [str(sources)]
+        elif isinstance(sources, list):
+            source_names = [str(s) for s in sources if not isinstance(s, ToolDefinition)]
+        started = time.perf_counter()
+        try:
+            store = ToolStoreWriter(staging)
+            keywords = Bm25Writer(bm25_settings) if kind != "vector" else None
+
+            def embedded(done: int) -> None:
+                if progress is not None:
+                    progress("embedded", done, None)
+
+            vectors = (
+                VectorWriter(staging, model, vector_settings, previous=previous, on_batch=embedded)
+                if model is not None
+                else None
+            )
+            names: set[str] = set()
+            clashes = 0
+            for tool in iter_source_tools(sources, source_kind=source_kind):
+                if tool.name in names:
+                    clashes += 1  # first definition of a name wins, as in a session
+                    continue
+                names.add(tool.name)
+                prepared = _prepare(tool)
+                doc = store.add(tool, prepared.summary)
+                if keywords is not None:
+                    keywords.add(doc, prepared)
+                if vectors is not None:
+                    vectors.add(bytes.fromhex(tool.fingerprint), prepared.full_text)
+                if progress is not None and (doc % 500 == 0):
+                    progress("tools", doc + 1, None)
+            del names
+            if store.count == 0:
+                raise CatalogSourceError(
+                    ", ".join(source_names) or "<tools>", "no tools found in the sources"
+                )
+            if progress is not None:
+                progress("tools", store.count, store.count)
+            digests = store.close()
+            counts: dict[str, int] = {"tools": store.count, "duplicate_names": clashes}
+            settings: dict[str, Any] = {}
+            if keywords is not None:
+                counts.update(keywords.finish(staging))
+                settings["bm25"] = bm25_settings.to_json()
+            embedder_info = None
+            if vectors is not None and model is not None:
+
+                def indexing(done: int, total: int) -> None:
+                    if progress is not None:
+                        progress("indexing", done, total)
+
+                details = vectors.finish(on_progress=indexing)
+                counts["embedded"] = details["embedded"]
+                counts["reused_embeddings"] = details["reused"]
+                settings["vector"] = {**vector_settings.to_json(), "index": details["index"]}
+                embedder_info = {"name": model.name, "dimension": int(model.dimension)}
+            if kind == "hybrid":
+                settings["hybrid"] = hybrid_settings.to_json()
+            settings["build_seconds"] = round(time.perf_counter() - started, 3)
+            files = {}
+            for path in sorted(staging.rglob("*")):
+                if path.is_file():
+                    name = path.relative_to(staging).as_posix()
+                    files[name] = FileEntry(path.stat().st_size, file_sha256(path))
+            from toolsearch import __version__
+
+            manifest = Manifest(
+                format_version=FORMAT_VERSION,
+                kind=kind,
+                embedder=embedder_info,
+                counts=counts,
+                settings=settings,
+                files=files,
+                fingerprints_digest=hashlib.sha256(digests).hexdigest(),
+                sources=tuple(source_names),
+                build_command=command
+                or _default_command(
+                    source_names, kind, target, _embedder_option(model) if model else None
+                ),
+                created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                toolsearch_version=__version__,
+            )
+            manifest.write(staging)
+            del previous
+            _swap_into_place(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return cls.load(target, embedder=model)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        embedder: Embedder | str | None = None,
+        verify: bool = False,
+    ) -> CatalogIndex:
+        """Open a built index (memory-mapped; nothing is re-indexed).
+
+        Args:
+            path: The index folder.
+            embedder: For vector/hybrid indexes: the query embedder. Omitted, the one named
+                in the manifest is created. Another embedder than the one that built the
+                index raises :class:`ManifestMismatchError`.
+            verify: Also check every artifact's sha256 (sizes are always checked).
+
+        Raises:
+            IndexNotFoundError, ManifestMismatchError, IndexCorruptedError.
+        """
+        folder = Path(path)
+        manifest = read_manifest(folder)
+        model: Embedder | None = None
+        if manifest.kind != "bm25" and embedder is not None:
+            model = resolve_embedder(embedder)
+            if (
+                model.name != manifest.embedder_name
+                or int(model.dimension) != manifest.embedder_dimension
+            ):
+                raise ManifestMismatchError(
+                    str(folder),
+                    f"built with embedder {manifest.embedder_name!r} "
+                    f"({manifest.embedder_dimension}-d), asked to search with "
+                    f"{model.name!r} ({model.dimension}-d); load it without an embedder, "
+                    f"or rebuild it for this one: toolsearch index build "
+                    f"{' '.join(manifest.sources) or 'SOURCE...'} --kind {manifest.kind} "
+                    f"--out {folder} --embedder {_embedder_option(model) or 'NAME'}",
+                )
+        verify_files(folder, manifest, checksums=verify)
+        try:
+            store = ToolStore(folder)
+            bm25 = (
+                Bm25Artifact(folder, Bm25Settings.from_json(manifest.settings.get("bm25")))
+                if manifest.kind != "vector"
+                else None
+            )
+            vector = None
+            if manifest.kind != "bm25":
+                vector_settings = manifest.settings.get("vector") or {}
+                vector = VectorArtifact(
+                    folder,
+                    VectorSettings.from_json(vector_settings),
+                    str(vector_settings.get("index", "flat")),
+                )
+        except (OSError, ValueError, KeyError, sqlite3.DatabaseError, RuntimeError) as exc:
+            raise IndexCorruptedError(
+                str(folder),
+                f"an artifact cannot be read ({exc}); rebuild with: "
+                f"{rebuild_command(folder, manifest)}",
+            ) from exc
+        if manifest.kind != "bm25" and model is None:
+            name = manifest.embedder_name or ""
+            try:
+                model = resolve_embedder(name)
+            except ValueError as exc:
+                raise ManifestMismatchError(
+                    str(folder),
+                    f"built with embedder {name!r}, which cannot be recreated by name; "
+                    "pass the same embedder: CatalogIndex.load(path, embedder=...)",
+                ) from exc
+        return cls(
+            folder,
+            manifest,
+            store,
+            bm25,
+            vector,
+            model,
+            HybridSettings.from_json(manifest.settings.get("hybrid")),
+        )
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __repr__(self) -> str:
+        return f"CatalogIndex({str(self.path)!r}, kind={self.kind}, tools={len(self)})"
+
+    # -- the catalog as a whole -----------------------------------------------------------
+
+    def tool(self, name: str) -> ToolDefinition | None:
+        """The catalog's definition of ``name`` (exact, then case-insensitive)."""
+        found = self._store.find_name(name)
+        return None if found is None else self._store.definition(found)
+
+    def tools(self) -> Iterator[ToolDefinition]:
+        """Every tool of the catalog, in catalog order (streamed from the store)."""
+        return iter(self._store.iter_definitions())
+
+    def search_catalog(
+        self, query: str, max_results: int | None = 10, *, category: str | None = None
+    ) -> ToolSearchResponse:
+        """Search the whole catalog (what ``toolsearch index search`` runs)."""
+        import numpy as np
+
+        started = time.perf_counter()
+        request = ToolSearchRequest("", query, max_results, category)
+        text = _clean(query)
+        if not text.strip():
+            return self._response([], 0, text, started)
+        limit = request.limit
+        scope: Scope | None = None
+        vector_scope: VectorScope | None = None
+        if category is not None:
+            docs = np.asarray(self._store.ids_in_category(category), dtype=np.int64)
+            if not len(docs):
+                return self._response([], 0, text, started)
+            scope, vector_scope = self._scopes(docs)
+        exact = self._store.find_name(text)
+        if exact is not None and scope is not None and not scope.mask[exact]:
+            exact = None
+        places, scores, total = self._rank(text, limit + 1, scope, vector_scope)
+        if scope is not None and scope.docs is not None:
+            places = scope.docs[places] if len(places) else places
+        hits: list[tuple[int, float | None]] = []
+        if exact is not None:
+            hits.append((exact, float(scores[0]) if len(scores) else None))
+            if exact not in set(places.tolist()):
+                total += 1
+        hits.extend((int(d), float(s)) for d, s in zip(places, scores, strict=True) if d != exact)
+        hits = hits[:limit]
+        info = self._store.summaries(d for d, _ in hits)
+        references = [ToolReference(info[d][0], info[d][1], s) for d, s in hits]
+        return self._response(references, max(total, len(references)), text, started)
+
+    # -- the ToolIndex protocol -----------------------------------------------------------
+
+    def index_tools(self, session_id: str, tools: Sequence[ToolDefinition]) -> None:
+        """Register a session's tools: catalog tools by fingerprint (no re-indexing),
+        others in the per-session fallback index."""
+        unique: dict[str, ToolDefinition] = {}
+        for tool in tools:
+            if not isinstance(tool, ToolDefinition):
+                raise TypeError(
+                    f"index_tools needs ToolDefinition objects, got {type(tool).__name__}"
+                )
+            unique.setdefault(tool.name, tool)
+        ordered = tuple(unique.values())
+        key = tuple(tool.fingerprint for tool in ordered)
+        with self._lock:
+            view = self._views.get(key)
+        if view is None:
+            view = self._build_view(ordered, key)
+        with self._lock:
+            view = self._views.setdefault(key, view)
+            view.users += 1
+            self._release(session_id)
+            self._sessions[session_id] = view
+        if view.fallback:
+            self._fallback().index_tools(session_id, list(view.fallback))
+        elif self._fallback_index is not None:
+            self._fallback_index.clear_index(session_id)
+
+    def index_tool(self, session_id: str, tool: ToolDefinition) -> None:
+        """Add one tool to a session (replacing a tool of the same name)."""
+        with self._lock:
+            current = self._sessions.get(session_id)
+            existing = [t for t in current.tools if t.name != tool.name] if current else []
+            self.index_tools(session_id, [*existing, tool])
+
+    def clear_index(self, session_id: str) -> None:
+        with self._lock:
+            self._release(session_id)
+        if self._fallback_index is not None:
+            self._fallback_index.clear_index(session_id)
+
+    def session_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._sessions)
+
+    def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
+        import numpy as np
+
+        started = time.perf_counter()
+        view = self._sessions.get(request.session_id)
+        query = _clean(request.query)
+        if view is None or not query.strip():
+            return self._response([], 0, query, started)
+        limit = request.limit
+        scope, vector_scope, docs_positions = view.scope, view.vector_scope, view.positions
+        if request.category is not None:
+            wanted = [i for i, t in enumerate(view.tools) if t.category == request.category]
+            if not wanted:
+                return self._response([], 0, query, started)
+            inside = np.isin(view.positions, np.asarray(wanted, dtype=np.int64))
+            docs_positions = view.positions[inside]
+            scope, vector_scope = self._scopes(view.docs[inside]) if inside.any() else (None, None)
+        exact = view.exact(query)
+        if (
+            exact is not None
+            and request.category is not None
+            and view.tools[exact].category != request.category
+        ):
+            exact = None
+        ranked: list[tuple[int, float]] = []
+        total = 0
+        if len(docs_positions):
+            places, scores, total = self._rank(query, limit + 1, scope, vector_scope)
+            ranked = [
+                (int(p), float(s))
+                for p, s in zip(docs_positions[places].tolist(), scores.tolist(), strict=True)
+            ]
+        if view.fallback:
+            extra = self._fallback().search(
+                ToolSearchRequest(request.session_id, query, limit + 1, request.category)
+            )
+            total += extra.total_matches
+            for ref in extra.tool_references:
+                position = view.by_name.get(ref.tool_name)
+                if position is not None:
+                    score = ref.relevance_score
+                    ranked.append((position, float(score) if score is not None else 0.0))
+            ranked.sort(key=lambda item: (-item[1], item[0]))
+        hits: list[tuple[int, float | None]] = []
+        if exact is not None:
+            hits.append((exact, max((s for _, s in ranked), default=None)))
+            if all(p != exact for p, _ in ranked):
+                total = max(total, 1)
+        hits.extend((p, s) for p, s in ranked if p != exact)
+        references = [
+            ToolReference(view.tools[p].name, self._summary(view, p), s) for p, s in hits[:limit]
+        ]
+        return self._response(references, max(total, len(references)), query, started)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _summary(self, view: _View, position: int) -> str:
+        found = view.summaries.get(position)
+        if found is None:
+            found = _text.prepare_tool(view.tools[position]).summary
+            view.summaries[position] = found
+        return found
+
+    def _scopes(self, docs: Any) -> tuple[Scope, VectorScope | None]:
+        """Search scopes for catalog ids ``docs`` (in session order)."""
+        import numpy as np
+
+        docs = np.asarray(docs, dtype=np.int64)
+        if self._bm25 is not None:
+            scope = self._bm25.scope(docs)
+        else:
+            order = np.argsort(docs, kind="stable")
+            mask = np.zeros(len(self), dtype=bool)
+            mask[docs] = True
+            scope = Scope(len(docs), docs, mask, order, docs[order])
+        vector_scope = (
+            self._vector.scope(docs, scope.order, scope.sorted_docs)
+            if self._vector is not None
+            else None
+        )
+        return scope, vector_scope
+
+    def _build_view(self, tools: tuple[ToolDefinition, ...], key: tuple[str, ...]) -> _View:
+        import numpy as np
+
+        ids = self._store.lookup(list(key))
+        found = ids >= 0
+        positions = np.flatnonzero(found)
+        docs = ids[found]
+        fallback = tuple(tools[i] for i in np.flatnonzero(~found).tolist())
+        by_name = {t.name: i for i, t in enumerate(tools)}
+        lower: dict[str, int] = {}
+        for i, tool in enumerate(tools):
+            lower.setdefault(tool.name.lower(), i)
+        whole = len(docs) == len(self) and bool(np.all(docs == np.arange(len(docs))))
+        scope: Scope | None = None
+        vector_scope: VectorScope | None = None
+        if not whole:
+            scope, vector_scope = self._scopes(docs)
+        return _View(tools, by_name, lower, positions, docs, fallback, scope, vector_scope)
+
+    def _release(self, session_id: str) -> None:
+        view = self._sessions.pop(session_id, None)
+        if view is None:
+            return
+        view.users -= 1
+        if view.users <= 0:
+            key = tuple(t.fingerprint for t in view.tools)
+            if self._views.get(key) is view:
+                del self._views[key]
+
+    def _query_vector(self, query: str) -> Any:
+        assert self.embedder is not None
+        return self.embedder.embed_query(query)
+
+    def _rank(
+        self, query: str, limit: int, scope: Scope | None, vector_scope: VectorScope | None
+    ) -> tuple[Any, Any, int]:
+        """Best first: places in ``scope.docs`` (catalog ids when ``scope`` is None)."""
+        import numpy as np
+
+        if self.kind == "bm25":
+            assert self._bm25 is not None
+            return self._bm25.rank(query, limit, scope or self._bm25.whole)
+        assert self._vector is not None
+        if self.kind == "vector":
+            return self._vector.rank(self._query_vector(query), limit, vector_scope)
+        assert self._bm25 is not None
+        settings = self.hybrid
+        depth = max(limit, settings.candidates)
+        total_weight = settings.bm25_weight + settings.vector_weight
+        fused: dict[int, float] = {}
+        for backend, weight in (("bm25", settings.bm25_weight), ("vector", settings.vector_weight)):
+            if weight == 0:
+                continue
+            if backend == "bm25":
+                places, scores, _ = self._bm25.rank(query, depth, scope or self._bm25.whole)
+            else:
+                places, scores, _ = self._vector.rank(
+                    self._query_vector(query), depth, vector_scope
+                )
+            pairs = zip(places.tolist(), scores.tolist(), strict=True)
+            if settings.fusion == "rrf":
+                for rank, (place, _score) in enumerate(pairs, start=1):
+                    fused[place] = fused.get(place, 0.0) + weight / (settings.rrf_k + rank)
+            else:
+                for place, score in pairs:
+                    fused[place] = fused.get(place, 0.0) + max(score, 0.0) * weight / total_weight
+        ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        places = np.asarray([p for p, _ in ordered], dtype=np.int64)
+        scores = np.asarray([s for _, s in ordered], dtype=np.float64)
+        return places, scores, len(fused)
+
+    def _fallback(self) -> Any:
+        """The per-session index for tools the catalog does not hold (same kind/settings)."""
+        with self._lock:
+            if self._fallback_index is not None:
+                return self._fallback_index
+            from toolsearch.indexes.bm25 import Bm25ToolIndex
+
+            settings = self.manifest.settings
+            keyword = None
+            if self.kind != "vector":
+                b = Bm25Settings.from_json(settings.get("bm25"))
+                keyword = Bm25ToolIndex(
+                    k1=b.k1,
+                    b=b.b,
+                    name_weight=b.name_weight,
+                    description_weight=b.description_weight,
+                    parameter_weight=b.parameter_weight,
+                    min_score=b.min_score,
+                )
+            semantic = None
+            if self.kind != "bm25":
+                from toolsearch.indexes.vector import VectorToolIndex
+
+                v = VectorSettings.from_json(settings.get("vector"))
+                semantic = VectorToolIndex(
+                    embedder=self.embedder,
+                    hnsw_threshold=v.hnsw_threshold,
+                    hnsw_m=v.hnsw_m,
+                    hnsw_ef_search=v.hnsw_ef_search,
+                )
+            if self.kind == "bm25":
+                self._fallback_index = keyword
+            elif self.kind == "vector":
+                self._fallback_index = semantic
+            else:
+                from toolsearch.indexes.hybrid import HybridToolIndex
+
+                h = self.hybrid
+                self._fallback_index = HybridToolIndex(
+                    bm25=keyword,
+                    vector=semantic,
+                    bm25_weight=h.bm25_weight,
+                    vector_weight=h.vector_weight,
+                    fusion=h.fusion,
+                    rrf_k=h.rrf_k,
+                    candidates=h.candidates,
+                )
+            return self._fallback_index
+
+    def _response(
+        self, references: list[ToolReference], total: int, query: str, started: float
+    ) -> ToolSearchResponse:
+        return ToolSearchResponse(
+            tuple(references),
+            total,
+            SearchMetadata(self.search_type, query, (time.perf_counter() - started) * 1000.0),
+        )
+
+
+def _clean(query: Any) -> str:
+    text = query if isinstance(query, str) else ""
+    # lone surrogates (a model's "\ud800" decoded by json) cannot be encoded: replace them
+    return text.encode("utf-8", "replace").decode("utf-8")

@@ -1,0 +1,222 @@
+"""``manifest.json``: what a catalog index holds, how it was built, and how to check it.
+
+The manifest is the one file a loader trusts. It records the format version, the index kind,
+the embedder (name and dimension) for vector and hybrid indexes, counts, the build settings,
+the command that rebuilds the index, and every artifact file with its size and sha256.
+
+Per-tool fingerprints live in ``fingerprints.npy`` (raw sha256 digests in tool order) rather
+than in the JSON itself: 125,000 hex fingerprints would make every load parse ~9 MB of JSON.
+The manifest lists that file with its checksum like every other artifact, and also carries
+``fingerprints_digest`` (sha256 over all fingerprints in order) so two builds of the same
+catalog can be compared from their manifests alone.
+
+**Checking on load.** Loading always checks that every listed file exists and has the
+recorded size: cheap, and it catches truncated copies and half-written files. A full sha256
+pass over the artifacts (hundreds of MB for 125k tools, ~0.5-1 s) runs only when asked:
+``CatalogIndex.load(path, verify=True)`` or ``toolsearch index info PATH --verify``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolsearch.errors import IndexCorruptedError, IndexNotFoundError, ManifestMismatchError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MANIFEST_NAME",
+    "FileEntry",
+    "Manifest",
+    "file_sha256",
+    "read_manifest",
+    "rebuild_command",
+    "verify_files",
+]
+
+FORMAT_VERSION = 1
+"""The artifact layout this toolsearch writes and reads."""
+
+MANIFEST_NAME = "manifest.json"
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """One artifact file: its size in bytes and its sha256 (hex)."""
+
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The parsed ``manifest.json`` of a catalog index."""
+
+    format_version: int
+    kind: str
+    embedder: Mapping[str, Any] | None
+    counts: Mapping[str, int]
+    settings: Mapping[str, Any]
+    files: Mapping[str, FileEntry]
+    fingerprints_digest: str = ""
+    sources: tuple[str, ...] = ()
+    build_command: str = ""
+    created_at: str = ""
+    toolsearch_version: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def tool_count(self) -> int:
+        return int(self.counts.get("tools", 0))
+
+    @property
+    def embedder_name(self) -> str | None:
+        return None if not self.embedder else str(self.embedder.get("name"))
+
+    @property
+    def embedder_dimension(self) -> int | None:
+        return None if not self.embedder else int(self.embedder.get("dimension", 0))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": self.format_version,
+            "kind": self.kind,
+            "embedder": dict(self.embedder) if self.embedder else None,
+            "counts": dict(self.counts),
+            "settings": dict(self.settings),
+            "fingerprints_digest": self.fingerprints_digest,
+            "sources": list(self.sources),
+            "build_command": self.build_command,
+            "created_at": self.created_at,
+            "toolsearch_version": self.toolsearch_version,
+            "files": {
+                name: {"size": entry.size, "sha256": entry.sha256}
+                for name, entry in sorted(self.files.items())
+            },
+            **dict(self.extra),
+        }
+
+    def write(self, folder: Path) -> None:
+        text = json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+        (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
+
+
+def rebuild_command(path: str | Path, manifest: Manifest | None = None) -> str:
+    """The command that rebuilds the index at ``path`` (from its manifest when readable)."""
+    if manifest is not None and manifest.build_command:
+        return manifest.build_command
+    kind = manifest.kind if manifest is not None else "bm25|vector|hybrid"
+    return f"toolsearch index build SOURCE... --kind {kind} --out {path}"
+
+
+def file_sha256(path: Path, *, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _known_keys() -> set[str]:
+    return {
+        "format_version",
+        "kind",
+        "embedder",
+        "counts",
+        "settings",
+        "fingerprints_digest",
+        "sources",
+        "build_command",
+        "created_at",
+        "toolsearch_version",
+        "files",
+    }
+
+
+def read_manifest(path: str | Path) -> Manifest:
+    """Parse ``path/manifest.json``; raise the documented errors when it cannot be used.
+
+    Raises:
+        IndexNotFoundError: ``path`` is not a folder or has no ``manifest.json``.
+        IndexCorruptedError: the manifest is not valid JSON or lacks required fields.
+        ManifestMismatchError: the index uses another (e.g. newer) format version.
+    """
+    folder = Path(path)
+    target = folder / MANIFEST_NAME
+    if not target.is_file():
+        what = "no such folder" if not folder.exists() else f"no {MANIFEST_NAME} in it"
+        raise IndexNotFoundError(str(folder), f"{what}; build one with: {rebuild_command(folder)}")
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise TypeError("the manifest is not a JSON object")
+        version = int(data["format_version"])
+        kind = str(data["kind"])
+        files = {
+            str(name): FileEntry(int(entry["size"]), str(entry["sha256"]))
+            for name, entry in dict(data["files"]).items()
+        }
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexCorruptedError(
+            str(folder),
+            f"{MANIFEST_NAME} is unreadable ({exc}); rebuild with: {rebuild_command(folder)}",
+        ) from exc
+    manifest = Manifest(
+        format_version=version,
+        kind=kind,
+        embedder=data.get("embedder"),
+        counts=dict(data.get("counts") or {}),
+        settings=dict(data.get("settings") or {}),
+        files=files,
+        fingerprints_digest=str(data.get("fingerprints_digest") or ""),
+        sources=tuple(str(s) for s in data.get("sources") or ()),
+        build_command=str(data.get("build_command") or ""),
+        created_at=str(data.get("created_at") or ""),
+        toolsearch_version=str(data.get("toolsearch_version") or ""),
+        extra={k: v for k, v in data.items() if k not in _known_keys()},
+    )
+    if version != FORMAT_VERSION:
+        newer = version > FORMAT_VERSION
+        advice = (
+            "upgrade toolsearch, or rebuild it with this version: "
+            if newer
+            else "rebuild it with this version: "
+        )
+        raise ManifestMismatchError(
+            str(folder),
+            f"built with catalog format {version}, this toolsearch reads format "
+            f"{FORMAT_VERSION}; {advice}{rebuild_command(folder, manifest)}",
+        )
+    if kind not in ("bm25", "vector", "hybrid"):
+        raise IndexCorruptedError(
+            str(folder),
+            f"unknown index kind {kind!r}; rebuild with: {rebuild_command(folder, manifest)}",
+        )
+    return manifest
+
+
+def verify_files(folder: str | Path, manifest: Manifest, *, checksums: bool = False) -> None:
+    """Check every artifact the manifest lists: present, right size, and (``checksums``)
+    right sha256. Raises :class:`IndexCorruptedError` naming the first bad file."""
+    root = Path(folder)
+    for name, entry in sorted(manifest.files.items()):
+        target = root / name
+        try:
+            size = os.stat(target).st_size
+        except OSError:
+            problem = f"artifact {name} is missing"
+        else:
+            if size != entry.size:
+                problem = f"artifact {name} has {size} bytes, the manifest says {entry.size}"
+            elif checksums and file_sha256(target) != entry.sha256:
+                problem = f"artifact {name} does not match its sha256 in the manifest"
+            else:
+                continue
+        raise IndexCorruptedError(
+            str(root), f"{problem}; rebuild with: {rebuild_command(root, manifest)}"
+        )

@@ -1,0 +1,215 @@
+"""The tools store of a catalog index: definitions, summaries and fingerprint lookup.
+
+* ``tools.sqlite`` holds one row per tool (its position in the catalog is the row id, the
+  same id the BM25 postings and the vector rows use): name, lower-cased name (indexed, for
+  exact-name lookup), category, one-line summary, fingerprint and the definition as JSON.
+  It is opened read-only and immutable, so loading costs nothing and many processes can
+  share the file.
+* ``fingerprints.npy`` holds each tool's raw sha256 fingerprint (32 bytes) in catalog order,
+  and ``fingerprint_order.npy`` the catalog ids sorted by fingerprint: a session resolves
+  its 500 tools with one memory-mapped binary search instead of 500 queries.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = ["ToolStore", "ToolStoreWriter", "fingerprint_digests"]
+
+TOOLS_FILE = "tools.sqlite"
+FINGERPRINTS_FILE = "fingerprints.npy"
+ORDER_FILE = "fingerprint_order.npy"
+
+_SCHEMA = """
+CREATE TABLE tools (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    lname TEXT NOT NULL,
+    category TEXT,
+    summary TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    definition TEXT NOT NULL
+);
+"""
+
+
+def fingerprint_digests(fingerprints: Sequence[str]) -> Any:
+    """Hex fingerprints as a numpy array of 32-byte strings (the stored form)."""
+    import numpy as np
+
+    return np.array([bytes.fromhex(f) for f in fingerprints], dtype="S32")
+
+
+class ToolStoreWriter:
+    """Appends tools during a build; ``close()`` writes the fingerprint files."""
+
+    def __init__(self, folder: Path, *, batch: int = 2000) -> None:
+        self._folder = folder
+        self._db = sqlite3.connect(str(folder / TOOLS_FILE))
+        self._db.execute("PRAGMA journal_mode=OFF")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.executescript(_SCHEMA)
+        self._rows: list[tuple[Any, ...]] = []
+        self._digests = bytearray()
+        self._batch = batch
+        self.count = 0
+
+    def add(self, tool: ToolDefinition, summary: str) -> int:
+        """Store ``tool``; returns its catalog id."""
+        record = tool.to_dict()
+        if tool.category is not None:
+            record["category"] = tool.category
+        self._rows.append(
+            (
+                self.count,
+                tool.name,
+                tool.name.lower(),
+                tool.category,
+                summary,
+                tool.fingerprint,
+                json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str),
+            )
+        )
+        self._digests += bytes.fromhex(tool.fingerprint)
+        self.count += 1
+        if len(self._rows) >= self._batch:
+            self._flush()
+        return self.count - 1
+
+    def _flush(self) -> None:
+        if self._rows:
+            self._db.executemany("INSERT INTO tools VALUES (?, ?, ?, ?, ?, ?, ?)", self._rows)
+            self._rows.clear()
+
+    def close(self) -> bytes:
+        """Finish the files; returns the raw fingerprints in catalog order."""
+        import numpy as np
+
+        self._flush()
+        self._db.execute("CREATE INDEX tools_name ON tools(name)")
+        self._db.execute("CREATE INDEX tools_lname ON tools(lname)")
+        self._db.commit()
+        self._db.close()
+        digests = np.frombuffer(bytes(self._digests), dtype="S32")
+        np.save(self._folder / FINGERPRINTS_FILE, digests)
+        np.save(self._folder / ORDER_FILE, np.argsort(digests, kind="stable").astype(np.int64))
+        return bytes(self._digests)
+
+
+class ToolStore:
+    """Read side of the tools store (thread-safe; the database is read-only)."""
+
+    def __init__(self, folder: Path) -> None:
+        import numpy as np
+
+        self._lock = threading.Lock()
+        uri = (folder / TOOLS_FILE).resolve().as_uri() + "?mode=ro&immutable=1"
+        self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        self.fingerprints = np.load(folder / FINGERPRINTS_FILE, mmap_mode="r")
+        self._order = np.load(folder / ORDER_FILE, mmap_mode="r")
+        self._sorted: Any = None
+
+    def __len__(self) -> int:
+        return len(self.fingerprints)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def lookup(self, fingerprints: Sequence[str]) -> Any:
+        """Catalog ids of the given hex fingerprints (``-1`` where not in the catalog)."""
+        import numpy as np
+
+        if not fingerprints or not len(self.fingerprints):
+            return np.full(len(fingerprints), -1, dtype=np.int64)
+        if self._sorted is None:
+            self._sorted = self.fingerprints[self._order]  # 4 MB for 125k tools, once
+        wanted = fingerprint_digests(fingerprints)
+        spots = np.searchsorted(self._sorted, wanted)
+        spots = np.minimum(spots, len(self._sorted) - 1)
+        found = self._sorted[spots] == wanted
+        return np.where(found, self._order[spots], -1).astype(np.int64)
+
+    def find_name(self, name: str) -> int | None:
+        """The catalog id of the tool called ``name``: exact first, then case-insensitive."""
+        text = name.strip()
+        with self._lock:
+            row = self._db.execute(
+                "SELECT id FROM tools WHERE name = ? ORDER BY id LIMIT 1", (text,)
+            ).fetchone()
+            if row is None:
+                row = self._db.execute(
+                    "SELECT id FROM tools WHERE lname = ? ORDER BY id LIMIT 1", (text.lower(),)
+                ).fetchone()
+        return None if row is None else int(row[0])
+
+    def summaries(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+        """``{id: (name, summary)}`` for the given catalog ids."""
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT id, name, summary FROM tools WHERE id IN ({marks})", wanted
+            ).fetchall()
+        return {int(i): (str(n), str(s)) for i, n, s in rows}
+
+    def categories(self, ids: Iterable[int]) -> dict[int, str | None]:
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT id, category FROM tools WHERE id IN ({marks})", wanted
+            ).fetchall()
+        return {int(i): c for i, c in rows}
+
+    def ids_in_category(self, category: str) -> list[int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM tools WHERE category = ? ORDER BY id", (category,)
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def definition(self, tool_id: int) -> ToolDefinition:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT definition FROM tools WHERE id = ?", (int(tool_id),)
+            ).fetchone()
+        if row is None:
+            raise KeyError(tool_id)
+        return _definition(row[0])
+
+    def iter_definitions(self, *, batch: int = 2000) -> Iterable[ToolDefinition]:
+        """Every tool in catalog order (streamed)."""
+        last = -1
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT id, definition FROM tools WHERE id > ? ORDER BY id LIMIT ?",
+                    (last, batch),
+                ).fetchall()
+            if not rows:
+                return
+            for tool_id, text in rows:
+                yield _definition(text)
+                last = int(tool_id)
+
+
+def _definition(text: str) -> ToolDefinition:
+    record = json.loads(text)
+    return ToolDefinition(
+        name=record["name"],
+        description=record.get("description") or "",
+        input_schema=record.get("input_schema") or {"type": "object", "properties": {}},
+        category=record.get("category"),
+    )

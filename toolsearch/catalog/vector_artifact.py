@@ -1,0 +1,260 @@
+"""The vector artifact of a catalog index: embeddings (``.npy``) and a FAISS index.
+
+* ``embeddings.npy``: one unit-length float32 row per tool, in catalog order, embedded from
+  the same text ``VectorToolIndex`` embeds (``PreparedTool.full_text``). Loaded
+  memory-mapped. A rebuild copies the rows of tools whose fingerprint is unchanged from the
+  previous index (same embedder) and embeds only the rest, in batches.
+* ``vectors.faiss``: ``IndexFlatIP`` (exact) for catalogs of up to ``hnsw_threshold`` tools
+  (10,000 by default, ``VectorToolIndex``'s threshold), ``IndexHNSWFlat`` with inner product
+  above it. Read memory-mapped where FAISS supports it.
+
+A session's subset is searched inside the index, before top-k: subsets of up to
+``hnsw_threshold`` tools are ranked exactly over their own rows (gathered once per session,
+a 500-tool subset is a 500-by-d matrix), larger subsets search the catalog's FAISS index with
+an ``IDSelectorBitmap``, so FAISS only ever returns tools of the subset (exact for a flat
+index, approximate like any HNSW search otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from toolsearch.errors import MissingExtraError
+from toolsearch.indexes.embedders import Embedder
+
+__all__ = ["VectorArtifact", "VectorScope", "VectorSettings", "VectorWriter"]
+
+EMBEDDINGS_FILE = "embeddings.npy"
+FAISS_FILE = "vectors.faiss"
+
+
+def _faiss() -> Any:
+    try:
+        import faiss
+    except ImportError as exc:
+        raise MissingExtraError("vector catalog indexes", "vector", "faiss-cpu") from exc
+    return faiss
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSettings:
+    """FAISS settings: flat up to ``hnsw_threshold`` tools, HNSW above."""
+
+    hnsw_threshold: int = 10_000
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 64
+    hnsw_ef_search: int = 128
+    batch_size: int = 256
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> VectorSettings:
+        known = {k: int(v) for k, v in dict(data or {}).items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+class PreviousEmbeddings:
+    """The rows of an earlier build, by fingerprint (for incremental rebuilds)."""
+
+    def __init__(self, fingerprints: Any, embeddings: Any) -> None:
+        self._rows = {bytes(f): i for i, f in enumerate(fingerprints.tolist())}
+        self._embeddings = embeddings
+
+    def row(self, digest: bytes) -> Any:
+        found = self._rows.get(digest)
+        return None if found is None else self._embeddings[found]
+
+
+class VectorWriter:
+    """Embeds tools in batches during a build, reusing rows of a previous build."""
+
+    def __init__(
+        self,
+        folder: Path,
+        embedder: Embedder,
+        settings: VectorSettings,
+        *,
+        previous: PreviousEmbeddings | None = None,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> None:
+        self._folder = folder
+        self._embedder = embedder
+        self._settings = settings
+        self._previous = previous
+        self._on_batch = on_batch
+        self._raw = open(folder / "embeddings.f32.tmp", "wb")  # noqa: SIM115 - closed in finish
+        self._pending: list[tuple[str | None, Any]] = []
+        self.count = 0
+        self.embedded = 0
+        self.reused = 0
+
+    def add(self, digest: bytes, text: str) -> None:
+        row = self._previous.row(digest) if self._previous is not None else None
+        self._pending.append((None, row) if row is not None else (text, None))
+        if len(self._pending) >= self._settings.batch_size:
+            self._flush()
+
+    def _flush(self) -> None:
+        import numpy as np
+
+        if not self._pending:
+            return
+        dimension = self._embedder.dimension
+        texts = [text for text, _ in self._pending if text is not None]
+        fresh = self._embedder.embed_documents(texts) if texts else None
+        block = np.zeros((len(self._pending), dimension), dtype=np.float32)
+        next_fresh = 0
+        for i, (text, row) in enumerate(self._pending):
+            if text is None:
+                block[i] = row
+                self.reused += 1
+            else:
+                block[i] = fresh[next_fresh]
+                next_fresh += 1
+        self.embedded += len(texts)
+        self.count += len(self._pending)
+        self._raw.write(np.ascontiguousarray(block, dtype=np.float32).tobytes())
+        self._pending.clear()
+        if self._on_batch is not None:
+            self._on_batch(self.count)
+
+    def finish(self, *, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Write ``embeddings.npy`` and ``vectors.faiss``; returns manifest details."""
+        import numpy as np
+
+        self._flush()
+        self._raw.close()
+        dimension = self._embedder.dimension
+        raw_path = self._folder / "embeddings.f32.tmp"
+        raw = np.memmap(raw_path, dtype=np.float32, mode="r", shape=(self.count, dimension))
+        target = np.lib.format.open_memmap(
+            self._folder / EMBEDDINGS_FILE, "w+", np.float32, (self.count, dimension)
+        )
+        step = 8192
+        for start in range(0, self.count, step):
+            target[start : start + step] = raw[start : start + step]
+        target.flush()
+        del raw
+        raw_path.unlink()
+        structure = _write_faiss(self._folder, target, self._settings, on_progress)
+        del target
+        return {"index": structure, "embedded": self.embedded, "reused": self.reused}
+
+
+def _write_faiss(
+    folder: Path,
+    vectors: Any,
+    settings: VectorSettings,
+    on_progress: Callable[[int, int], None] | None,
+) -> str:
+    import numpy as np
+
+    faiss = _faiss()
+    count, dimension = vectors.shape
+    if count > settings.hnsw_threshold:
+        index = faiss.IndexHNSWFlat(dimension, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = settings.hnsw_ef_construction
+        index.hnsw.efSearch = settings.hnsw_ef_search
+        structure = "hnsw"
+    else:
+        index = faiss.IndexFlatIP(dimension)
+        structure = "flat"
+    step = 10_000
+    for start in range(0, count, step):
+        index.add(np.ascontiguousarray(vectors[start : start + step], dtype=np.float32))
+        if on_progress is not None:
+            on_progress(min(count, start + step), count)
+    faiss.write_index(index, str(folder / FAISS_FILE))
+    return structure
+
+
+@dataclass(frozen=True)
+class VectorScope:
+    """A subset for vector search: its own rows (exact) or a FAISS selector (large)."""
+
+    size: int
+    rows: Any = None
+    bitmap: Any = None
+    order: Any = None
+    sorted_docs: Any = None
+
+
+class VectorArtifact:
+    """Read side: ranks a query vector over the whole catalog or a subset."""
+
+    def __init__(self, folder: Path, settings: VectorSettings, structure: str) -> None:
+        import numpy as np
+
+        faiss = _faiss()
+        self.settings = settings
+        self.structure = structure
+        self.embeddings = np.load(folder / EMBEDDINGS_FILE, mmap_mode="r")
+        flag = getattr(faiss, "IO_FLAG_MMAP_IFC", 0)
+        try:
+            self._index = faiss.read_index(str(folder / FAISS_FILE), flag)
+        except RuntimeError:
+            self._index = faiss.read_index(str(folder / FAISS_FILE))
+        if structure == "hnsw":
+            self._index.hnsw.efSearch = settings.hnsw_ef_search
+        self._faiss = faiss
+
+    @property
+    def dimension(self) -> int:
+        return int(self.embeddings.shape[1])
+
+    def scope(self, docs: Any, order: Any, sorted_docs: Any) -> VectorScope:
+        import numpy as np
+
+        if len(docs) <= self.settings.hnsw_threshold:
+            rows = np.ascontiguousarray(self.embeddings[docs], dtype=np.float32)
+            return VectorScope(len(docs), rows=rows)
+        count = len(self.embeddings)
+        bitmap = np.zeros((count + 7) // 8, dtype=np.uint8)
+        np.bitwise_or.at(bitmap, docs >> 3, (1 << (docs & 7)).astype(np.uint8))
+        return VectorScope(len(docs), bitmap=bitmap, order=order, sorted_docs=sorted_docs)
+
+    def rank(self, vector: Any, limit: int, scope: VectorScope | None) -> tuple[Any, Any, int]:
+        """Best first: places in the scope (catalog ids for ``None``), cosine scores, and the
+        number of tools searched."""
+        import numpy as np
+
+        vector = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
+        if scope is not None and scope.rows is not None:
+            if not scope.size:
+                return np.zeros(0, dtype=np.int64), np.zeros(0), 0
+            scores = scope.rows @ vector[0]
+            places = np.arange(scope.size)
+            if scope.size > limit:
+                threshold = np.partition(scores, scope.size - limit)[scope.size - limit]
+                keep = np.flatnonzero(scores >= threshold)
+                places = keep
+            best = np.lexsort((places, -scores[places]))[:limit]
+            return places[best], scores[places][best].astype(np.float64), scope.size
+        total = len(self.embeddings) if scope is None else scope.size
+        if not total:
+            return np.zeros(0, dtype=np.int64), np.zeros(0), 0
+        k = min(limit, total)
+        params = None
+        if scope is not None:
+            selector = self._faiss.IDSelectorBitmap(
+                len(self.embeddings), self._faiss.swig_ptr(scope.bitmap)
+            )
+            if self.structure == "hnsw":
+                params = self._faiss.SearchParametersHNSW(
+                    sel=selector, efSearch=max(self.settings.hnsw_ef_search, k)
+                )
+            else:
+                params = self._faiss.SearchParameters(sel=selector)
+        elif self.structure == "hnsw":
+            self._index.hnsw.efSearch = max(self.settings.hnsw_ef_search, k)
+        distances, ids = self._index.search(vector, k, params=params)
+        found = ids[0] >= 0
+        docs, scores = ids[0][found].astype(np.int64), distances[0][found].astype(np.float64)
+        if scope is not None:
+            docs = scope.order[np.searchsorted(scope.sorted_docs, docs)]
+        return docs, scores, total
