@@ -26,6 +26,7 @@ import concurrent.futures
 import contextlib
 import json
 import logging
+import os
 import sys
 import threading
 import weakref
@@ -182,7 +183,7 @@ class _Connection:
                 env=dict(config.env) or None,
                 cwd=config.cwd,
             )
-            return stdio_client(parameters, errlog=self._errlog or sys.stderr)
+            return stdio_client(parameters, errlog=self._errlog or _stderr())
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -309,6 +310,25 @@ class _Connection:
         return await asyncio.wait_for(
             client.call_tool(name, arguments, read_timeout_seconds=timeout), timeout + 1.0
         )
+
+
+def _stderr() -> TextIO:
+    """Where a server's stderr goes by default: ours, if it is a real file (under notebooks
+    or captured test runners it may not be; then the original one, else nowhere)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    global _DEVNULL
+    if _DEVNULL is None:
+        _DEVNULL = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    return _DEVNULL
+
+
+_DEVNULL: TextIO | None = None
 
 
 def _listens_for_tool_changes(client: Any) -> bool:
