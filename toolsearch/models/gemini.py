@@ -1,0 +1,372 @@
+"""``GeminiChatModel``: Gemini through the ``google-genai`` SDK (Gemini API or Vertex AI).
+
+Maps toolsearch messages onto ``contents`` (``user``/``model`` turns with ``function_call``
+and ``function_response`` parts) plus ``system_instruction``, tool definitions onto
+``function_declarations`` (their JSON Schema sent unchanged as ``parameters_json_schema``),
+and the answer, finish reason and usage (including cached-content tokens) back. Needs
+``toolsearch[gemini]``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from toolsearch.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolsearch.chat.model import BaseChatModel
+from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.prompt import Prompt
+from toolsearch.chat.response import ChatResponse, FinishReason, Usage
+from toolsearch.errors import ProviderAuthenticationError, ProviderError
+from toolsearch.models._provider import (
+    RESERVED_PREFIX,
+    arguments_object,
+    dump_arguments,
+    error_for_status,
+    new_call_id,
+    provider_errors,
+    require,
+)
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = ["SIGNATURES_METADATA_KEY", "GeminiChatModel"]
+
+PROVIDER = "gemini"
+
+SIGNATURES_METADATA_KEY = "gemini_thought_signatures"
+"""``AssistantMessage.metadata`` key: ``{tool call id: base64 thought signature}``, sent
+back with the calls (Gemini's thinking models require it for multi-turn tool use)."""
+
+_SYNTHETIC_ID = "toolsearch_gemini"
+"""Prefix of call ids we make up when Gemini sends none; these are never sent back."""
+
+_FINISH_REASONS = {"STOP": FinishReason.STOP, "MAX_TOKENS": FinishReason.LENGTH}
+
+
+class GeminiChatModel(BaseChatModel):
+    """A chat model on Gemini (``google-genai``).
+
+    Args:
+        model: The model name (``"gemini-2.5-flash"``...); ``ChatOptions.model`` overrides.
+        api_key: Defaults to the SDK's ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY`` (or Vertex AI
+            settings from ``GOOGLE_GENAI_USE_VERTEXAI`` and friends).
+        client: A ``google.genai.Client`` to use as is (its ``.aio`` serves async calls).
+        options: Default :class:`ChatOptions`. ``extra`` keys that are
+            ``GenerateContentConfig`` fields (``tool_config``, ``thinking_config``,
+            ``seed``, ``safety_settings``...) go into the config; any other key goes into
+            the request body as is.
+    """
+
+    provider = PROVIDER
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        client: Any | None = None,
+        options: ChatOptions | None = None,
+    ) -> None:
+        super().__init__(default_options=options)
+        self._genai = require(
+            "google.genai", extra="gemini", feature="GeminiChatModel", package="google-genai"
+        )
+        self.model = model
+        self._api_key = api_key
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        """The ``google.genai.Client`` (created on first use)."""
+        if self._client is None:
+            with provider_errors(PROVIDER, _translate):
+                kwargs = {"api_key": self._api_key} if self._api_key is not None else {}
+                self._client = self._genai.Client(**kwargs)
+        return self._client
+
+    # -- requests --------------------------------------------------------------------------
+
+    def request_arguments(self, prompt: Prompt) -> dict[str, Any]:
+        """The keyword arguments of ``models.generate_content`` for ``prompt``."""
+        types = self._genai.types
+        options = self.effective_options(prompt)
+        system, contents = gemini_contents(prompt.messages)
+        config: dict[str, Any] = {}
+        if system:
+            config["system_instruction"] = system
+        tools = [callback.definition for callback in options.tool_callbacks]
+        if tools:
+            config["tools"] = [{"function_declarations": gemini_declarations(tools)}]
+        if options.temperature is not None:
+            config["temperature"] = options.temperature
+        if options.top_p is not None:
+            config["top_p"] = options.top_p
+        if options.max_tokens is not None:
+            config["max_output_tokens"] = options.max_tokens
+        if options.stop:
+            config["stop_sequences"] = list(options.stop)
+        fields = types.GenerateContentConfig.model_fields
+        body: dict[str, Any] = {}
+        for key, value in options.extra.items():
+            if key.startswith(RESERVED_PREFIX):
+                continue
+            (config if key in fields else body)[key] = value
+        if body:
+            http_options = dict(config.get("http_options") or {})
+            http_options["extra_body"] = {**body, **(http_options.get("extra_body") or {})}
+            config["http_options"] = http_options
+        return {
+            "model": options.model or self.model,
+            "contents": contents,
+            "config": types.GenerateContentConfig.model_validate(config),
+        }
+
+    # -- ChatModel -------------------------------------------------------------------------
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        arguments = self.request_arguments(prompt)
+        with provider_errors(PROVIDER, _translate):
+            response = self.client.models.generate_content(**arguments)
+        state = _StreamState()
+        first = state.feed(response)
+        last = state.finish()
+        return ChatResponse(
+            AssistantMessage(
+                content=first.message.content if first else None,
+                tool_calls=first.message.tool_calls if first else (),
+                metadata=dict(last.message.metadata),
+            ),
+            last.finish_reason,
+            last.usage,
+            last.metadata,
+        )
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        arguments = self.request_arguments(prompt)
+        state = _StreamState()
+        with provider_errors(PROVIDER, _translate):
+            for chunk in self.client.models.generate_content_stream(**arguments):
+                piece = state.feed(chunk)
+                if piece is not None:
+                    yield piece
+        yield state.finish()
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        arguments = self.request_arguments(prompt)
+        with provider_errors(PROVIDER, _translate):
+            response = await self.client.aio.models.generate_content(**arguments)
+        state = _StreamState()
+        first = state.feed(response)
+        last = state.finish()
+        return ChatResponse(
+            AssistantMessage(
+                content=first.message.content if first else None,
+                tool_calls=first.message.tool_calls if first else (),
+                metadata=dict(last.message.metadata),
+            ),
+            last.finish_reason,
+            last.usage,
+            last.metadata,
+        )
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        arguments = self.request_arguments(prompt)
+        state = _StreamState()
+        with provider_errors(PROVIDER, _translate):
+            stream = await self.client.aio.models.generate_content_stream(**arguments)
+            async for chunk in stream:
+                piece = state.feed(chunk)
+                if piece is not None:
+                    yield piece
+        yield state.finish()
+
+    def __repr__(self) -> str:
+        return f"GeminiChatModel({self.model!r})"
+
+
+# -- mapping: toolsearch -> Gemini ------------------------------------------------------------
+
+
+def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """``(system instruction, contents)``; consecutive same-role turns are merged, so the
+    results of parallel calls travel in one ``user`` turn as Gemini expects."""
+    system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
+    out: list[dict[str, Any]] = []
+    call_names: dict[str, str] = {}
+
+    def append(role: str, parts: list[dict[str, Any]]) -> None:
+        if not parts:
+            return
+        if out and out[-1]["role"] == role:
+            out[-1]["parts"].extend(parts)
+        else:
+            out.append({"role": role, "parts": parts})
+
+    for message in messages:
+        if isinstance(message, UserMessage):
+            append("user", [{"text": message.content}])
+        elif isinstance(message, AssistantMessage):
+            signatures = message.metadata.get(SIGNATURES_METADATA_KEY) or {}
+            parts: list[dict[str, Any]] = []
+            if message.content:
+                parts.append({"text": message.content})
+            for call in message.tool_calls:
+                call_names[call.id] = call.name
+                function_call: dict[str, Any] = {
+                    "name": call.name,
+                    "args": arguments_object(call.arguments),
+                }
+                if call.id and not call.id.startswith(_SYNTHETIC_ID):
+                    function_call["id"] = call.id
+                part: dict[str, Any] = {"function_call": function_call}
+                if call.id in signatures:
+                    part["thought_signature"] = base64.b64decode(signatures[call.id])
+                parts.append(part)
+            append("model", parts)
+        elif isinstance(message, ToolResponseMessage):
+            responses = []
+            for r in message.responses:
+                function_response: dict[str, Any] = {
+                    "name": r.name or call_names.get(r.id, ""),
+                    "response": {"output": r.response_data},
+                }
+                if r.id and not r.id.startswith(_SYNTHETIC_ID):
+                    function_response["id"] = r.id
+                responses.append({"function_response": function_response})
+            append("user", responses)
+    return system, out
+
+
+def gemini_declarations(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    """Function declarations; the JSON Schema goes as ``parameters_json_schema`` unchanged."""
+    declarations = []
+    for tool in tools:
+        declaration: dict[str, Any] = {"name": tool.name}
+        if tool.description:
+            declaration["description"] = tool.description
+        schema = dict(tool.input_schema)
+        if schema.get("properties") or schema.get("type") != "object":
+            declaration["parameters_json_schema"] = schema
+        declarations.append(declaration)
+    return declarations
+
+
+# -- mapping: Gemini -> toolsearch ------------------------------------------------------------
+
+
+def usage_from_gemini(usage: Any) -> tuple[Usage, dict[str, Any]]:
+    """Our ``Usage``: prompt tokens include cached content and tool-use prompt tokens;
+    completion tokens include thinking tokens (as OpenAI counts reasoning)."""
+    if usage is None:
+        return Usage(), {}
+    raw = usage.model_dump(exclude_none=True, mode="json")
+    return (
+        Usage(
+            prompt_tokens=(usage.prompt_token_count or 0)
+            + (usage.tool_use_prompt_token_count or 0),
+            completion_tokens=(usage.candidates_token_count or 0)
+            + (usage.thoughts_token_count or 0),
+            cached_tokens=usage.cached_content_token_count or 0,
+        ),
+        raw,
+    )
+
+
+def _reason_name(reason: Any) -> str | None:
+    if reason is None:
+        return None
+    return str(getattr(reason, "value", reason))
+
+
+class _StreamState:
+    """Folds ``GenerateContentResponse``s: text and (always whole) function calls pass on at
+    once; finish reason, usage and thought signatures come in the last chunk."""
+
+    def __init__(self) -> None:
+        self.finish_reason: str | None = None
+        self.usage = Usage()
+        self.raw_usage: dict[str, Any] = {}
+        self.signatures: dict[str, str] = {}
+        self.has_calls = False
+        self.metadata: dict[str, Any] = {"provider": PROVIDER}
+
+    def feed(self, response: Any) -> ChatResponse | None:
+        if getattr(response, "model_version", None):
+            self.metadata["model"] = response.model_version
+        if getattr(response, "response_id", None):
+            self.metadata["id"] = response.response_id
+        if response.usage_metadata is not None:
+            self.usage, self.raw_usage = usage_from_gemini(response.usage_metadata)
+        if not response.candidates:
+            feedback = getattr(response, "prompt_feedback", None)
+            if feedback is not None and getattr(feedback, "block_reason", None):
+                self.finish_reason = _reason_name(feedback.block_reason)
+            return None
+        candidate = response.candidates[0]
+        if candidate.finish_reason is not None:
+            self.finish_reason = _reason_name(candidate.finish_reason)
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        for part in (candidate.content.parts if candidate.content else None) or ():
+            if part.function_call is not None:
+                call = part.function_call
+                call_id = call.id or new_call_id(_SYNTHETIC_ID)
+                calls.append(
+                    ToolCall(id=call_id, name=call.name or "", arguments=dump_arguments(call.args))
+                )
+                if part.thought_signature:
+                    self.signatures[call_id] = base64.b64encode(part.thought_signature).decode()
+            elif part.text and not part.thought:
+                text.append(part.text)
+        if not text and not calls:
+            return None
+        self.has_calls = self.has_calls or bool(calls)
+        return ChatResponse(
+            AssistantMessage(content="".join(text) or None, tool_calls=tuple(calls))
+        )
+
+    def finish(self) -> ChatResponse:
+        reason = self.finish_reason
+        if reason is None or reason == "STOP":
+            finish = FinishReason.TOOL_CALLS if self.has_calls else FinishReason.STOP
+        else:
+            finish = _FINISH_REASONS.get(reason, reason.lower())
+        self.metadata["provider_finish_reason"] = reason
+        if self.raw_usage:
+            self.metadata["usage"] = self.raw_usage
+        return ChatResponse(
+            AssistantMessage(
+                metadata={SIGNATURES_METADATA_KEY: self.signatures} if self.signatures else {}
+            ),
+            finish,
+            self.usage,
+            {k: v for k, v in self.metadata.items() if v is not None},
+        )
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def _translate(exc: Exception) -> ProviderError | None:
+    from google.genai import errors
+
+    if isinstance(exc, errors.APIError):
+        message = exc.message or str(exc)
+        status = exc.code
+        details = json.dumps(exc.details, default=str) if exc.details is not None else ""
+        if status == 400 and "API_KEY_INVALID" in details:
+            # Gemini answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID
+            return ProviderAuthenticationError(PROVIDER, message, status_code=status)
+        return error_for_status(PROVIDER, status, message)
+    if isinstance(exc, ValueError) and "API key" in str(exc):
+        return ProviderAuthenticationError(PROVIDER, str(exc))
+    return None
