@@ -490,3 +490,11 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(MissingExtraError) as caught:
         AnthropicChatModel("claude-sonnet-4-6")
     assert caught.value.extra == "anthropic"
+
+
+def test_error_event_inside_a_stream_keeps_its_type_and_message() -> None:
+    model = Server("stream_overloaded.sse").model()
+    chunks = model.stream(Prompt.of("hi"))
+    assert next(chunks).text == "Let me"  # text already streamed reaches the caller first
+    assert caught.value.status_code == 529
+    assert caught.value.provider_message == "Overloaded"

@@ -461,6 +461,7 @@ class _StreamState:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.thinking: list[dict[str, Any]] = []
         self.stop_reason: str | None = None
+        self.had_calls = False
         self.usage: Any = None
         self.delta_usage: dict[str, Any] = {}
         self.metadata: dict[str, Any] = {"provider": PROVIDER}
@@ -499,6 +500,7 @@ class _StreamState:
             if slot.get("type") == "tool_use":
                 arguments = slot["json"] or dump_arguments(slot.get("input") or {})
                 call = ToolCall(id=slot["id"], name=slot["name"], arguments=arguments)
+                self.had_calls = True
                 return ChatResponse(AssistantMessage(tool_calls=(call,)))
             if slot.get("type") == "thinking":
                 self.thinking.append(
@@ -528,7 +530,7 @@ class _StreamState:
             AssistantMessage(
                 metadata={THINKING_METADATA_KEY: self.thinking} if self.thinking else {}
             ),
-            _finish(self.stop_reason, False) if self.stop_reason else FinishReason.STOP,
+            _finish(self.stop_reason, self.had_calls),
             usage,
             {k: v for k, v in self.metadata.items() if v is not None},
         )
@@ -537,13 +539,34 @@ class _StreamState:
 # -- errors ---------------------------------------------------------------------------------
 
 
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+"""HTTP status of each documented error type: an error event inside a stream arrives on a
+200 response, and its type is what says which of our exceptions it is."""
+
+
 def _translate(exc: Exception) -> ProviderError | None:
     import anthropic
 
     if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
         return transport_error(PROVIDER, exc)
     if isinstance(exc, anthropic.APIStatusError):
-        return error_for_status(PROVIDER, exc.status_code, body_message(exc.body, exc.message))
+        status = exc.status_code
+        body = exc.body
+        if status < 400 and isinstance(body, Mapping):
+            inner = body.get("error", body)
+            kind = inner.get("type") if isinstance(inner, Mapping) else None
+            status = _ERROR_STATUS.get(str(kind), 500)
+        return error_for_status(PROVIDER, status, body_message(body, exc.message))
     if isinstance(exc, anthropic.AnthropicError):
         return ProviderError(PROVIDER, str(exc))
     return None
