@@ -496,5 +496,7 @@ def test_error_event_inside_a_stream_keeps_its_type_and_message() -> None:
     model = Server("stream_overloaded.sse").model()
     chunks = model.stream(Prompt.of("hi"))
     assert next(chunks).text == "Let me"  # text already streamed reaches the caller first
+    with pytest.raises(ProviderError) as caught:
+        next(chunks)
     assert caught.value.status_code == 529
     assert caught.value.provider_message == "Overloaded"
