@@ -101,3 +101,82 @@ def test_bench_runs_a_user_catalog_from_jsonl(tmp_path):
     assert all(r["peak_rss_mb"] is None for r in records)
     assert {r["dataset"] for r in records} == {"mine"}
     assert next(r for r in records if r["mode"] == "search")["success_rate"] == 100.0
+
+
+def test_live_without_credentials_says_which_variable_and_exits_2(tmp_path, monkeypatch):
+    from toolsearch.cli import _app
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = typer_testing.CliRunner().invoke(
+        _app(), ["bench", "--live", "openai:gpt-4o-mini", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert "OPENAI_API_KEY" in result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "live.json").exists()
+
+
+def test_live_rejects_a_spec_without_a_model(tmp_path):
+    from toolsearch.cli import _app
+
+    result = typer_testing.CliRunner().invoke(
+        _app(), ["bench", "--live", "openai", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert "PROVIDER:MODEL" in result.output
+
+
+def test_live_runs_the_tasks_through_the_injected_model(tmp_path, monkeypatch):
+    from toolsearch.bench import live as live_module
+    from toolsearch.bench.data import Catalog, Query, QuerySet
+    from toolsearch.bench.loaders import load_bundled
+    from toolsearch.chat.messages import AssistantMessage, ToolCall
+    from toolsearch.cli import _app
+    from toolsearch.models import FunctionChatModel
+
+    catalog, _ = load_bundled()
+    mine = Catalog("mine", catalog.tools[:20])
+    first = mine.tools[0]
+    QuerySet("mine", (Query("q1", first.description, (first.name,)),)).to_jsonl(
+        tmp_path / "q.jsonl"
+    )
+    mine.to_jsonl(tmp_path / "mine.jsonl")
+
+    def script(messages, tools):  # calls the gold tool when visible, else answers
+        if any(t.name == first.name for t in tools) and len(messages) <= 2:
+            return AssistantMessage(tool_calls=[ToolCall(id="1", name=first.name, arguments="{}")])
+        return "done"
+
+    def factory_for(spec, environ=None):
+        def factory():
+            return FunctionChatModel(script)
+
+        factory.__name__ = spec
+        return factory
+
+    monkeypatch.setattr(live_module, "provider_model_factory", factory_for)
+    result = typer_testing.CliRunner().invoke(
+        _app(),
+        [
+            "bench",
+            "--live",
+            "openai:scripted",
+            "--catalog",
+            str(tmp_path / "mine.jsonl"),
+            "--queries",
+            str(tmp_path / "q.jsonl"),
+            "--index",
+            "regex",
+            "--no-peers",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "live: tool search vs the full tool loop (openai:scripted)" in result.output
+    records = json.loads((tmp_path / "out" / "live.json").read_text())["live_records"]
+    assert [(r["mode"], r["index"]) for r in records] == [("full", "-"), ("search", "regex")]
+    assert records[0]["success_rate"] == 100.0
+    assert records[0]["model"] == "openai:scripted"
+    assert "synthetic" in (tmp_path / "out" / "live.md").read_text()

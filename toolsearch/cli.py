@@ -62,6 +62,15 @@ def _app() -> Any:
         ),
         out: Path = typer.Option(Path("benchmarks/results/bench"), help="report folder"),
         json_path: Path | None = typer.Option(None, "--json", help="also write records here"),
+        live: str | None = typer.Option(
+            None,
+            "--live",
+            help="run against a real model instead of the simulated agent: PROVIDER:MODEL "
+            "(openai:gpt-4o-mini, anthropic:..., gemini:...); needs the provider's API key",
+        ),
+        live_limit: int = typer.Option(
+            50, min=0, help="live mode: the first N tasks of each dataset (0: all; each costs)"
+        ),
     ) -> None:
         """Token savings, success rate, retrieval quality and latency of tool search."""
         from toolsearch.bench.agent import QueryPolicy
@@ -103,8 +112,21 @@ def _app() -> Any:
             raise typer.BadParameter(f"unknown dataset(s) {unknown}; choose from {list(loaders)}")
         if provider not in ("openai", "anthropic", "gemini"):
             raise typer.BadParameter("provider must be openai, anthropic or gemini")
+        model_factory = _live_model_factory(live) if live is not None else None
         counter = BpeTokenCounter(tokenizer)
         specs = available_indexes(indexes, peers=peers)
+        if model_factory is not None:
+            _run_live(
+                console,
+                model_factory,
+                [(name, loaders[name]) for name in datasets],
+                specs,
+                max_results=max_results,
+                limit=live_limit or None,
+                out=out,
+                json_path=json_path,
+            )
+            return
         records = []
         with Progress(
             TextColumn("[bold]{task.description}"),
@@ -167,6 +189,90 @@ def _app() -> Any:
         console.print("wrote " + ", ".join(str(p) for p in written))
 
     return app
+
+
+def _live_model_factory(spec: str) -> Any:
+    """The provider model factory for ``--live``, or a clear message and exit code 2."""
+    import typer
+
+    from toolsearch.bench.live import provider_model_factory
+    from toolsearch.errors import MissingExtraError, ProviderAuthenticationError
+
+    try:
+        return provider_model_factory(spec)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--live") from None
+    except (ProviderAuthenticationError, MissingExtraError) as exc:
+        typer.echo(f"toolsearch bench --live: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _run_live(
+    console: Any,
+    model_factory: Any,
+    datasets: list[tuple[str, Any]],
+    specs: list[Any],
+    *,
+    max_results: int,
+    limit: int | None,
+    out: Path,
+    json_path: Path | None,
+) -> None:
+    """``toolsearch bench --live``: the same tasks against a real model."""
+    import typer
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from toolsearch.bench.live import run_live
+    from toolsearch.bench.report import write_live_report
+    from toolsearch.errors import ProviderAuthenticationError
+
+    records = []
+    try:
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress:
+            for name, loader in datasets:
+                catalog, queries = loader()
+                tasks = min(len(queries), limit) if limit else len(queries)
+                bar = progress.add_task(f"{name}: live", total=tasks * (1 + len(specs)))
+                records += run_live(
+                    catalog,
+                    queries,
+                    model_factory,
+                    indexes=specs,
+                    max_results=max_results,
+                    limit=limit,
+                    on_task=lambda outcome, bar=bar, name=name: progress.update(
+                        bar, advance=1, description=f"{name}: live, {outcome.mode} {outcome.index}"
+                    ),
+                )
+    except ProviderAuthenticationError as exc:
+        typer.echo(f"toolsearch bench --live: {exc}", err=True)
+        raise typer.Exit(2) from None
+    table = Table(title=f"live: tool search vs the full tool loop ({model_factory.__name__})")
+    for column in ("dataset", "mode", "index", "prompt tokens", "savings %", "success %", "errors"):
+        table.add_column(
+            column, justify="left" if column in ("dataset", "mode", "index") else "right"
+        )
+    for r in records:
+        table.add_row(
+            r.dataset,
+            r.mode,
+            r.index,
+            f"{r.prompt_tokens_mean:,.0f}",
+            "-" if r.savings_pct is None else f"{r.savings_pct:.1f}",
+            f"{r.success_rate:.1f}",
+            str(r.errors),
+        )
+    console.print(table)
+    command = "toolsearch " + " ".join(sys.argv[1:])
+    written = write_live_report(records, out, command=command, json_path=json_path)
+    console.print("wrote " + ", ".join(str(p) for p in written))
 
 
 def _quiet_model_loading() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from toolsearch.bench.runner import BenchRecord
 
-__all__ = ["markdown_table", "write_report"]
+__all__ = ["live_markdown_table", "markdown_table", "write_live_report", "write_report"]
 
 _COLUMNS = [
     ("mode", "mode"),
@@ -90,6 +90,70 @@ def write_report(
     report.write_text("\n".join(body))
     written += [report, *plots]
     return written
+
+
+_LIVE_COLUMNS = [
+    ("mode", "mode"),
+    ("index", "index"),
+    ("prompt tokens (mean)", "prompt_tokens_mean"),
+    ("savings %", "savings_pct"),
+    ("success %", "success_rate"),
+    ("completion tokens (mean)", "completion_tokens_mean"),
+    ("cached tokens (mean)", "cached_tokens_mean"),
+    ("requests/task", "requests_per_task"),
+    ("searches/task", "searches_per_task"),
+    ("errors", "errors"),
+]
+
+
+def live_markdown_table(records: Sequence[Any]) -> str:
+    """One table per dataset of :class:`~toolsearch.bench.live.LiveRecord` rows."""
+    lines: list[str] = []
+    for dataset in dict.fromkeys(r.dataset for r in records):
+        rows = [r for r in records if r.dataset == dataset]
+        first = rows[0]
+        lines += [
+            f"### {dataset} ({first.tasks} tasks; live, {first.model}; usage as the provider "
+            "reported it)",
+            "",
+            "| " + " | ".join(c for c, _ in _LIVE_COLUMNS) + " |",
+            "|" + "---|" * len(_LIVE_COLUMNS),
+        ]
+        for r in rows:
+            lines.append(
+                "| " + " | ".join(_cell(getattr(r, key)) for _, key in _LIVE_COLUMNS) + " |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_live_report(
+    records: Sequence[Any], out: Path, *, command: str, json_path: Path | None = None
+) -> list[Path]:
+    """Write ``live.md`` and ``live.json`` (or ``json_path``) into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "command": command,
+        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "live_records": [r.as_dict() for r in records],
+    }
+    target = json_path or out / "live.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(payload, indent=2) + "\n")
+    body = [
+        "# Tool-search benchmark, live",
+        "",
+        f"Command: `{command}`",
+        "",
+        "Tokens are the provider's own usage figures summed over every model call of a task. "
+        'Every tool answered a synthetic `{"ok": true}`, so success means the model called '
+        "every tool the task needs, not that the arguments were right.",
+        "",
+        live_markdown_table(records),
+    ]
+    report = out / "live.md"
+    report.write_text("\n".join(body))
+    return [target, report]
 
 
 def _plots(records: Sequence[BenchRecord], out: Path) -> list[Path]:
