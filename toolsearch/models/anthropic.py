@@ -330,9 +330,9 @@ class AnthropicRequestBuilder:
     def _result_content(self, name: str, data: str) -> str | list[dict[str, Any]]:
         if not self.defer_loading or name != self.search_tool_name:
             return data
-        names = [n for n in _found_names(data) if n in self._catalog and n != name]
-        if not names:
-            return data
+        names = _found_names(data)
+        if not names or any(n not in self._catalog or n == name for n in names):
+            return data  # only references the API can resolve; otherwise the text as is
         self.deferred.update(names)
         return [{"type": "tool_reference", "tool_name": n} for n in dict.fromkeys(names)]
 
