@@ -147,6 +147,7 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--install-timeout", type=float, default=600.0)
     parser.add_argument("--only", nargs="*", help="server names to include")
+    parser.add_argument("--note", default="", help="a remark to keep with the results")
     args = parser.parse_args()
     if shutil.which("npm") is None or shutil.which("node") is None:
         sys.exit("needs node and npm on PATH")
@@ -211,7 +212,7 @@ def main() -> None:
     mean_answer = sum(a["answer_tokens"] for a in answers) / max(1, len(answers))
     record = {
         "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": "python benchmarks/mcp_real_servers.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/mcp_real_servers.py " + " ".join(_without_note(sys.argv[1:])),
         "machine": {
             "python": platform.python_version(),
             "node": subprocess.run(
@@ -235,11 +236,24 @@ def main() -> None:
         "search_answers": answers,
         "mean_search_answer_tokens_k5": round(mean_answer, 1),
         "connect_and_list_seconds": round(connect_seconds, 1),
+        "note": args.note,
     }
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "mcp_tokens.json").write_text(json.dumps(record, indent=2) + "\n")
     (args.results / "mcp_tokens.md").write_text(markdown(record))
     print(markdown(record))
+
+
+def _without_note(argv: list[str]) -> list[str]:
+    out, skip = [], False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item == "--note":
+            skip = True
+        elif not item.startswith("--note="):
+            out.append(item)
+    return out
 
 
 def markdown(r: dict[str, Any]) -> str:
@@ -274,6 +288,8 @@ def markdown(r: dict[str, Any]) -> str:
     ]
     if r["failures"]:
         lines.append(f"- Left out (could not start): {r['failures']}")
+    if r.get("note"):
+        lines.append(f"- Note: {r['note']}")
     lines += ["", "## Searches", "", "| query | top 5 | answer tokens |", "| --- | --- | ---: |"]
     for a in r["search_answers"]:
         lines.append(f"| {a['query']} | {', '.join(a['names'])} | {a['answer_tokens']:,} |")
