@@ -9,6 +9,7 @@ check the wire format, including the client-side tool-search shape (``defer_load
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -19,7 +20,12 @@ import pytest
 anthropic = pytest.importorskip(
     "anthropic", reason="the anthropic SDK (toolsearch[anthropic]) is not installed"
 )
-httpx2 = pytest.importorskip("httpx2", reason="this anthropic SDK does not use httpx2")
+# the HTTP library this SDK version is built on (httpx2 in current releases, httpx before)
+httpx2 = getattr(
+    importlib.import_module("anthropic._base_client"),
+    "httpx2",
+    None,
+) or importlib.import_module("httpx")
 
 from toolsearch import (  # noqa: E402
     CONVERSATION_ID,

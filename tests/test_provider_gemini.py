@@ -20,7 +20,10 @@ import pytest
 genai = pytest.importorskip(
     "google.genai", reason="the google-genai SDK (toolsearch[gemini]) is not installed"
 )
-httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed")
+try:  # google-genai takes an httpx2 or an httpx client
+    import httpx2
+except ImportError:  # pragma: no cover - older SDK stacks
+    import httpx as httpx2  # type: ignore[no-redef]
 
 from toolsearch import (  # noqa: E402
     AssistantMessage,

@@ -8,6 +8,7 @@ can check what went over the wire.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,12 @@ import pytest
 openai = pytest.importorskip(
     "openai", reason="the openai SDK (toolsearch[openai]) is not installed"
 )
-httpx2 = pytest.importorskip("httpx2", reason="this openai SDK does not use httpx2")
+# the HTTP library this SDK version is built on (httpx2 in current releases, httpx before)
+httpx2 = getattr(
+    importlib.import_module("openai._base_client"),
+    "httpx2",
+    None,
+) or importlib.import_module("httpx")
 
 from toolsearch import (  # noqa: E402
     AssistantMessage,

@@ -343,8 +343,8 @@ class _StreamState:
                         slot["id"] = part.id
                     function = part.function
                     if function is not None:
-                        if function.name:
-                            slot["name"] += function.name
+                        if function.name and function.name != slot["name"]:
+                            slot["name"] += function.name  # some servers resend the name
                         if function.arguments:
                             slot["arguments"] += function.arguments
             if choice.finish_reason:
