@@ -507,3 +507,23 @@ def test_error_event_inside_a_stream_keeps_its_type_and_message() -> None:
         next(chunks)
     assert caught.value.status_code == 529
     assert caught.value.provider_message == "Overloaded"
+
+
+def test_search_results_with_summaries_become_references_too() -> None:
+    model = AnthropicChatModel("claude-sonnet-4-6", tool_search="defer_loading")
+    found = json.dumps([{"name": "get_weather", "summary": "Current weather for a city."}])
+    prompt = Prompt(
+        [
+            UserMessage(content="hi"),
+            AssistantMessage(tool_calls=(ToolCall(id="s", name="toolSearchTool"),)),
+            ToolResponseMessage(
+                responses=(ToolResponse(id="s", name="toolSearchTool", response_data=found),)
+            ),
+        ],
+        ChatOptions(tool_callbacks=tool_callbacks([get_weather])),
+    )
+    arguments = model.request_arguments(prompt)  # builds the request; sends nothing
+    assert arguments["messages"][2]["content"][0]["content"] == [
+        {"type": "tool_reference", "tool_name": "get_weather"}
+    ]
+    assert arguments["tools"][0]["defer_loading"] is True
