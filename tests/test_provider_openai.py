@@ -352,3 +352,17 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         OpenAIChatModel("gpt-4o-mini")
     assert caught.value.extra == "openai"
     assert "toolsearch[openai]" in str(caught.value)
+
+
+def test_importing_the_models_package_imports_no_provider_sdk() -> None:
+    import subprocess
+
+    code = (
+        "import sys, toolsearch.models as m\n"
+        "from toolsearch.models import OpenAIChatModel, AnthropicChatModel, GeminiChatModel\n"
+        "print(sorted(k for k in ('openai', 'anthropic', 'google.genai') if k in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
