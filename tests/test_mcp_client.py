@@ -275,3 +275,14 @@ def test_streamable_http_server_lists_and_calls(http_url):
         failed = tools["remote_fail"].call('{"message": "over http"}')
         assert failed.startswith("Error")
         assert "over http" in failed
+
+
+def test_a_forgotten_provider_stops_its_servers_when_collected():
+    import gc
+
+    mcp_tools = McpToolProvider({"lost": stdio("lost")})
+    pid = int(mcp_tools.call_tool("pid"))
+    assert alive(pid)
+    del mcp_tools
+    gc.collect()
+    assert eventually(lambda: not alive(pid), timeout=10)

@@ -21,7 +21,6 @@ loop also turns into a result.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import contextlib
 import json
@@ -544,8 +543,8 @@ class McpToolProvider:
             if self._loop is None:
                 _require_mcp()
                 self._loop = _LoopThread(f"toolsearch-mcp-{id(self):x}")
+                # runs when the provider is collected, or at interpreter exit (atexit)
                 self._finalizer = weakref.finalize(self, _shutdown, self._loop, self._connections)
-                atexit.register(self._finalizer)
             return self._loop
 
     def connect(self) -> McpToolProvider:
@@ -568,13 +567,14 @@ class McpToolProvider:
         if self._connected:
             return
         names = list(self._servers)
+        on_tools_changed = _weak_method(self._tools_changed)
         for name in names:
             self._connections.setdefault(
                 name,
                 _Connection(
                     name,
                     self._servers[name],
-                    on_tools_changed=self._tools_changed,
+                    on_tools_changed=on_tools_changed,
                     errlog=self._errlog,
                     client_name=self._client_name,
                 ),
@@ -624,7 +624,6 @@ class McpToolProvider:
             self._closed = True
         if self._finalizer is not None:
             self._finalizer()
-            atexit.unregister(self._finalizer)
         self._connected = False
 
     async def aclose(self) -> None:
@@ -810,6 +809,18 @@ class McpToolProvider:
 
 
 _background_tasks: set[asyncio.Task[None]] = set()
+
+
+def _weak_method(method: Callable[[str], None]) -> Callable[[str], None]:
+    """A callback that does not keep the provider alive (so it can be collected)."""
+    reference = weakref.WeakMethod(method)
+
+    def call(server: str) -> None:
+        target = reference()
+        if target is not None:
+            target(server)
+
+    return call
 
 
 def _unknown_tool_text(name: str) -> str:
