@@ -286,3 +286,27 @@ def test_a_forgotten_provider_stops_its_servers_when_collected():
     del mcp_tools
     gc.collect()
     assert eventually(lambda: not alive(pid), timeout=10)
+
+
+def test_a_server_that_died_is_started_again_on_the_next_call():
+    import os
+    import signal
+
+    with McpToolProvider({"fragile": stdio("fragile")}) as mcp_tools:
+        first = int(mcp_tools.call_tool("pid"))
+        os.kill(first, signal.SIGKILL)
+        assert eventually(lambda: not alive(first), timeout=10)
+        lost = mcp_tools.call_tool("whoami")
+        assert lost.startswith("Error")
+        assert "fragile" in lost
+        assert mcp_tools.call_tool("whoami") == "fragile"
+        assert int(mcp_tools.call_tool("pid")) != first
+
+
+def test_callbacks_of_a_closed_provider_answer_with_an_error():
+    mcp_tools = McpToolProvider({"brief": stdio("brief")})
+    whoami = mcp_tools.resolve("whoami")
+    mcp_tools.close()
+    text = whoami.call("{}")
+    assert text.startswith("Error")
+    assert "closed" in text

@@ -306,9 +306,32 @@ class _Connection:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         client = await self.ensure()
         timeout = self.config.timeout
-        return await asyncio.wait_for(
-            client.call_tool(name, arguments, read_timeout_seconds=timeout), timeout + 1.0
-        )
+        try:
+            return await asyncio.wait_for(
+                client.call_tool(name, arguments, read_timeout_seconds=timeout), timeout + 1.0
+            )
+        except Exception as exc:
+            if _connection_lost(exc):
+                # the server went away: end this session; the next use starts a new one
+                self.broken = _leaf_message(exc)
+                await self.stop()
+                raise McpConnectionError(
+                    f"lost the connection to MCP server {self.name!r} ({self.broken}); "
+                    "it is started again on the next call"
+                ) from exc
+            raise
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    import anyio
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    if isinstance(exc, MCPError):
+        return exc.code == CONNECTION_CLOSED
+    return isinstance(
+        exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream
+    )
 
 
 def _stderr() -> TextIO:
@@ -785,19 +808,19 @@ class McpToolProvider:
         return await connection.call_tool(exposed.tool_name, arguments)
 
     def _call_text(self, exposed: _Exposed, arguments: dict[str, Any]) -> str:
-        loop = self._ensure_loop()
-        self.connect()
         timeout = self._servers[exposed.server].timeout + 5.0
         try:
+            loop = self._ensure_loop()
+            self.connect()
             result = loop.run(self._invoke(exposed, arguments), timeout=timeout)
         except Exception as exc:
             return _failure_text(exposed, exc)
         return result_text(result)
 
     async def _acall_text(self, exposed: _Exposed, arguments: dict[str, Any]) -> str:
-        loop = self._ensure_loop()
-        await self.aconnect()
         try:
+            loop = self._ensure_loop()
+            await self.aconnect()
             result = await loop.run_async(self._invoke(exposed, arguments))
         except Exception as exc:
             return _failure_text(exposed, exc)
