@@ -272,6 +272,7 @@ def test_streamable_http_server_lists_and_calls(http_url):
         assert tools["remote_whoami"].call("{}") == "remote"
         assert tools["alpha_whoami"].call("{}") == "alpha"
         assert tools["remote_add"].call('{"a": 20, "b": 22}') == "42"
+        assert tools["remote_http_header"].call('{"header": "x-trace"}') == "test"
         failed = tools["remote_fail"].call('{"message": "over http"}')
         assert failed.startswith("Error")
         assert "over http" in failed

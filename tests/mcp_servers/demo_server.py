@@ -34,6 +34,12 @@ def build(name: str) -> MCPServer:
         return os.environ.get(variable, "<unset>")
 
     @server.tool()
+    def http_header(header: str, ctx: Context) -> str:
+        """A header of the HTTP request that carried this call (streamable HTTP only)."""
+        request = ctx.request_context.request
+        return "<no http>" if request is None else request.headers.get(header, "<missing>")
+
+    @server.tool()
     def pid() -> int:
         """The process id of this server."""
         return os.getpid()
