@@ -51,6 +51,7 @@ def mcp_app() -> Any:
         """Serve every configured server's tools behind search_tools and call_tool."""
         import anyio
 
+        from toolsearch.errors import McpError
         from toolsearch.mcp.client import McpToolProvider
         from toolsearch.mcp.proxy import McpSearchProxy
 
@@ -87,6 +88,9 @@ def mcp_app() -> Any:
             )
         except KeyboardInterrupt:  # pragma: no cover - interactive stop
             pass
+        except McpError as exc:
+            typer.echo(f"toolsearch mcp proxy: {exc}", err=True)
+            raise typer.Exit(1) from None
         finally:
             provider.close()
 
