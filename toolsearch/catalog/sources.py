@@ -250,8 +250,6 @@ class CatalogReader:
             try:
                 tools = self._read(file, renames.get(file.key, {}))
                 for tool in tools:
-                    if tool is None:
-                        continue
                     first = emitted.get(tool.name)
                     if first is not None:
                         self._record_error(
@@ -333,25 +331,21 @@ class CatalogReader:
 
     # -- pass 2: tools ------------------------------------------------------------------
 
-    def _read(
-        self, file: SourceFile, renames: Mapping[str, str]
-    ) -> Iterable[ToolDefinition | None]:
+    def _read(self, file: SourceFile, renames: Mapping[str, str]) -> Iterable[ToolDefinition]:
         if file.kind == "jsonl":
             return self._read_jsonl(file)
         if file.kind == "mcp":
             return self._read_mcp(file, renames)
         return self._read_openapi(file, renames)
 
-    def _read_jsonl(self, file: SourceFile) -> Iterator[ToolDefinition | None]:
+    def _read_jsonl(self, file: SourceFile) -> Iterator[ToolDefinition]:
         for number, record in _jsonl_records(file.path, lenient=False, on_error=self._record_error):
             try:
                 yield _jsonl_tool(record, f"{file.path}:{number}")
             except CatalogSourceError as exc:
                 self._record_error(exc)
 
-    def _read_mcp(
-        self, file: SourceFile, renames: Mapping[str, str]
-    ) -> Iterator[ToolDefinition | None]:
+    def _read_mcp(self, file: SourceFile, renames: Mapping[str, str]) -> Iterator[ToolDefinition]:
         dump = read_dump(file.path)
         for position, record in enumerate(dump.tools, 1):
             where = f"{file.path} (tool {position})"
@@ -371,7 +365,7 @@ class CatalogReader:
 
     def _read_openapi(
         self, file: SourceFile, renames: Mapping[str, str]
-    ) -> Iterator[ToolDefinition | None]:
+    ) -> Iterator[ToolDefinition]:
         source = str(file.path)
         document = load_document(file.path)
         spec_version(document, source)
