@@ -621,3 +621,26 @@ def test_session_setup_needs_no_reindexing(tmp_path, monkeypatch):
     assert index.search(ToolSearchRequest("fast", "weather radar")).tool_names
     assert embedder.documents == 0
     index.clear_index("fast")
+
+
+def test_worker_processes_build_the_same_index(tmp_path, monkeypatch):
+    """Parallel analysis (JSONL lines or tools sent to workers) changes nothing."""
+    import toolsearch.catalog.index as module
+
+    source = tmp_path / "catalog.jsonl"
+    source.write_text("\n".join(json.dumps(t.to_dict() | {"category": t.category})
+                                for t in TOOLS) + "\n", encoding="utf-8")  # fmt: skip
+    serial = CatalogIndex.build(TOOLS, out=tmp_path / "serial", kind="bm25", workers=1)
+    monkeypatch.setattr(module, "_PARALLEL_FROM", 32)
+    monkeypatch.setattr(module, "_BATCH", 16)
+    from_file = CatalogIndex.build([source], out=tmp_path / "file", kind="bm25", workers=2)
+    from_tools = CatalogIndex.build(TOOLS, out=tmp_path / "tools", kind="bm25", workers=2)
+    for index in (from_file, from_tools):
+        assert index.manifest.fingerprints_digest == serial.manifest.fingerprints_digest
+        assert index.manifest.counts == serial.manifest.counts
+        for query in QUERIES:
+            assert hits(index.search_catalog(query, 5)) == hits(serial.search_catalog(query, 5))
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(['{"name": "fine"}'] * 40 + ["{oops"]) + "\n", encoding="utf-8")
+    with pytest.raises(CatalogSourceError, match=r"broken\.jsonl:41"):
+        CatalogIndex.build([broken], out=tmp_path / "broken", kind="bm25", workers=2)

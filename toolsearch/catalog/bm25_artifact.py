@@ -86,9 +86,12 @@ class Bm25Writer:
         self._lengths = array("f")
 
     def add(self, doc: int, prepared: PreparedTool) -> None:
+        self.add_terms(doc, tool_terms(prepared, self.settings))
+
+    def add_terms(self, doc: int, weighted: dict[str, float]) -> None:
+        """Add a tool's weighted terms (from :func:`tool_terms`), in catalog order."""
         if doc != len(self._lengths):
             raise ValueError("documents must be added in catalog order")
-        weighted = tool_terms(prepared, self.settings)
         postings = self._postings
         for term, tf in weighted.items():
             entry = postings.get(term)

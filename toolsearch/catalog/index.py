@@ -33,7 +33,9 @@ import hashlib
 import os
 import shlex
 import shutil
+import signal
 import sqlite3
+import sys
 import threading
 import time
 import uuid
@@ -42,7 +44,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from toolsearch.catalog.bm25_artifact import Bm25Artifact, Bm25Settings, Bm25Writer, Scope
+from toolsearch.catalog.bm25_artifact import (
+    Bm25Artifact,
+    Bm25Settings,
+    Bm25Writer,
+    Scope,
+    tool_terms,
+)
 from toolsearch.catalog.manifest import (
     FORMAT_VERSION,
     MANIFEST_NAME,
@@ -53,7 +61,7 @@ from toolsearch.catalog.manifest import (
     rebuild_command,
     verify_files,
 )
-from toolsearch.catalog.store import ToolStore, ToolStoreWriter
+from toolsearch.catalog.store import ToolStore, ToolStoreWriter, definition_json
 from toolsearch.catalog.vector_artifact import (
     EMBEDDINGS_FILE,
     PreviousEmbeddings,
@@ -133,29 +141,28 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
     (``model2vec/static-all-MiniLM-L6-v2-pca256``, ``sentence-transformers/...``,
     ``hashing-256``) resolve to the embedder that wrote them.
     """
-    from toolsearch.indexes.embedders import (
-        HashingEmbedder,
-        SentenceTransformerEmbedder,
-        StaticEmbedder,
-    )
-
-    if spec is None:
-        spec = "static"
-    if not isinstance(spec, str):
+    if spec is not None and not isinstance(spec, str):
         return spec
+    return _embedder_factory(spec or "static")()
+
+
+def _embedder_factory(spec: str) -> Callable[[], Embedder]:
+    """How to create the embedder ``spec`` names (raises ``ValueError`` for unknown names)."""
+    from toolsearch.indexes import embedders
+
     name = spec.strip()
     if name == "static":
-        return StaticEmbedder.from_packaged_minilm()
-    if name.startswith("model2vec/static-all-MiniLM-L6-v2-pca"):
-        return StaticEmbedder.from_packaged_minilm(pca_dims=int(name.rsplit("pca", 1)[1]))
+        return embedders.StaticEmbedder.from_packaged_minilm
+    if name.startswith("model2vec/static-all-MiniLM-L6-v2-pca") and name[37:].isdigit():
+        return lambda: embedders.StaticEmbedder.from_packaged_minilm(pca_dims=int(name[37:]))
     if name in ("minilm", "sentence-transformers/all-MiniLM-L6-v2"):
-        return SentenceTransformerEmbedder()
+        return embedders.SentenceTransformerEmbedder
     if name.startswith("sentence-transformers/"):
-        return SentenceTransformerEmbedder(name.split("/", 1)[1])
+        return lambda: embedders.SentenceTransformerEmbedder(name.split("/", 1)[1])
     if name == "hashing":
-        return HashingEmbedder()
+        return embedders.HashingEmbedder
     if name.startswith("hashing-") and name[8:].isdigit():
-        return HashingEmbedder(int(name[8:]))
+        return lambda: embedders.HashingEmbedder(int(name[8:]))
     raise ValueError(
         f"unknown embedder {spec!r}: use static, minilm, hashing or hashing-DIM "
         "(or pass an Embedder object)"
@@ -309,6 +316,218 @@ def _embedder_option(embedder: Embedder) -> str | None:
     return None
 
 
+# -- parallel analysis ---------------------------------------------------------------
+#
+# Preparing and analyzing a tool (and, for JSONL sources, parsing and validating it) is
+# most of a build's CPU time. Batches go to worker processes; the main process keeps the
+# order, drops repeated names (first wins) and writes the artifacts. Results cross the
+# process boundary as plain tuples (``_Analyzed``), never as ``ToolDefinition`` objects.
+
+_BATCH = 512
+"""Tools per analysis batch (what one worker handles at a time)."""
+
+_PARALLEL_FROM = 2048
+"""Catalogs smaller than this are analyzed in the calling process (no workers to start)."""
+
+# name, fingerprint, category, definition JSON, summary, BM25 terms, embedding text
+_Analyzed = tuple[str, str, "str | None", str, str, "dict[str, float] | None", str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What ``prepare_tool`` reads of a definition (rebuilt from JSON in a worker: cheaper
+    than shipping and re-validating a ``ToolDefinition``)."""
+
+    name: str
+    description: str
+    input_schema: Any
+    category: str | None
+
+
+class _WorkerError(Exception):
+    """A source error inside a worker, carried back as plain text (picklable)."""
+
+
+def _jsonl_tool(record: Any, where: str) -> ToolDefinition:
+    """One JSONL record as a tool: the sources module's reader when present."""
+    try:
+        from toolsearch.catalog.sources import _jsonl_tool as read
+    except ImportError:
+        read = None
+    if read is not None:
+        return read(record, where)
+    from toolsearch.errors import ToolDefinitionError
+
+    try:
+        if not isinstance(record, dict):
+            raise TypeError("each line must be a JSON object")
+        return ToolDefinition(
+            name=str(record["name"]),
+            description=str(record.get("description") or ""),
+            input_schema=record.get("input_schema")
+            or record.get("inputSchema")
+            or record.get("parameters")
+            or {"type": "object", "properties": {}},
+            category=record.get("category"),
+        )
+    except (TypeError, KeyError, ToolDefinitionError) as exc:
+        raise CatalogSourceError(where, f"not a tool record ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Analyze a batch: ``("tools", [definition JSON...])`` of tools already read, or
+    ``("jsonl", [(where, line)...])`` of raw JSONL lines to parse first."""
+
+    bm25: Bm25Settings | None
+    text: bool
+
+    def __call__(self, batch: tuple[str, list[Any]]) -> list[_Analyzed]:
+        import json
+
+        form, items = batch
+        out: list[_Analyzed] = []
+        for item in items:
+            if form == "jsonl":
+                where, line = item
+                try:
+                    tool = _jsonl_tool(json.loads(line), where)
+                except json.JSONDecodeError as exc:
+                    raise _WorkerError(where, f"not valid JSON ({exc.msg})") from None
+                except CatalogSourceError as exc:
+                    raise _WorkerError(exc.source, exc.problem) from None
+                definition = definition_json(tool)
+                subject: Any = tool
+            else:
+                definition = item
+                record = json.loads(definition)
+                subject = tool = _Shape(
+                    record["name"],
+                    record.get("description") or "",
+                    record.get("input_schema") or {},
+                    record.get("category"),
+                )
+            prepared = _prepare(subject)
+            out.append(
+                (
+                    tool.name,
+                    tool.fingerprint if form == "jsonl" else "",  # type: ignore[union-attr]
+                    tool.category,
+                    definition,
+                    prepared.summary,
+                    tool_terms(prepared, self.bm25) if self.bm25 is not None else None,
+                    prepared.full_text if self.text else "",
+                )
+            )
+        return out
+
+
+def _jsonl_only(sources: Any, source_kind: str) -> list[Path] | None:
+    """The paths when every source is a JSONL file (read in the workers), else None."""
+    if source_kind not in ("auto", "jsonl") or not isinstance(sources, list) or not sources:
+        return None
+    paths = []
+    for item in sources:
+        if isinstance(item, ToolDefinition):
+            return None
+        path = Path(item)
+        if not path.is_file() or path.suffix.lower() not in (".jsonl", ".ndjson"):
+            return None
+        paths.append(path)
+    return paths
+
+
+def _jsonl_batches(paths: list[Path]) -> Iterator[tuple[str, list[Any]]]:
+    batch: list[tuple[str, str]] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8-sig") as handle:
+                for number, line in enumerate(handle, 1):
+                    if line.strip():
+                        batch.append((f"{path}:{number}", line))
+                        if len(batch) >= _BATCH:
+                            yield "jsonl", batch
+                            batch = []
+        except OSError as exc:
+            raise CatalogSourceError(str(path), f"cannot read the file ({exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise CatalogSourceError(str(path), f"not UTF-8 text ({exc})") from exc
+    if batch:
+        yield "jsonl", batch
+
+
+def _tool_batches(
+    tools: Iterable[ToolDefinition],
+) -> Iterator[tuple[tuple[str, list[Any]], list[ToolDefinition]]]:
+    batch: list[ToolDefinition] = []
+    for tool in tools:
+        batch.append(tool)
+        if len(batch) >= _BATCH:
+            yield ("tools", [definition_json(t) for t in batch]), batch
+            batch = []
+    if batch:
+        yield ("tools", [definition_json(t) for t in batch]), batch
+
+
+def _die_with_parent() -> None:
+    """Workers of a killed build must not linger: ask Linux to kill them with the parent."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
+def _analyze_all(
+    sources: Any, source_kind: str, job: _Job, workers: int | None
+) -> Iterator[_Analyzed]:
+    """Every source tool analyzed, in order (repeated names not yet dropped)."""
+    import collections
+    import itertools
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    paths = _jsonl_only(sources, source_kind)
+    tagged: Iterator[tuple[tuple[str, list[Any]], list[ToolDefinition] | None]]
+    if paths is not None:
+        tagged = ((batch, None) for batch in _jsonl_batches(paths))
+    else:
+        tagged = _tool_batches(iter_source_tools(sources, source_kind=source_kind))
+
+    def merge(results: list[_Analyzed], tools: list[ToolDefinition] | None) -> list[_Analyzed]:
+        if tools is None:
+            return results
+        return [(t.name, t.fingerprint, t.category, *r[3:]) for t, r in zip(tools, results)]  # noqa: B905
+
+    count = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    first = list(itertools.islice(tagged, _PARALLEL_FROM // _BATCH))
+    stream = itertools.chain(first, tagged)
+    try:
+        if count <= 1 or len(first) * _BATCH < _PARALLEL_FROM:
+            for batch, tools in stream:
+                yield from merge(job(batch), tools)
+            return
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        with ProcessPoolExecutor(
+            max_workers=count, mp_context=context, initializer=_die_with_parent
+        ) as pool:
+            pending: collections.deque[Any] = collections.deque()
+            for batch, tools in stream:
+                pending.append((pool.submit(job, batch), tools))
+                if len(pending) >= count * 2:  # bounded: the build keeps streaming
+                    future, done = pending.popleft()
+                    yield from merge(future.result(), done)
+            while pending:
+                future, done = pending.popleft()
+                yield from merge(future.result(), done)
+    except _WorkerError as exc:
+        raise CatalogSourceError(*exc.args) from None
+
+
 # -- sessions --------------------------------------------------------------------------
 
 
@@ -358,7 +577,8 @@ class CatalogIndex:
         self._store = store
         self._bm25 = bm25
         self._vector = vector
-        self.embedder = embedder
+        self._embedder = embedder
+        self._embedder_factory: Callable[[], Embedder] | None = None
         self.hybrid = hybrid
         self._sessions: dict[str, _View] = {}
         self._views: dict[tuple[str, ...], _View] = {}
@@ -382,6 +602,7 @@ class CatalogIndex:
         hybrid: HybridSettings | None = None,
         reuse_embeddings: bool = True,
         command: str | None = None,
+        workers: int | None = None,
     ) -> CatalogIndex:
         """Build an index of ``sources`` at ``out`` and return it loaded.
 
@@ -396,6 +617,8 @@ class CatalogIndex:
             progress: Called as ``progress(stage, done, total)``.
             reuse_embeddings: Copy unchanged tools' vectors from the index at ``out``.
             command: The rebuild command recorded in the manifest (the CLI passes its own).
+            workers: Processes that prepare and analyze tools (default: the CPU count, at
+                most 4; catalogs under 2,048 tools are analyzed in this process).
         """
         if kind not in ("bm25", "vector", "hybrid"):
             raise ValueError(f"kind must be bm25, vector or hybrid, not {kind!r}")
@@ -438,20 +661,22 @@ class CatalogIndex:
                 if model is not None
                 else None
             )
+            job = _Job(bm25_settings if keywords is not None else None, vectors is not None)
             names: set[str] = set()
             clashes = 0
-            for tool in iter_source_tools(sources, source_kind=source_kind):
-                if tool.name in names:
-                    clashes += 1  # first definition of a name wins, as in a session
+            for name, fingerprint, category, definition, summary, terms, text in _analyze_all(
+                sources, source_kind, job, workers
+            ):
+                if name in names:
+                    clashes += 1  # the first definition of a name wins, as in a session
                     continue
-                names.add(tool.name)
-                prepared = _prepare(tool)
-                doc = store.add(tool, prepared.summary)
+                names.add(name)
+                doc = store.add_analyzed(name, category, fingerprint, summary, definition)
                 if keywords is not None:
-                    keywords.add(doc, prepared)
+                    keywords.add_terms(doc, terms or {})
                 if vectors is not None:
-                    vectors.add(bytes.fromhex(tool.fingerprint), prepared.full_text)
-                if progress is not None and (doc % 500 == 0):
+                    vectors.add(bytes.fromhex(fingerprint), text)
+                if progress is not None and doc % _BATCH == 0:
                     progress("tools", doc + 1, None)
             del names
             if store.count == 0:
@@ -572,17 +797,18 @@ class CatalogIndex:
                 f"an artifact cannot be read ({exc}); rebuild with: "
                 f"{rebuild_command(folder, manifest)}",
             ) from exc
+        factory: Callable[[], Embedder] | None = None
         if manifest.kind != "bm25" and model is None:
             name = manifest.embedder_name or ""
             try:
-                model = resolve_embedder(name)
+                factory = _embedder_factory(name)  # created on first use: loads stay fast
             except ValueError as exc:
                 raise ManifestMismatchError(
                     str(folder),
                     f"built with embedder {name!r}, which cannot be recreated by name; "
                     "pass the same embedder: CatalogIndex.load(path, embedder=...)",
                 ) from exc
-        return cls(
+        index = cls(
             folder,
             manifest,
             store,
@@ -591,6 +817,25 @@ class CatalogIndex:
             model,
             HybridSettings.from_json(manifest.settings.get("hybrid")),
         )
+        index._embedder_factory = factory
+        return index
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The query embedder (vector and hybrid indexes); the one named in the manifest is
+        created on first use when ``load`` was not given one."""
+        if self._embedder is None and self._embedder_factory is not None:
+            with self._lock:
+                if self._embedder is None:
+                    self._embedder = self._embedder_factory()
+                    if self._embedder.name != self.manifest.embedder_name:
+                        raise ManifestMismatchError(
+                            str(self.path),
+                            f"built with embedder {self.manifest.embedder_name!r}, "
+                            f"recreated {self._embedder.name!r}; rebuild with: "
+                            f"{rebuild_command(self.path, self.manifest)}",
+                        )
+        return self._embedder
 
     def close(self) -> None:
         self._store.close()

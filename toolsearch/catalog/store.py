@@ -21,7 +21,7 @@ from typing import Any
 
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["ToolStore", "ToolStoreWriter", "fingerprint_digests"]
+__all__ = ["ToolStore", "ToolStoreWriter", "definition_json", "fingerprint_digests"]
 
 TOOLS_FILE = "tools.sqlite"
 FINGERPRINTS_FILE = "fingerprints.npy"
@@ -38,6 +38,14 @@ CREATE TABLE tools (
     definition TEXT NOT NULL
 );
 """
+
+
+def definition_json(tool: ToolDefinition) -> str:
+    """The stored form of a definition (compact JSON; ``category`` only when set)."""
+    record = tool.to_dict()
+    if tool.category is not None:
+        record["category"] = tool.category
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def fingerprint_digests(fingerprints: Sequence[str]) -> Any:
@@ -63,21 +71,19 @@ class ToolStoreWriter:
 
     def add(self, tool: ToolDefinition, summary: str) -> int:
         """Store ``tool``; returns its catalog id."""
-        record = tool.to_dict()
-        if tool.category is not None:
-            record["category"] = tool.category
-        self._rows.append(
-            (
-                self.count,
-                tool.name,
-                tool.name.lower(),
-                tool.category,
-                summary,
-                tool.fingerprint,
-                json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str),
-            )
+        return self.add_analyzed(
+            tool.name, tool.category, tool.fingerprint, summary, definition_json(tool)
         )
-        self._digests += bytes.fromhex(tool.fingerprint)
+
+    def add_analyzed(
+        self, name: str, category: str | None, fingerprint: str, summary: str, definition: str
+    ) -> int:
+        """Store a tool from its parts (``definition`` is :func:`definition_json`'s text);
+        returns its catalog id."""
+        self._rows.append(
+            (self.count, name, name.lower(), category, summary, fingerprint, definition)
+        )
+        self._digests += bytes.fromhex(fingerprint)
         self.count += 1
         if len(self._rows) >= self._batch:
             self._flush()

