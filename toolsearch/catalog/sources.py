@@ -56,6 +56,7 @@ __all__ = [
     "SourceStats",
     "detect_kind",
     "iter_tools",
+    "jsonl_record_tool",
 ]
 
 SourceKind = Literal["jsonl", "mcp", "openapi"]
@@ -341,7 +342,7 @@ class CatalogReader:
     def _read_jsonl(self, file: SourceFile) -> Iterator[ToolDefinition]:
         for number, record in _jsonl_records(file.path, lenient=False, on_error=self._record_error):
             try:
-                yield _jsonl_tool(record, f"{file.path}:{number}")
+                yield jsonl_record_tool(record, f"{file.path}:{number}")
             except CatalogSourceError as exc:
                 self._record_error(exc)
 
@@ -536,8 +537,10 @@ def _jsonl_records(
         raise CatalogSourceError(str(path), f"not UTF-8 text ({exc})") from exc
 
 
-def _jsonl_tool(record: Any, where: str) -> ToolDefinition:
-    """One JSONL record as a tool (``Catalog.from_jsonl``'s format plus aliases)."""
+def jsonl_record_tool(record: Any, where: str) -> ToolDefinition:
+    """One JSONL record as a tool (``Catalog.from_jsonl``'s format plus aliases).
+
+    ``where`` (e.g. ``"tools.jsonl:12"``) starts the :class:`CatalogSourceError` message."""
     if not isinstance(record, Mapping):
         raise CatalogSourceError(where, "each line must be a JSON object")
     if isinstance(record.get("function"), Mapping) and "name" not in record:
@@ -560,3 +563,6 @@ def _jsonl_tool(record: Any, where: str) -> ToolDefinition:
         )
     except ToolDefinitionError as exc:
         raise CatalogSourceError(where, exc.problem) from exc
+
+
+_jsonl_tool = jsonl_record_tool  # the name toolsearch.catalog.index imported first
