@@ -527,3 +527,13 @@ def test_jsonrpc_error_dump_and_bad_arguments(tmp_path):
         CatalogReader(dump, kind="csv")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="on_error"):
         CatalogReader(dump, on_error="ignore")  # type: ignore[arg-type]
+
+
+def test_wrapped_jsonl_names_take_part_in_clashes(tmp_path):
+    (tmp_path / "mine.jsonl").write_text(
+        json.dumps({"type": "function", "function": {"name": "search", "parameters": {}}}) + "\n"
+    )
+    shutil.copy(FIXTURES / "mcp" / "github.json", tmp_path / "github.json")
+    reader = CatalogReader([tmp_path], progress=lambda *a: None)
+    assert sorted(t.name for t in reader) == ["create_issue", "github__search", "search"]
+    assert reader.stats.renamed == 1

@@ -246,7 +246,9 @@ class CatalogReader:
         emitted: dict[str, str] = {}  # name -> the file that yielded it
         total = len(self._files)
         for number, file in enumerate(self._files, 1):
-            if file.key in self._run.dead:
+            if file.key in self._run.dead:  # failed (and was counted) in the scan
+                if self._progress is not None:
+                    self._progress("read", number, total)
                 continue
             try:
                 tools = self._read(file, renames.get(file.key, {}))
@@ -317,7 +319,7 @@ class CatalogReader:
         if file.kind == "jsonl":
             names = []
             for _, record in _jsonl_records(file.path, lenient=True):
-                name = record.get("name") if isinstance(record, Mapping) else None
+                name = _unwrap(record).get("name") if isinstance(record, Mapping) else None
                 if isinstance(name, str):
                     names.append(name.strip())
             return None, names
@@ -543,8 +545,7 @@ def jsonl_record_tool(record: Any, where: str) -> ToolDefinition:
     ``where`` (e.g. ``"tools.jsonl:12"``) starts the :class:`CatalogSourceError` message."""
     if not isinstance(record, Mapping):
         raise CatalogSourceError(where, "each line must be a JSON object")
-    if isinstance(record.get("function"), Mapping) and "name" not in record:
-        record = record["function"]  # OpenAI's {"type": "function", "function": {...}}
+    record = _unwrap(record)
     name = record.get("name")
     if not isinstance(name, str) or not name.strip():
         raise CatalogSourceError(where, "a tool needs a non-empty string 'name'")
@@ -563,6 +564,12 @@ def jsonl_record_tool(record: Any, where: str) -> ToolDefinition:
         )
     except ToolDefinitionError as exc:
         raise CatalogSourceError(where, exc.problem) from exc
+
+
+def _unwrap(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """OpenAI's ``{"type": "function", "function": {...}}`` as the inner definition."""
+    inner = record.get("function")
+    return inner if isinstance(inner, Mapping) and "name" not in record else record
 
 
 _jsonl_tool = jsonl_record_tool  # the name toolsearch.catalog.index imported first
