@@ -376,7 +376,7 @@ def operation_tool(
     counts = counts if counts is not None else ConversionCounts()
     resolver = _Resolver(document, f"{source} ({where})", options, counts)
     try:
-        schema = _input_schema(resolver, document, operation, options, counts)
+        schema = _input_schema(resolver, operation, options, counts)
         description = _description(operation, options, counts)
         return ToolDefinition(
             name=name, description=description, input_schema=schema, category=category
@@ -418,7 +418,6 @@ def trim_text(text: str, limit: int | None) -> str:
 
 def _input_schema(
     resolver: _Resolver,
-    document: Mapping[str, Any],
     operation: OpenApiOperation,
     options: ConversionOptions,
     counts: ConversionCounts,
