@@ -164,7 +164,10 @@ index = CatalogIndex.build([source], out=out, kind=kind,
                            embedder="static" if kind != "bm25" else None, reuse_embeddings=False)
 seconds = time.perf_counter() - started
 size = sum(e.size for e in index.manifest.files.values())
-print(json.dumps({"build_s": seconds, "build_peak_mib": peak_mib(), "artifact_mib": size / 2**20,
+import resource  # workers are forked children: the largest one's high-water mark
+workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps({"build_s": seconds, "build_peak_mib": peak_mib(), "worker_peak_mib": workers,
+    "artifact_mib": size / 2**20,
     "tools": index.manifest.tool_count, "embedder": index.manifest.embedder_name,
     "vector_index": (index.manifest.settings.get("vector") or {}).get("index")}))
 """
@@ -190,9 +193,12 @@ if index.embedder is not None:  # latency excludes query embedding: warm the que
         index.embedder.embed_query(q)
 for q in queries[:20]:
     index.search_catalog(q, 10)
-times = []
-for q in queries:
-    t = time.perf_counter(); index.search_catalog(q, 10); times.append(time.perf_counter() - t)
+times, cpu = [], []
+for q in queries * 3:
+    t, c = time.perf_counter(), time.thread_time()
+    index.search_catalog(q, 10)
+    cpu.append(time.thread_time() - c)
+    times.append(time.perf_counter() - t)
 rng = random.Random(7)
 total = len(index)
 ids = [sorted(rng.sample(range(total), min(500, total))) for _ in range(20)]
@@ -210,6 +216,7 @@ for n, tools in enumerate(subsets):
     index.clear_index(f"s{n}")
 ms = lambda xs, p: float(np.percentile(np.asarray(xs) * 1000, p))
 print(json.dumps({"load_s": load_s, "p50_ms": ms(times, 50), "p99_ms": ms(times, 99),
+    "cpu_p50_ms": ms(cpu, 50), "cpu_p99_ms": ms(cpu, 99),
     "session_setup_p50_ms": ms(setup, 50), "session_setup_max_ms": max(setup) * 1000,
     "session_search_p50_ms": ms(session_times, 50), "session_search_p99_ms":
     ms(session_times, 99), "search_peak_mib": peak_mib(), "embedder_load_s": embedder_s}))
@@ -262,22 +269,32 @@ def write_report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
         f"`{meta['loadavg_before']}`, after `{meta['loadavg_after']}`. "
         "Regenerate with `python benchmarks/scale_bench.py`.",
         "",
-        "Each build runs in its own process (peak = its `ru_maxrss`); load and searches in "
+        "Each build runs in its own process; *peak* is that process's `VmHWM` and *worker* the "
+        "largest analysis worker's `ru_maxrss` (forked: pages shared with the parent count in "
+        "both, so main + workers x worker peak is an upper bound). Load and searches run in "
         "another fresh process (page cache warm). Search latency: `search_catalog(query, 10)` "
-        "over 200 queries (150 descriptions' first words, 50 exact names). **Vector and hybrid "
-        "latencies exclude query embedding** (queries are embedded before timing). Session: "
-        "`index_tools` with 500 catalog tools (20 random subsets), then searches in it.",
+        "over 200 queries (150 descriptions' first words, 50 exact names), 3 rounds. **Vector "
+        "and hybrid latencies exclude query embedding** (queries are embedded before timing); "
+        "the embedder itself is created on first use and its load time is listed apart from "
+        "the index load. *p99 CPU* is the 99th percentile of the searching thread's CPU time: "
+        "on this shared machine the wall-clock p99 mostly measures waiting for a core. "
+        "Session: `index_tools` with 500 catalog tools (20 random subsets), then 40 searches "
+        "in each.",
         "",
-        "| tools | kind | embedder | index | build s | peak MiB | size MiB | load ms "
-        "| p50 ms | p99 ms | session setup ms (p50/max) | session p99 ms |",
-        "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| tools | kind | embedder | index | build s | peak MiB | worker MiB | size MiB | load ms "
+        "| embedder load ms | p50 ms | p99 ms | p99 CPU ms | session setup ms (p50/max) "
+        "| session p99 ms |",
+        "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['tools']:,} | {r['kind']} | {r.get('embedder') or '-'} | "
             f"{r.get('vector_index') or ('postings' if r['kind'] == 'bm25' else '-')} | "
-            f"{r['build_s']:.1f} | {r['build_peak_mib']:,.0f} | {r['artifact_mib']:,.1f} | "
-            f"{r['load_s'] * 1000:,.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
+            f"{r['build_s']:.1f} | {r['build_peak_mib']:,.0f} | "
+            f"{r.get('worker_peak_mib', 0):,.0f} | {r['artifact_mib']:,.1f} | "
+            f"{r['load_s'] * 1000:,.0f} | "
+            f"{embedder_ms(r)} | "
+            f"{r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['cpu_p99_ms']:.2f} | "
             f"{r['session_setup_p50_ms']:.2f} / {r['session_setup_max_ms']:.2f} | "
             f"{r['session_search_p99_ms']:.2f} |"
         )
@@ -287,6 +304,11 @@ def write_report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
         lines += ["", "![search latency vs catalog size](scale.png)"]
     (RESULTS / "scale.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+
+
+def embedder_ms(row: dict[str, Any]) -> str:
+    value = row.get("embedder_load_s")
+    return "-" if value is None else f"{value * 1000:,.0f}"
 
 
 def check_targets(rows: list[dict[str, Any]]) -> list[str]:
@@ -307,12 +329,15 @@ def check_targets(rows: list[dict[str, Any]]) -> list[str]:
                 f"{verdict(r['build_s'], 60)}"
             )
             out.append(
-                f"BM25 p99 at {full:,}: {r['p99_ms']:.2f} ms (≤ 5 ms): {verdict(r['p99_ms'], 5)}"
+                f"BM25 p99 at {full:,}: {r['p99_ms']:.2f} ms wall (≤ 5 ms): "
+                f"{verdict(r['p99_ms'], 5)}; CPU time p99 {r['cpu_p99_ms']:.2f} ms: "
+                f"{verdict(r['cpu_p99_ms'], 5)}"
             )
         if r["kind"] == "vector":
             out.append(
                 f"vector ({r.get('vector_index')}) p99 at {full:,}, excluding embedding: "
-                f"{r['p99_ms']:.2f} ms (≤ 5 ms): {verdict(r['p99_ms'], 5)}"
+                f"{r['p99_ms']:.2f} ms wall (≤ 5 ms): {verdict(r['p99_ms'], 5)}; CPU time p99 "
+                f"{r['cpu_p99_ms']:.2f} ms: {verdict(r['cpu_p99_ms'], 5)}"
             )
         out.append(
             f"{r['kind']} load at {full:,}: {r['load_s'] * 1000:.0f} ms (≤ 1000 ms): "
@@ -324,8 +349,9 @@ def check_targets(rows: list[dict[str, Any]]) -> list[str]:
             f"(≤ 5 ms): {verdict(r['session_setup_p50_ms'], 5)}"
         )
         out.append(
-            f"{r['kind']} peak build memory at {full:,}: {r['build_peak_mib']:,.0f} MiB "
-            f"(< 4096 MiB): {verdict(r['build_peak_mib'], 4096)}"
+            f"{r['kind']} peak build memory at {full:,}: {r['build_peak_mib']:,.0f} MiB main "
+            f"+ workers of at most {r.get('worker_peak_mib', 0):,.0f} MiB each (< 4096 MiB "
+            f"in all): {verdict(r['build_peak_mib'] + 4 * r.get('worker_peak_mib', 0), 4096)}"
         )
     return out
 

@@ -238,7 +238,9 @@ class VectorArtifact:
         if scope is not None and scope.rows is not None:
             if not scope.size:
                 return np.zeros(0, dtype=np.int64), np.zeros(0), 0
-            scores = scope.rows @ vector[0]
+            # einsum, not BLAS: a single mat-vec gains nothing from BLAS threads, and their
+            # start-up and spinning dominate the latency on a busy machine
+            scores = np.einsum("ij,j->i", scope.rows, vector[0])
             places = np.arange(scope.size)
             if scope.size > limit:
                 threshold = np.partition(scores, scope.size - limit)[scope.size - limit]
