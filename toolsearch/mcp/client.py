@@ -171,7 +171,8 @@ class _Connection:
     def connected(self) -> bool:
         return self._client is not None and self._task is not None and not self._task.done()
 
-    def _target(self) -> Any:
+    def _target(self, stack: contextlib.AsyncExitStack) -> Any:
+        """The SDK transport for this server; resources it does not own go on ``stack``."""
         from mcp import StdioServerParameters, stdio_client
 
         config = self.config
@@ -187,6 +188,8 @@ class _Connection:
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         http_client = create_mcp_http_client(headers=dict(config.headers) or None)
+        # the SDK leaves a client it was given open: ours is closed with the session
+        stack.push_async_callback(http_client.aclose)
         return streamable_http_client(config.url, http_client=http_client)
 
     async def start(self) -> None:
@@ -230,12 +233,14 @@ class _Connection:
                 self._on_tools_changed(self.name)
 
         try:
-            target = self._target()
-            async with Client(
-                target,
-                message_handler=on_message,
-                client_info=Implementation(name=self._client_name, version=__version__),
-            ) as client:
+            async with (
+                contextlib.AsyncExitStack() as stack,
+                Client(
+                    self._target(stack),
+                    message_handler=on_message,
+                    client_info=Implementation(name=self._client_name, version=__version__),
+                ) as client,
+            ):
                 self._client = client
                 async with anyio.create_task_group() as group:
                     if _listens_for_tool_changes(client):
