@@ -311,3 +311,13 @@ def test_callbacks_of_a_closed_provider_answer_with_an_error():
     text = whoami.call("{}")
     assert text.startswith("Error")
     assert "closed" in text
+
+
+def test_concurrent_first_uses_start_one_session_per_server():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with McpToolProvider({"shared": stdio("shared")}) as mcp_tools:
+        with ThreadPoolExecutor(4) as pool:
+            pids = list(pool.map(lambda _: mcp_tools.call_tool("pid"), range(8)))
+        assert len(set(pids)) == 1
+        assert pids[0].isdigit()

@@ -165,6 +165,7 @@ class _Connection:
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
         self.broken: str | None = None
 
     @property
@@ -288,10 +289,13 @@ class _Connection:
         self._client = None
 
     async def ensure(self) -> Any:
-        if not self.connected:
-            await self.stop()
-            await self.start()
-        return self._client
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # two callers must not start two sessions
+            if not self.connected:
+                await self.stop()
+                await self.start()
+            return self._client
 
     async def list_tools(self) -> list[Tool]:
         client = await self.ensure()
@@ -541,6 +545,7 @@ class McpToolProvider:
         self._version = 0
         self._listeners: list[Callable[[], None]] = []
         self._pending_relists: set[str] = set()
+        self._connect_lock: asyncio.Lock | None = None
         self._finalizer: weakref.finalize | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -592,6 +597,12 @@ class McpToolProvider:
         return self
 
     async def _aconnect(self) -> None:
+        if self._connect_lock is None:
+            self._connect_lock = asyncio.Lock()  # created on the provider's loop
+        async with self._connect_lock:  # concurrent first uses connect once
+            await self._aconnect_once()
+
+    async def _aconnect_once(self) -> None:
         if self._connected:
             return
         names = list(self._servers)
