@@ -321,3 +321,17 @@ def test_concurrent_first_uses_start_one_session_per_server():
             pids = list(pool.map(lambda _: mcp_tools.call_tool("pid"), range(8)))
         assert len(set(pids)) == 1
         assert pids[0].isdigit()
+
+
+def test_a_server_that_never_answers_times_out_and_is_stopped(tmp_path):
+    marker = tmp_path / "pid"
+    script = f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    with (
+        McpToolProvider(
+            {"mute": {"command": sys.executable, "args": ["-c", script], "connect_timeout": 1}}
+        ) as mcp_tools,
+        pytest.raises(McpConnectionError, match=r"'mute' did not finish connecting within 1 s"),
+    ):
+        mcp_tools.connect()
+    pid = int(marker.read_text())
+    assert eventually(lambda: not alive(pid), timeout=10)

@@ -196,6 +196,8 @@ class _Connection:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
+        # an error that lands after start() gave up waiting is not "never retrieved"
+        ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._stop = asyncio.Event()
         self.broken = None
         self._task = loop.create_task(self._run(ready), name=f"mcp-{self.name}")
@@ -253,7 +255,10 @@ class _Connection:
                     group.cancel_scope.cancel()
         except BaseException as exc:  # reported to whoever waits for it
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+                if isinstance(exc, Exception):
+                    ready.set_exception(exc)
+                else:
+                    ready.cancel()
             elif not isinstance(exc, asyncio.CancelledError):
                 self.broken = _leaf_message(exc)
                 logger.warning("MCP server %r disconnected: %s", self.name, self.broken)
@@ -277,6 +282,8 @@ class _Connection:
             return
         if self._stop is not None:
             self._stop.set()
+        if self._client is None and not task.done():
+            task.cancel()  # still in the handshake: nothing to wind down politely
         try:
             await asyncio.wait_for(asyncio.shield(task), _STOP_TIMEOUT)
         except TimeoutError:
