@@ -13,11 +13,16 @@ files that load memory-mapped (on disk, paged in on use, shared between processe
 * ``bm25_offsets.npy``: where each term's postings start (int64, one more than terms);
 * ``bm25_docs.npy`` / ``bm25_tfs.npy``: catalog ids (int32) and weighted term frequencies
   (float32; weights and counts are small multiples of 0.5, so float32 is exact);
-* ``bm25_lengths.npy``: each tool's weighted length (float32, exact for the same reason).
+* ``bm25_lengths.npy``: each tool's weighted length (float32, exact for the same reason);
+* ``bm25_impacts.npy``: per posting, its BM25 term weight without the idf
+  (``tf·(k1+1)/(tf + k1·(1-b+b·len/avglen))``) under the whole catalog's statistics (float32).
 
-Scoring repeats ``Bm25ToolIndex``'s formula term for term, so a search over the whole
-catalog, or over a session's subset (statistics of that subset alone, filtering before
-ranking), returns what a ``Bm25ToolIndex`` over the same tools returns.
+Scoring repeats ``Bm25ToolIndex``'s formula term for term, so a search over a session's
+subset (statistics of that subset alone, filtering before ranking) returns exactly what a
+``Bm25ToolIndex`` over the same tools returns. A search over the whole catalog uses the
+precomputed impacts (one multiply-add per posting instead of a dozen array operations: the
+difference between ~2 ms and well under 1 ms for a common term at 125k tools); its scores
+equal ``Bm25ToolIndex``'s to float32 precision.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ OFFSETS_FILE = "bm25_offsets.npy"
 DOCS_FILE = "bm25_docs.npy"
 TFS_FILE = "bm25_tfs.npy"
 LENGTHS_FILE = "bm25_lengths.npy"
+IMPACTS_FILE = "bm25_impacts.npy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,24 @@ class Bm25Writer:
             entry[1].append(tf)
         self._lengths.append(sum(weighted.values()))
 
+    def _write_impacts(self, folder: Path, lengths: Any, total: int) -> None:
+        import numpy as np
+
+        k1, b = self.settings.k1, self.settings.b
+        average = float(lengths.astype(np.float64).mean()) if len(lengths) else 0.0
+        average = average or 1.0
+        docs = np.load(folder / DOCS_FILE, mmap_mode="r")
+        tfs = np.load(folder / TFS_FILE, mmap_mode="r")
+        impacts = np.lib.format.open_memmap(folder / IMPACTS_FILE, "w+", np.float32, (total,))
+        step = 1 << 20
+        for start in range(0, total, step):
+            tf = np.asarray(tfs[start : start + step], dtype=np.float64)
+            length = lengths[np.asarray(docs[start : start + step])].astype(np.float64)
+            norm = k1 * (1.0 - b + b * length / average)
+            impacts[start : start + step] = tf * (k1 + 1.0) / (tf + norm)
+        impacts.flush()
+        del impacts, docs, tfs
+
     def finish(self, folder: Path) -> dict[str, int]:
         """Write the files; returns counts for the manifest."""
         import numpy as np
@@ -121,7 +145,9 @@ class Bm25Writer:
         tfs.flush()
         del docs, tfs
         np.save(folder / OFFSETS_FILE, offsets)
-        np.save(folder / LENGTHS_FILE, np.frombuffer(self._lengths, dtype=np.float32))
+        lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        np.save(folder / LENGTHS_FILE, lengths)
+        self._write_impacts(folder, lengths, total)
         (folder / TERMS_FILE).write_text("\n".join(terms), encoding="utf-8")
         return {"terms": len(terms), "postings": total}
 
@@ -157,6 +183,7 @@ class Bm25Artifact:
         self._docs = np.load(folder / DOCS_FILE, mmap_mode="r")
         self._tfs = np.load(folder / TFS_FILE, mmap_mode="r")
         self.lengths = np.load(folder / LENGTHS_FILE, mmap_mode="r")
+        self._impacts = np.load(folder / IMPACTS_FILE, mmap_mode="r")
         count = len(self.lengths)
         average = float(self.lengths.astype(np.float64).mean()) if count else 0.0
         self.whole = Scope(count, average_length=average or 1.0)
@@ -204,6 +231,12 @@ class Bm25Artifact:
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             max_score += idf * (k1 + 1.0)
             if not df:
+                continue
+            if scope.docs is None:  # the whole catalog: precomputed impacts
+                contribution = idf * np.asarray(self._impacts[start:end], dtype=np.float64)
+                if scores is None:
+                    scores = np.zeros(scope.size, dtype=np.float64)
+                scores[docs] += contribution
                 continue
             lengths = self.lengths[docs].astype(np.float64)
             norm = k1 * (1.0 - b + b * lengths / average_length)

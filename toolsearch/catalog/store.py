@@ -6,8 +6,9 @@
   It is opened read-only and immutable, so loading costs nothing and many processes can
   share the file.
 * ``fingerprints.npy`` holds each tool's raw sha256 fingerprint (32 bytes) in catalog order,
-  and ``fingerprint_order.npy`` the catalog ids sorted by fingerprint: a session resolves
-  its 500 tools with one memory-mapped binary search instead of 500 queries.
+  ``fingerprints_sorted.npy`` the same digests sorted and ``fingerprint_order.npy`` their
+  catalog ids: a session resolves its 500 tools with one memory-mapped binary search
+  instead of 500 queries.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = ["ToolStore", "ToolStoreWriter", "definition_json", "fingerprint_diges
 TOOLS_FILE = "tools.sqlite"
 FINGERPRINTS_FILE = "fingerprints.npy"
 ORDER_FILE = "fingerprint_order.npy"
+SORTED_FILE = "fingerprints_sorted.npy"
 
 _SCHEMA = """
 CREATE TABLE tools (
@@ -105,7 +107,9 @@ class ToolStoreWriter:
         self._db.close()
         digests = np.frombuffer(bytes(self._digests), dtype="S32")
         np.save(self._folder / FINGERPRINTS_FILE, digests)
-        np.save(self._folder / ORDER_FILE, np.argsort(digests, kind="stable").astype(np.int64))
+        order = np.argsort(digests, kind="stable").astype(np.int64)
+        np.save(self._folder / ORDER_FILE, order)
+        np.save(self._folder / SORTED_FILE, digests[order])
         return bytes(self._digests)
 
 
@@ -120,7 +124,7 @@ class ToolStore:
         self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self.fingerprints = np.load(folder / FINGERPRINTS_FILE, mmap_mode="r")
         self._order = np.load(folder / ORDER_FILE, mmap_mode="r")
-        self._sorted: Any = None
+        self._sorted = np.load(folder / SORTED_FILE, mmap_mode="r")
 
     def __len__(self) -> int:
         return len(self.fingerprints)
@@ -135,8 +139,6 @@ class ToolStore:
 
         if not fingerprints or not len(self.fingerprints):
             return np.full(len(fingerprints), -1, dtype=np.int64)
-        if self._sorted is None:
-            self._sorted = self.fingerprints[self._order]  # 4 MB for 125k tools, once
         wanted = fingerprint_digests(fingerprints)
         spots = np.searchsorted(self._sorted, wanted)
         spots = np.minimum(spots, len(self._sorted) - 1)

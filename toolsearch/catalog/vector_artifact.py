@@ -19,6 +19,7 @@ index, approximate like any HNSW search otherwise).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -175,6 +176,18 @@ def _write_faiss(
     return structure
 
 
+def _prefetch(array: Any) -> None:
+    """Ask the kernel to read a memory-mapped array ahead (asynchronously): gathering a new
+    session's rows then finds them in the page cache instead of faulting them in from disk."""
+    import mmap
+
+    handle = getattr(array, "_mmap", None)
+    advice = getattr(mmap, "MADV_WILLNEED", None)
+    if handle is not None and advice is not None:
+        with contextlib.suppress(OSError, ValueError):
+            handle.madvise(advice)
+
+
 @dataclass(frozen=True)
 class VectorScope:
     """A subset for vector search: its own rows (exact) or a FAISS selector (large)."""
@@ -196,6 +209,7 @@ class VectorArtifact:
         self.settings = settings
         self.structure = structure
         self.embeddings = np.load(folder / EMBEDDINGS_FILE, mmap_mode="r")
+        _prefetch(self.embeddings)
         self._faiss = faiss
         self._index: Any = None
         self._whole: VectorScope | None = None
