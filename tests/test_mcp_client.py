@@ -47,25 +47,25 @@ def test_tools_become_callbacks_and_only_clashing_names_get_a_server_prefix(prov
     tools = by_name(provider)
     # both servers offer add, whoami and slow: prefixed; alpha's other tools keep their names
     for clash in ("add", "whoami", "slow"):
-        assert f"alpha_{clash}" in tools
-        assert f"beta_{clash}" in tools
+        assert f"alpha__{clash}" in tools
+        assert f"beta__{clash}" in tools
         assert clash not in tools
     assert {"echo_env", "fail", "weather_forecast", "pid"} <= set(tools)
-    assert not any(name.startswith("beta_") and "weather" in name for name in tools)
+    assert not any(name.startswith("beta__") and "weather" in name for name in tools)
     assert all(isinstance(cb, ToolCallback) for cb in tools.values())
     forecast = tools["weather_forecast"].definition
     assert forecast.description.startswith("Get the weather forecast")
     assert forecast.input_schema["required"] == ["city"]
     assert forecast.category == "alpha"
-    assert tools["beta_add"].server == "beta"
-    assert tools["beta_add"].tool_name == "add"
+    assert tools["beta__add"].server == "beta"
+    assert tools["beta__add"].tool_name == "add"
 
 
 def test_calls_reach_the_right_server_with_its_environment(provider):
     tools = by_name(provider)
-    assert tools["alpha_add"].call(json.dumps({"a": 2, "b": 3})) == "5"
-    assert tools["beta_whoami"].call("{}") == "beta"
-    assert tools["alpha_whoami"].call("") == "alpha"
+    assert tools["alpha__add"].call(json.dumps({"a": 2, "b": 3})) == "5"
+    assert tools["beta__whoami"].call("{}") == "beta"
+    assert tools["alpha__whoami"].call("") == "alpha"
     assert tools["echo_env"].call('{"variable": "GREETING"}') == "hello from env"
     # the rest of this process's environment is not passed on
     assert tools["echo_env"].call('{"variable": "PYTEST_CURRENT_TEST"}') == "<unset>"
@@ -77,8 +77,8 @@ def test_async_calls_work_from_another_event_loop(provider):
     async def both() -> list[str]:
         return list(
             await asyncio.gather(
-                tools["alpha_add"].acall('{"a": 40, "b": 2}'),
-                tools["beta_add"].acall('{"a": 1, "b": 1}'),
+                tools["alpha__add"].acall('{"a": 40, "b": 2}'),
+                tools["beta__add"].acall('{"a": 1, "b": 1}'),
             )
         )
 
@@ -92,23 +92,23 @@ def test_an_is_error_result_comes_back_as_text(provider):
 
 
 def test_server_side_argument_errors_come_back_as_text(provider):
-    text = by_name(provider)["alpha_add"].call('{"a": "many"}')
+    text = by_name(provider)["alpha__add"].call('{"a": "many"}')
     assert text.startswith("Error")
     assert "validation error" in text
 
 
 def test_a_timeout_comes_back_as_text_and_the_session_survives(provider):
     tools = by_name(provider)
-    text = tools["beta_slow"].call('{"seconds": 20}')
+    text = tools["beta__slow"].call('{"seconds": 20}')
     assert text.startswith("Error")
     assert "timed out" in text
     assert "beta" in text
-    assert tools["beta_whoami"].call("{}") == "beta"
+    assert tools["beta__whoami"].call("{}") == "beta"
 
 
 def test_arguments_that_are_not_a_json_object_raise_invalid_arguments(provider):
-    tool = by_name(provider)["alpha_add"]
-    with pytest.raises(InvalidToolArgumentsError, match="alpha_add"):
+    tool = by_name(provider)["alpha__add"]
+    with pytest.raises(InvalidToolArgumentsError, match="alpha__add"):
         tool.call("{not json")
     with pytest.raises(InvalidToolArgumentsError, match="object"):
         tool.call("[1, 2]")
@@ -120,8 +120,8 @@ def test_the_provider_is_a_resolver_for_tool_names(provider):
     assert found.call('{"city": "Oslo"}') == "sunny in Oslo"
     assert provider.resolve("no_such_tool") is None
     manager = ToolCallingManager(resolver=provider)
-    assert manager.resolver.resolve("alpha_add") is not None
-    assert provider.call_tool("alpha_add", {"a": 1, "b": 2}) == "3"
+    assert manager.resolver.resolve("alpha__add") is not None
+    assert provider.call_tool("alpha__add", {"a": 1, "b": 2}) == "3"
     assert provider.call_tool("missing", {}).startswith("Error")
 
 
@@ -137,6 +137,18 @@ def test_refresh_finds_tools_added_without_notice(provider):
     assert by_name(provider)["add_tool_quietly"].call('{"tool_name": "hush"}') == "added"
     provider.refresh("alpha")
     assert provider.resolve("hush") is not None
+
+
+def test_a_tool_with_an_over_long_name_is_exposed_cut_and_called_by_its_real_name(provider):
+    real = "quietly_registered_tool_with_a_name_far_longer_than_any_provider_accepts"
+    assert len(real) > 64
+    assert by_name(provider)["add_tool_quietly"].call(json.dumps({"tool_name": real})) == "added"
+    provider.refresh("alpha")
+    (exposed,) = [cb for cb in provider.tool_callbacks() if cb.tool_name == real]
+    assert len(exposed.definition.name) == 64
+    assert exposed.definition.name.startswith("quietly_registered_tool")
+    assert provider.resolve(exposed.definition.name) is not None
+    assert exposed.call("{}") == "quiet"
 
 
 # -- filters and prefixes --------------------------------------------------------------------
@@ -171,19 +183,64 @@ def _configs(*servers: str) -> dict[str, StdioServerConfig]:
 def test_prefix_modes():
     tools = {"git hub": _tools("search", "create_issue"), "slack": _tools("search", "post")}
     configs = _configs("git hub", "slack")
-    auto = _expose(tools, configs, None, "auto", "_")
-    assert list(auto) == ["git_hub_search", "create_issue", "slack_search", "post"]
-    assert auto["git_hub_search"].tool_name == "search"
-    always = _expose(tools, configs, None, "always", "__")
+    auto = _expose(tools, configs, None, "auto", "__")
+    assert list(auto) == ["git_hub__search", "create_issue", "slack__search", "post"]
+    assert auto["git_hub__search"].tool_name == "search"
+    always = _expose(tools, configs, None, "always", "_")
     assert list(always) == [
-        "git_hub__search",
-        "git_hub__create_issue",
-        "slack__search",
-        "slack__post",
+        "git_hub_search",
+        "git_hub_create_issue",
+        "slack_search",
+        "slack_post",
     ]
-    never = _expose(tools, configs, None, "never", "_")
+    never = _expose(tools, configs, None, "never", "__")
     assert list(never) == ["search", "create_issue", "post"]
     assert never["search"].server == "git hub"
+
+
+def test_the_default_separator_is_the_catalogs_two_underscores():
+    from toolsearch.catalog.sources import CLASH_SEPARATOR
+
+    provider = McpToolProvider({"github": {"command": "x"}})
+    assert provider._separator == CLASH_SEPARATOR == "__"
+
+
+def test_clashing_names_match_the_catalog_built_from_a_dump_of_the_same_servers(tmp_path):
+    from toolsearch.catalog.sources import iter_tools
+
+    listed = {"git.hub": ["search", "create_issue"], "slack": ["search", "post"]}
+    for server, names in listed.items():
+        records = [{"name": n, "description": f"{n} tool"} for n in names]
+        (tmp_path / f"{server}.json").write_text(json.dumps({"server": server, "tools": records}))
+    from_catalog = sorted(t.name for t in iter_tools([tmp_path], kind="mcp"))
+    tools = {server: _tools(*names) for server, names in listed.items()}
+    separator = McpToolProvider(_configs(*listed))._separator  # the default
+    from_client = sorted(_expose(tools, _configs(*listed), None, "auto", separator))
+    assert (
+        from_client == from_catalog == ["create_issue", "git_hub__search", "post", "slack__search"]
+    )
+
+
+def test_names_longer_than_64_characters_are_cut_and_still_reach_the_real_tool():
+    long_tool = "get_the_complete_history_of_every_change_made_to_a_repository_file"
+    server = "enterprise-source-control"
+    tools = {server: _tools(long_tool, "search"), "other": _tools("search")}
+    configs = _configs(server, "other")
+    exposed = _expose(tools, configs, None, "always", "__")
+    names = list(exposed)
+    assert all(len(name) <= 64 for name in names)
+    cut = names[0]
+    assert cut.startswith("enterprise-source-contro__get_the_complete")  # catalog: 24-char prefix
+    assert exposed[cut].tool_name == long_tool  # the server's own name, used for calls
+    assert exposed[cut].server == server
+    assert exposed[cut].definition.name == cut
+    # deterministic: the same input gives the same names
+    assert list(_expose(tools, configs, None, "always", "__")) == names
+    # an unprefixed over-long name is cut the same way
+    alone = _expose({server: _tools(long_tool + "_and_more")}, configs, None, "auto", "__")
+    (only,) = alone
+    assert len(only) == 64
+    assert alone[only].tool_name == long_tool + "_and_more"
 
 
 def test_include_and_exclude_patterns():
@@ -195,7 +252,7 @@ def test_include_and_exclude_patterns():
     assert not config.exposes("write_file")
     assert not config.exposes("read_secret")
     exposed = _expose(
-        {"fs": _tools("read_file", "write_file", "read_secret")}, {"fs": config}, None, "auto", "_"
+        {"fs": _tools("read_file", "write_file", "read_secret")}, {"fs": config}, None, "auto", "__"
     )
     assert list(exposed) == ["read_file"]
 
@@ -236,7 +293,7 @@ def test_an_http_url_nobody_listens_on_fails_with_the_server_name():
 def test_close_stops_every_server_process():
     mcp_tools = McpToolProvider({"one": stdio("one"), "two": stdio("two")})
     tools = by_name(mcp_tools)
-    pids = [int(tools["one_pid"].call("{}")), int(tools["two_pid"].call("{}"))]
+    pids = [int(tools["one__pid"].call("{}")), int(tools["two__pid"].call("{}"))]
     assert all(alive(pid) for pid in pids)
     mcp_tools.close()
     assert eventually(lambda: not any(alive(pid) for pid in pids), timeout=10)
@@ -269,11 +326,11 @@ def test_streamable_http_server_lists_and_calls(http_url):
     config = HttpServerConfig(url=http_url, headers={"X-Trace": "test"})
     with McpToolProvider({"remote": config, "alpha": stdio("alpha")}) as mcp_tools:
         tools = by_name(mcp_tools)
-        assert tools["remote_whoami"].call("{}") == "remote"
-        assert tools["alpha_whoami"].call("{}") == "alpha"
-        assert tools["remote_add"].call('{"a": 20, "b": 22}') == "42"
-        assert tools["remote_http_header"].call('{"header": "x-trace"}') == "test"
-        failed = tools["remote_fail"].call('{"message": "over http"}')
+        assert tools["remote__whoami"].call("{}") == "remote"
+        assert tools["alpha__whoami"].call("{}") == "alpha"
+        assert tools["remote__add"].call('{"a": 20, "b": 22}') == "42"
+        assert tools["remote__http_header"].call('{"header": "x-trace"}') == "test"
+        failed = tools["remote__fail"].call('{"message": "over http"}')
         assert failed.startswith("Error")
         assert "over http" in failed
 

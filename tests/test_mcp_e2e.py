@@ -94,8 +94,8 @@ def test_tool_search_over_mcp_tools_sync(mcp_tools):
     assert answer == "Result: sunny in Paris"
     assert agent.seen[0] == [SEARCH]  # the first request carries only the search tool
     assert len(mcp_tools.tool_callbacks()) > 10
-    assert set(agent.seen[-1]) <= {SEARCH, "alpha_weather_forecast", "beta_weather_forecast"}
-    assert "alpha_weather_forecast" in agent.seen[-1]
+    assert set(agent.seen[-1]) <= {SEARCH, "alpha__weather_forecast", "beta__weather_forecast"}
+    assert "alpha__weather_forecast" in agent.seen[-1]
 
 
 def test_tool_search_over_mcp_tools_async(mcp_tools):
@@ -125,7 +125,7 @@ def test_a_failing_mcp_tool_does_not_stop_the_loop(mcp_tools):
         last = messages[-1]
         if isinstance(last, ToolResponseMessage):
             return AssistantMessage(content=last.responses[0].response_data)
-        call = ToolCall(id="f1", name="alpha_fail", arguments='{"message": "quota exceeded"}')
+        call = ToolCall(id="f1", name="alpha__fail", arguments='{"message": "quota exceeded"}')
         return AssistantMessage(content=None, tool_calls=(call,))
 
     answer = (

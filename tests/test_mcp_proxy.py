@@ -76,15 +76,15 @@ def test_search_returns_names_descriptions_and_schemas_then_call_runs(proxy):
 
 def test_prefixed_names_and_exact_name_queries(proxy):
     async def scenario(client):
-        exact = await client.call_tool("search_tools", {"query": "beta_whoami"})
-        called = await client.call_tool("call_tool", {"name": "beta_whoami"})
+        exact = await client.call_tool("search_tools", {"query": "beta__whoami"})
+        called = await client.call_tool("call_tool", {"name": "beta__whoami"})
         string_arguments = await client.call_tool(
-            "call_tool", {"name": "alpha_add", "arguments": '{"a": 2, "b": 2}'}
+            "call_tool", {"name": "alpha__add", "arguments": '{"a": 2, "b": 2}'}
         )
         return exact, called, string_arguments
 
     exact, called, string_arguments = with_client(proxy, scenario)
-    assert search(exact)[0] == "beta_whoami"
+    assert search(exact)[0] == "beta__whoami"
     assert called.content[0].text == "beta"
     assert string_arguments.content[0].text == "4"
 
@@ -95,7 +95,7 @@ def test_errors_are_results(proxy):
             await client.call_tool("call_tool", {"name": "no_such_tool", "arguments": {}}),
             await client.call_tool("call_tool", {"name": "fail", "arguments": {"message": "x"}}),
             await client.call_tool("search_tools", {"query": "  "}),
-            await client.call_tool("call_tool", {"name": "alpha_add", "arguments": [1]}),
+            await client.call_tool("call_tool", {"name": "alpha__add", "arguments": [1]}),
         )
 
     unknown, failed, empty, bad = with_client(proxy, scenario)
@@ -166,7 +166,7 @@ async def round_trip(client: Client) -> tuple[list[str], list[str], str]:
     tools = [t.name for t in (await client.list_tools()).tools]
     found = await client.call_tool("search_tools", {"query": "add two integers sum"})
     called = await client.call_tool(
-        "call_tool", {"name": "beta_add", "arguments": {"a": 20, "b": 1}}
+        "call_tool", {"name": "beta__add", "arguments": {"a": 20, "b": 1}}
     )
     return tools, search(found), called.content[0].text
 
@@ -185,7 +185,7 @@ def test_the_command_line_proxy_over_stdio(tmp_path):
 
     tools, found, called = asyncio.run(asyncio.wait_for(run(), 60))
     assert tools == ["search_tools", "call_tool"]
-    assert {"alpha_add", "beta_add"} <= set(found)
+    assert {"alpha__add", "beta__add"} <= set(found)
     assert called == "21"
 
 
@@ -204,7 +204,7 @@ def test_the_command_line_proxy_over_streamable_http(tmp_path):
     with running(command, port):
         tools, found, called = asyncio.run(asyncio.wait_for(run(), 60))
     assert tools == ["search_tools", "call_tool"]
-    assert "beta_add" in found
+    assert "beta__add" in found
     assert called == "21"
 
 
@@ -219,7 +219,7 @@ def test_list_and_dump_commands(tmp_path):
     listed = runner.invoke(mcp_app(), ["list", "--config", str(config), "--json"])
     assert listed.exit_code == 0, listed.output
     names = [json.loads(line)["name"] for line in listed.stdout.splitlines() if line]
-    assert "alpha_add" in names
+    assert "alpha__add" in names
     out = tmp_path / "catalog.jsonl"
     dumped = runner.invoke(mcp_app(), ["dump", "--config", str(config), "--out", str(out)])
     assert dumped.exit_code == 0, dumped.output

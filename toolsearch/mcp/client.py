@@ -35,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
+from toolsearch.catalog.openapi import fit_name
+from toolsearch.catalog.sources import CLASH_SEPARATOR
+from toolsearch.catalog.sources import _prefix as _catalog_prefix
 from toolsearch.errors import (
     InvalidToolArgumentsError,
     McpConfigError,
@@ -502,9 +505,14 @@ class McpToolProvider:
         prefix: ``"auto"`` prefixes a tool name with its server's name only when several
             servers offer that name; ``"always"`` prefixes every tool; ``"never"`` keeps the
             first server's tool (in config order) and drops the others with a warning.
-        separator: Between the server name and the tool name (``github_create_issue``).
-            Server names are reduced to ``[A-Za-z0-9_-]`` so prefixed names suit every
-            provider's tool-name rules.
+        separator: Between the server name and the tool name (``github__create_issue``).
+            The default, two underscores, is the catalog's (``toolsearch.catalog`` sources,
+            ``toolsearch mcp dump``, the LiveMCPBench loader), so one server's tools get the
+            same names everywhere. Server names are reduced to ``[A-Za-z0-9_-]`` as the
+            catalog does. An exposed name longer than 64 characters (the limit of OpenAI
+            and Anthropic tool names) is cut deterministically, as the catalog cuts names:
+            its head plus ``_`` and 8 hex digits of a hash of the whole name.
+            ``callback.tool_name`` keeps the server's own name, which calls use.
         on_connect_error: ``"raise"`` fails :meth:`connect` with
             :class:`~toolsearch.errors.McpConnectionError` when any server cannot be
             reached; ``"skip"`` leaves that server out (see :attr:`failures`).
@@ -523,7 +531,7 @@ class McpToolProvider:
         *,
         tool_filter: ToolFilter | None = None,
         prefix: PrefixMode = "auto",
-        separator: str = "_",
+        separator: str = CLASH_SEPARATOR,
         on_connect_error: Literal["raise", "skip"] = "raise",
         errlog: TextIO | None = None,
         client_name: str = "toolsearch",
@@ -918,8 +926,12 @@ def _as_config(servers: ServersArgument) -> McpConfig:
     return load_mcp_config({"servers": entries})
 
 
-def _safe_prefix(server: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in server)
+def _exposed_name(server: str, tool_name: str, *, prefixed: bool, separator: str) -> str:
+    """The name a server's tool is exposed under: ``<server><separator><tool>`` when
+    prefixed (the server name reduced as the catalog reduces it), then cut to 64
+    characters by the catalog's rule (:func:`toolsearch.catalog.openapi.fit_name`)."""
+    name = f"{_catalog_prefix(server)}{separator}{tool_name}" if prefixed else tool_name
+    return fit_name(name)
 
 
 def _expose(
@@ -947,9 +959,8 @@ def _expose(
     counts = Counter(d.name for _, d in candidates)
     exposed: dict[str, _Exposed] = {}
     for server, definition in candidates:
-        name = definition.name
-        if prefix == "always" or (prefix == "auto" and counts[name] > 1):
-            name = f"{_safe_prefix(server)}{separator}{definition.name}"
+        prefixed = prefix == "always" or (prefix == "auto" and counts[definition.name] > 1)
+        name = _exposed_name(server, definition.name, prefixed=prefixed, separator=separator)
         if name in exposed:
             other = exposed[name].server
             logger.warning(
