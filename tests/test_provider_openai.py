@@ -366,3 +366,64 @@ def test_importing_the_models_package_imports_no_provider_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+class _TrackedBody(httpx2.SyncByteStream, httpx2.AsyncByteStream):
+    """A response body that records whether the SDK released it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.lines = data.splitlines(keepends=True)
+        self.closed = False
+
+    def __iter__(self) -> Any:
+        yield from self.lines
+
+    async def __aiter__(self) -> Any:
+        for line in self.lines:
+            yield line
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def test_a_stream_abandoned_early_releases_its_http_response() -> None:
+    bodies: list[_TrackedBody] = []
+
+    def serve(request: Any) -> Any:
+        body = _TrackedBody((FIXTURES / "stream_final.sse").read_bytes())
+        bodies.append(body)
+        return httpx2.Response(200, stream=body, headers={"content-type": "text/event-stream"})
+
+    sync = openai.OpenAI(
+        api_key="sk-test",
+        base_url="http://llm.test/v1",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(serve)),
+        max_retries=0,
+    )
+    asynchronous = openai.AsyncOpenAI(
+        api_key="sk-test",
+        base_url="http://llm.test/v1",
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(serve)),
+        max_retries=0,
+    )
+    model = OpenAIChatModel("gpt-4o-mini", client=sync, async_client=asynchronous)
+    prompt = Prompt([UserMessage(content="Weather?")])
+
+    pieces = model.stream(prompt)
+    first = next(pieces)
+    assert first.message.content == "It is sunny"
+    kept = pieces  # the caller still holds the generator: only close() may release it
+    kept.close()
+    assert bodies[0].closed
+
+    async def read_one() -> str | None:
+        chunks = model.astream(prompt)
+        piece = await anext(chunks)
+        await chunks.aclose()
+        return piece.message.content
+
+    assert asyncio.run(read_one()) == "It is sunny"
+    assert bodies[1].closed

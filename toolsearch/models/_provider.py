@@ -1,4 +1,5 @@
-"""Plumbing the provider adapters share: SDK imports, errors, option splitting, JSON args.
+"""Plumbing the provider adapters share: the request/stream/async skeleton
+(:class:`SdkChatModel`), SDK imports, errors, option splitting, JSON args.
 
 Nothing here imports a provider SDK at module import time; each adapter asks
 :func:`require` for its SDK when it is constructed.
@@ -6,16 +7,21 @@ Nothing here imports a provider SDK at module import time; each adapter asks
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import json
 import sys
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
+from toolsearch.chat.model import BaseChatModel
 from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.prompt import Prompt
+from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import (
     MissingExtraError,
     ProviderAuthenticationError,
@@ -26,12 +32,16 @@ from toolsearch.errors import (
 
 __all__ = [
     "RESERVED_PREFIX",
+    "SdkChatModel",
+    "StreamFolder",
+    "append_turn",
     "arguments_object",
     "dump_arguments",
     "error_for_status",
     "new_call_id",
     "provider_errors",
     "require",
+    "sampling_settings",
     "merge_arguments",
     "body_message",
     "parameters_of",
@@ -105,9 +115,41 @@ def merge_arguments(
     return arguments
 
 
+def append_turn(turns: list[dict[str, Any]], role: str, items: list[Any], *, key: str) -> None:
+    """Add a turn of ``role`` holding ``items`` (under ``key``: ``content``, ``parts``), or
+    extend the last turn when it has the same role: Anthropic and Gemini want turns to
+    alternate, so the results of parallel tool calls and a following user text share one
+    user turn. Empty ``items`` add nothing."""
+    if not items:
+        return
+    if turns and turns[-1]["role"] == role:
+        turns[-1][key].extend(items)
+    else:
+        turns.append({"role": role, key: list(items)})
+
+
+@functools.cache
 def parameters_of(function: Callable[..., Any]) -> frozenset[str]:
-    """Names of the keyword parameters of an SDK method."""
+    """Names of the keyword parameters of an SDK method (computed once per method)."""
     return frozenset(inspect.signature(function).parameters)
+
+
+def sampling_settings(
+    options: ChatOptions, *, stop: str, max_tokens: str | None = None
+) -> dict[str, Any]:
+    """The sampling options every provider has, under the provider's names: temperature,
+    top_p, stop sequences (as ``stop``) and, when ``max_tokens`` names it, the answer
+    budget. Unset options are left out, so the provider's defaults apply."""
+    settings: dict[str, Any] = {}
+    if options.temperature is not None:
+        settings["temperature"] = options.temperature
+    if options.top_p is not None:
+        settings["top_p"] = options.top_p
+    if options.stop:
+        settings[stop] = list(options.stop)
+    if max_tokens is not None and options.max_tokens is not None:
+        settings[max_tokens] = options.max_tokens
+    return settings
 
 
 def error_for_status(provider: str, status: int | None, message: str) -> ProviderError:
@@ -165,3 +207,129 @@ def provider_errors(
         if mapped is None:
             raise
         raise mapped from exc
+
+
+# -- the adapters' common skeleton ------------------------------------------------------------
+
+
+class StreamFolder(Protocol):
+    """Folds a provider's stream chunks into our chunks: ``feed`` returns what can be handed
+    on at once (text, whole tool calls), ``finish`` the last chunk (finish reason, usage)."""
+
+    def feed(self, chunk: Any) -> ChatResponse | None: ...
+
+    def finish(self) -> ChatResponse: ...
+
+
+class SdkChatModel(BaseChatModel):
+    """``call``/``stream``/``acall``/``astream`` over an SDK, the same for every provider.
+
+    A subclass says how to build the request (:meth:`request_arguments`), send it
+    (:meth:`_send` / :meth:`_asend`), read the answer (:meth:`_response`), fold a stream
+    (:meth:`_stream_folder`) and map the SDK's exceptions (:meth:`_translate`). Every SDK
+    call, stream iteration included, runs inside :func:`provider_errors`, and a stream is
+    closed (its HTTP response released) even when the caller stops reading early.
+
+    When the user injected only a sync client (``sync_only``), the async methods run the
+    sync ones in a worker thread instead of building an async client they did not ask for.
+    """
+
+    provider: str = "provider"
+
+    def __init__(self, *, options: ChatOptions | None, sync_only: bool = False) -> None:
+        super().__init__(default_options=options)
+        self._sync_only = sync_only
+
+    def _lazy_client(self, attribute: str, build: Callable[[], Any]) -> Any:
+        """``self.<attribute>``, built on first use (so constructing a model needs no key);
+        a failure to build it (no key configured) is one of our errors."""
+        client = getattr(self, attribute)
+        if client is None:
+            with provider_errors(self.provider, self._translate):
+                client = build()
+            setattr(self, attribute, client)
+        return client
+
+    @abstractmethod
+    def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
+        """The SDK call's keyword arguments for ``prompt``."""
+
+    @abstractmethod
+    def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
+        """Make the SDK call: an answer, or an iterable of stream chunks."""
+
+    @abstractmethod
+    async def _asend(self, arguments: dict[str, Any], *, stream: bool) -> Any:
+        """Make the async SDK call: an answer, or an async iterable of stream chunks."""
+
+    @abstractmethod
+    def _response(self, answer: Any) -> ChatResponse: ...
+
+    @abstractmethod
+    def _stream_folder(self) -> StreamFolder: ...
+
+    @abstractmethod
+    def _translate(self, exc: Exception) -> ProviderError | None: ...
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        arguments = self.request_arguments(prompt)
+        with provider_errors(self.provider, self._translate):
+            answer = self._send(arguments, stream=False)
+        return self._response(answer)
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        arguments = self.request_arguments(prompt, stream=True)
+        folder = self._stream_folder()
+        with provider_errors(self.provider, self._translate):
+            chunks = self._send(arguments, stream=True)
+            try:
+                for chunk in chunks:
+                    piece = folder.feed(chunk)
+                    if piece is not None:
+                        yield piece
+            finally:
+                _close(chunks)
+        yield folder.finish()
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        if self._sync_only:
+            return await super().acall(prompt)
+        arguments = self.request_arguments(prompt)
+        with provider_errors(self.provider, self._translate):
+            answer = await self._asend(arguments, stream=False)
+        return self._response(answer)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        if self._sync_only:
+            async for piece in super().astream(prompt):
+                yield piece
+            return
+        arguments = self.request_arguments(prompt, stream=True)
+        folder = self._stream_folder()
+        with provider_errors(self.provider, self._translate):
+            chunks = await self._asend(arguments, stream=True)
+            try:
+                async for chunk in chunks:
+                    piece = folder.feed(chunk)
+                    if piece is not None:
+                        yield piece
+            finally:
+                await _aclose(chunks)
+        yield folder.finish()
+
+
+def _close(chunks: Any) -> None:
+    """Release a sync stream (SDK ``Stream.close`` or a generator's ``close``)."""
+    close = getattr(chunks, "close", None)
+    if callable(close):
+        close()
+
+
+async def _aclose(chunks: Any) -> None:
+    """Release an async stream (SDK ``AsyncStream.close`` or an async generator's
+    ``aclose``)."""
+    close = getattr(chunks, "aclose", None) or getattr(chunks, "close", None)
+    if callable(close):
+        result = close()
+        if inspect.isawaitable(result):
+            await result

@@ -15,7 +15,7 @@ prompt cache keeps hitting. See ``docs/providers.md``.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,20 +27,21 @@ from toolsearch.chat.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolsearch.chat.model import BaseChatModel
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, FinishReason, Usage
 from toolsearch.errors import ProviderError
 from toolsearch.models._provider import (
+    SdkChatModel,
+    append_turn,
     arguments_object,
     body_message,
     dump_arguments,
     error_for_status,
     merge_arguments,
     parameters_of,
-    provider_errors,
     require,
+    sampling_settings,
     transport_error,
 )
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
@@ -78,7 +79,7 @@ _STOP_REASONS = {
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-class AnthropicChatModel(BaseChatModel):
+class AnthropicChatModel(SdkChatModel):
     """A chat model on the Anthropic Messages API.
 
     Args:
@@ -118,7 +119,7 @@ class AnthropicChatModel(BaseChatModel):
         cache_prompt: bool = False,
         options: ChatOptions | None = None,
     ) -> None:
-        super().__init__(default_options=options)
+        super().__init__(options=options, sync_only=client is not None and async_client is None)
         if tool_search not in ("none", "defer_loading"):
             raise ValueError("tool_search must be 'none' or 'defer_loading'")
         self._sdk = require("anthropic", extra="anthropic", feature="AnthropicChatModel")
@@ -131,7 +132,6 @@ class AnthropicChatModel(BaseChatModel):
         self._base_url = base_url
         self._client = client
         self._async_client = async_client
-        self._injected_sync_only = client is not None and async_client is None
 
     # -- clients ---------------------------------------------------------------------------
 
@@ -146,18 +146,14 @@ class AnthropicChatModel(BaseChatModel):
     @property
     def client(self) -> Any:
         """The ``anthropic.Anthropic`` client (created on first use)."""
-        if self._client is None:
-            with provider_errors(PROVIDER, _translate):
-                self._client = self._sdk.Anthropic(**self._client_kwargs())
-        return self._client
+        return self._lazy_client("_client", lambda: self._sdk.Anthropic(**self._client_kwargs()))
 
     @property
     def async_client(self) -> Any:
         """The ``anthropic.AsyncAnthropic`` client (created on first use)."""
-        if self._async_client is None:
-            with provider_errors(PROVIDER, _translate):
-                self._async_client = self._sdk.AsyncAnthropic(**self._client_kwargs())
-        return self._async_client
+        return self._lazy_client(
+            "_async_client", lambda: self._sdk.AsyncAnthropic(**self._client_kwargs())
+        )
 
     # -- requests --------------------------------------------------------------------------
 
@@ -185,58 +181,32 @@ class AnthropicChatModel(BaseChatModel):
             arguments["system"] = system
         if tools:
             arguments["tools"] = tools
-        settings: dict[str, Any] = {}
-        if options.temperature is not None:
-            settings["temperature"] = options.temperature
-        if options.top_p is not None:
-            settings["top_p"] = options.top_p
-        if options.stop:
-            settings["stop_sequences"] = list(options.stop)
+        settings = sampling_settings(options, stop="stop_sequences")
         if stream:
             arguments["stream"] = True
-        return merge_arguments(arguments, settings, options, _accepted_arguments(self._sdk))
-        return arguments
+        return merge_arguments(
+            arguments,
+            settings,
+            options,
+            parameters_of(self._sdk.resources.messages.Messages.create),
+        )
 
-    # -- ChatModel -------------------------------------------------------------------------
+    # -- SdkChatModel hooks ----------------------------------------------------------------
 
-    def call(self, prompt: Prompt) -> ChatResponse:
-        arguments = self.request_arguments(prompt)
-        with provider_errors(PROVIDER, _translate):
-            message = self.client.messages.create(**arguments)
-        return response_from_message(message)
+    def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
+        return self.client.messages.create(**arguments)
 
-    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
-        arguments = self.request_arguments(prompt, stream=True)
-        state = _StreamState()
-        with provider_errors(PROVIDER, _translate):
-            for event in self.client.messages.create(**arguments):
-                piece = state.feed(event)
-                if piece is not None:
-                    yield piece
-        yield state.finish()
+    async def _asend(self, arguments: dict[str, Any], *, stream: bool) -> Any:
+        return await self.async_client.messages.create(**arguments)
 
-    async def acall(self, prompt: Prompt) -> ChatResponse:
-        if self._injected_sync_only:
-            return await super().acall(prompt)
-        arguments = self.request_arguments(prompt)
-        with provider_errors(PROVIDER, _translate):
-            message = await self.async_client.messages.create(**arguments)
-        return response_from_message(message)
+    def _response(self, answer: Any) -> ChatResponse:
+        return response_from_message(answer)
 
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        if self._injected_sync_only:
-            async for piece in super().astream(prompt):
-                yield piece
-            return
-        arguments = self.request_arguments(prompt, stream=True)
-        state = _StreamState()
-        with provider_errors(PROVIDER, _translate):
-            stream = await self.async_client.messages.create(**arguments)
-            async for event in stream:
-                piece = state.feed(event)
-                if piece is not None:
-                    yield piece
-        yield state.finish()
+    def _stream_folder(self) -> _StreamState:
+        return _StreamState()
+
+    def _translate(self, exc: Exception) -> ProviderError | None:
+        return _translate(exc)
 
     def __repr__(self) -> str:
         return f"AnthropicChatModel({self.model!r}, tool_search={self.tool_search!r})"
@@ -287,16 +257,12 @@ class AnthropicRequestBuilder:
         out: list[dict[str, Any]] = []
 
         def append(role: str, blocks: list[dict[str, Any]]) -> None:
-            if not blocks:
-                return
-            if out and out[-1]["role"] == role:
-                out[-1]["content"].extend(blocks)
-            else:
-                out.append({"role": role, "content": blocks})
+            append_turn(out, role, blocks, key="content")
 
         for message in messages:
             if isinstance(message, UserMessage):
-                append("user", [{"type": "text", "text": message.content}])
+                if message.content:  # the API rejects empty text blocks
+                    append("user", [{"type": "text", "text": message.content}])
             elif isinstance(message, AssistantMessage):
                 blocks: list[dict[str, Any]] = [
                     dict(b) for b in message.metadata.get(THINKING_METADATA_KEY, ())
@@ -325,6 +291,9 @@ class AnthropicRequestBuilder:
                         for r in message.responses
                     ],
                 )
+        for turn in out:
+            if turn["role"] == "user":  # tool results first in their turn, then any text
+                turn["content"].sort(key=lambda block: block.get("type") != "tool_result")
         return system, out
 
     def _result_content(self, name: str, data: str) -> str | list[dict[str, Any]]:
@@ -570,14 +539,3 @@ def _translate(exc: Exception) -> ProviderError | None:
     if isinstance(exc, anthropic.AnthropicError):
         return ProviderError(PROVIDER, str(exc))
     return None
-
-
-_ACCEPTED: dict[int, frozenset[str]] = {}
-
-
-def _accepted_arguments(sdk: Any) -> frozenset[str]:
-    """Parameters of ``messages.create`` in the installed SDK (computed once)."""
-    key = id(sdk)
-    if key not in _ACCEPTED:
-        _ACCEPTED[key] = parameters_of(sdk.resources.messages.Messages.create)
-    return _ACCEPTED[key]

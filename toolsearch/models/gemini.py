@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from toolsearch.chat.messages import (
@@ -22,19 +22,20 @@ from toolsearch.chat.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolsearch.chat.model import BaseChatModel
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, FinishReason, Usage
 from toolsearch.errors import ProviderAuthenticationError, ProviderError
 from toolsearch.models._provider import (
     RESERVED_PREFIX,
+    SdkChatModel,
+    append_turn,
     arguments_object,
     dump_arguments,
     error_for_status,
     new_call_id,
-    provider_errors,
     require,
+    sampling_settings,
 )
 from toolsearch.tools.definition import ToolDefinition
 
@@ -52,7 +53,7 @@ _SYNTHETIC_ID = "toolsearch_gemini"
 _FINISH_REASONS = {"STOP": FinishReason.STOP, "MAX_TOKENS": FinishReason.LENGTH}
 
 
-class GeminiChatModel(BaseChatModel):
+class GeminiChatModel(SdkChatModel):
     """A chat model on Gemini (``google-genai``).
 
     Args:
@@ -76,7 +77,7 @@ class GeminiChatModel(BaseChatModel):
         client: Any | None = None,
         options: ChatOptions | None = None,
     ) -> None:
-        super().__init__(default_options=options)
+        super().__init__(options=options)
         self._genai = require(
             "google.genai", extra="gemini", feature="GeminiChatModel", package="google-genai"
         )
@@ -87,16 +88,14 @@ class GeminiChatModel(BaseChatModel):
     @property
     def client(self) -> Any:
         """The ``google.genai.Client`` (created on first use)."""
-        if self._client is None:
-            with provider_errors(PROVIDER, _translate):
-                kwargs = {"api_key": self._api_key} if self._api_key is not None else {}
-                self._client = self._genai.Client(**kwargs)
-        return self._client
+        kwargs = {"api_key": self._api_key} if self._api_key is not None else {}
+        return self._lazy_client("_client", lambda: self._genai.Client(**kwargs))
 
     # -- requests --------------------------------------------------------------------------
 
-    def request_arguments(self, prompt: Prompt) -> dict[str, Any]:
-        """The keyword arguments of ``models.generate_content`` for ``prompt``."""
+    def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
+        """The keyword arguments of ``models.generate_content`` (or ``_stream``, which takes
+        the same) for ``prompt``."""
         types = self._genai.types
         options = self.effective_options(prompt)
         system, contents = gemini_contents(prompt.messages)
@@ -106,14 +105,9 @@ class GeminiChatModel(BaseChatModel):
         tools = [callback.definition for callback in options.tool_callbacks]
         if tools:
             config["tools"] = [{"function_declarations": gemini_declarations(tools)}]
-        if options.temperature is not None:
-            config["temperature"] = options.temperature
-        if options.top_p is not None:
-            config["top_p"] = options.top_p
-        if options.max_tokens is not None:
-            config["max_output_tokens"] = options.max_tokens
-        if options.stop:
-            config["stop_sequences"] = list(options.stop)
+        config.update(
+            sampling_settings(options, stop="stop_sequences", max_tokens="max_output_tokens")
+        )
         fields = types.GenerateContentConfig.model_fields
         body: dict[str, Any] = {}
         for key, value in options.extra.items():
@@ -130,14 +124,24 @@ class GeminiChatModel(BaseChatModel):
             "config": types.GenerateContentConfig.model_validate(config),
         }
 
-    # -- ChatModel -------------------------------------------------------------------------
+    # -- SdkChatModel hooks ----------------------------------------------------------------
 
-    def call(self, prompt: Prompt) -> ChatResponse:
-        arguments = self.request_arguments(prompt)
-        with provider_errors(PROVIDER, _translate):
-            response = self.client.models.generate_content(**arguments)
+    def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
+        models = self.client.models
+        if stream:
+            return models.generate_content_stream(**arguments)
+        return models.generate_content(**arguments)
+
+    async def _asend(self, arguments: dict[str, Any], *, stream: bool) -> Any:
+        models = self.client.aio.models
+        if stream:
+            return await models.generate_content_stream(**arguments)
+        return await models.generate_content(**arguments)
+
+    def _response(self, answer: Any) -> ChatResponse:
+        """A whole ``GenerateContentResponse``, folded as a one-chunk stream."""
         state = _StreamState()
-        first = state.feed(response)
+        first = state.feed(answer)
         last = state.finish()
         return ChatResponse(
             AssistantMessage(
@@ -150,44 +154,11 @@ class GeminiChatModel(BaseChatModel):
             last.metadata,
         )
 
-    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
-        arguments = self.request_arguments(prompt)
-        state = _StreamState()
-        with provider_errors(PROVIDER, _translate):
-            for chunk in self.client.models.generate_content_stream(**arguments):
-                piece = state.feed(chunk)
-                if piece is not None:
-                    yield piece
-        yield state.finish()
+    def _stream_folder(self) -> _StreamState:
+        return _StreamState()
 
-    async def acall(self, prompt: Prompt) -> ChatResponse:
-        arguments = self.request_arguments(prompt)
-        with provider_errors(PROVIDER, _translate):
-            response = await self.client.aio.models.generate_content(**arguments)
-        state = _StreamState()
-        first = state.feed(response)
-        last = state.finish()
-        return ChatResponse(
-            AssistantMessage(
-                content=first.message.content if first else None,
-                tool_calls=first.message.tool_calls if first else (),
-                metadata=dict(last.message.metadata),
-            ),
-            last.finish_reason,
-            last.usage,
-            last.metadata,
-        )
-
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        arguments = self.request_arguments(prompt)
-        state = _StreamState()
-        with provider_errors(PROVIDER, _translate):
-            stream = await self.client.aio.models.generate_content_stream(**arguments)
-            async for chunk in stream:
-                piece = state.feed(chunk)
-                if piece is not None:
-                    yield piece
-        yield state.finish()
+    def _translate(self, exc: Exception) -> ProviderError | None:
+        return _translate(exc)
 
     def __repr__(self) -> str:
         return f"GeminiChatModel({self.model!r})"
@@ -204,12 +175,7 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[dict[str, An
     call_names: dict[str, str] = {}
 
     def append(role: str, parts: list[dict[str, Any]]) -> None:
-        if not parts:
-            return
-        if out and out[-1]["role"] == role:
-            out[-1]["parts"].extend(parts)
-        else:
-            out.append({"role": role, "parts": parts})
+        append_turn(out, role, parts, key="parts")
 
     for message in messages:
         if isinstance(message, UserMessage):

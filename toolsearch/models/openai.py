@@ -8,7 +8,7 @@ with cached prompt tokens. ``base_url`` points it at any OpenAI-compatible endpo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from toolsearch.chat.messages import (
@@ -19,19 +19,19 @@ from toolsearch.chat.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolsearch.chat.model import BaseChatModel
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, FinishReason, Usage
 from toolsearch.errors import ProviderError
 from toolsearch.models._provider import (
+    SdkChatModel,
     body_message,
     error_for_status,
     merge_arguments,
     new_call_id,
     parameters_of,
-    provider_errors,
     require,
+    sampling_settings,
     transport_error,
 )
 from toolsearch.tools.definition import ToolDefinition
@@ -44,7 +44,7 @@ _OPENAI_HOST = "api.openai.com"
 MaxTokensParameter = Literal["auto", "max_tokens", "max_completion_tokens"]
 
 
-class OpenAIChatModel(BaseChatModel):
+class OpenAIChatModel(SdkChatModel):
     """A chat model on the OpenAI chat completions API (or a compatible server).
 
     Args:
@@ -82,14 +82,13 @@ class OpenAIChatModel(BaseChatModel):
         options: ChatOptions | None = None,
         max_tokens_parameter: MaxTokensParameter = "auto",
     ) -> None:
-        super().__init__(default_options=options)
+        super().__init__(options=options, sync_only=client is not None and async_client is None)
         self._sdk = require("openai", extra="openai", feature="OpenAIChatModel")
         self.model = model
         self._api_key = api_key
         self._base_url = base_url
         self._client = client
         self._async_client = async_client
-        self._injected_sync_only = client is not None and async_client is None
         self.max_tokens_parameter = max_tokens_parameter
 
     # -- clients ---------------------------------------------------------------------------
@@ -109,18 +108,14 @@ class OpenAIChatModel(BaseChatModel):
     @property
     def client(self) -> Any:
         """The ``openai.OpenAI`` client (created on first use)."""
-        if self._client is None:
-            with provider_errors(PROVIDER, _translate):
-                self._client = self._sdk.OpenAI(**self._client_kwargs())
-        return self._client
+        return self._lazy_client("_client", lambda: self._sdk.OpenAI(**self._client_kwargs()))
 
     @property
     def async_client(self) -> Any:
         """The ``openai.AsyncOpenAI`` client (created on first use)."""
-        if self._async_client is None:
-            with provider_errors(PROVIDER, _translate):
-                self._async_client = self._sdk.AsyncOpenAI(**self._client_kwargs())
-        return self._async_client
+        return self._lazy_client(
+            "_async_client", lambda: self._sdk.AsyncOpenAI(**self._client_kwargs())
+        )
 
     # -- requests --------------------------------------------------------------------------
 
@@ -134,20 +129,16 @@ class OpenAIChatModel(BaseChatModel):
         tools = [callback.definition for callback in options.tool_callbacks]
         if tools:
             arguments["tools"] = openai_tools(tools)
-        settings: dict[str, Any] = {}
-        if options.temperature is not None:
-            settings["temperature"] = options.temperature
-        if options.top_p is not None:
-            settings["top_p"] = options.top_p
-        if options.stop:
-            settings["stop"] = list(options.stop)
-        if options.max_tokens is not None:
-            settings[self._max_tokens_key()] = options.max_tokens
+        settings = sampling_settings(options, stop="stop", max_tokens=self._max_tokens_key())
         if stream:
             arguments["stream"] = True
             settings["stream_options"] = {"include_usage": True}
-        return merge_arguments(arguments, settings, options, _accepted_arguments(self._sdk))
-        return arguments
+        return merge_arguments(
+            arguments,
+            settings,
+            options,
+            parameters_of(self._sdk.resources.chat.completions.Completions.create),
+        )
 
     def _max_tokens_key(self) -> str:
         if self.max_tokens_parameter != "auto":
@@ -161,46 +152,22 @@ class OpenAIChatModel(BaseChatModel):
             base = os.environ.get("OPENAI_BASE_URL") or _OPENAI_HOST
         return "max_completion_tokens" if _OPENAI_HOST in base else "max_tokens"
 
-    # -- ChatModel -------------------------------------------------------------------------
+    # -- SdkChatModel hooks ----------------------------------------------------------------
 
-    def call(self, prompt: Prompt) -> ChatResponse:
-        arguments = self.request_arguments(prompt)
-        with provider_errors(PROVIDER, _translate):
-            completion = self.client.chat.completions.create(**arguments)
-        return response_from_completion(completion)
+    def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
+        return self.client.chat.completions.create(**arguments)
 
-    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
-        arguments = self.request_arguments(prompt, stream=True)
-        state = _StreamState()
-        with provider_errors(PROVIDER, _translate):
-            for chunk in self.client.chat.completions.create(**arguments):
-                piece = state.feed(chunk)
-                if piece is not None:
-                    yield piece
-        yield state.finish()
+    async def _asend(self, arguments: dict[str, Any], *, stream: bool) -> Any:
+        return await self.async_client.chat.completions.create(**arguments)
 
-    async def acall(self, prompt: Prompt) -> ChatResponse:
-        if self._injected_sync_only:
-            return await super().acall(prompt)
-        arguments = self.request_arguments(prompt)
-        with provider_errors(PROVIDER, _translate):
-            completion = await self.async_client.chat.completions.create(**arguments)
-        return response_from_completion(completion)
+    def _response(self, answer: Any) -> ChatResponse:
+        return response_from_completion(answer)
 
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        if self._injected_sync_only:
-            async for piece in super().astream(prompt):
-                yield piece
-            return
-        arguments = self.request_arguments(prompt, stream=True)
-        state = _StreamState()
-        with provider_errors(PROVIDER, _translate):
-            stream = await self.async_client.chat.completions.create(**arguments)
-            async for chunk in stream:
-                piece = state.feed(chunk)
-                if piece is not None:
-                    yield piece
-        yield state.finish()
+    def _stream_folder(self) -> _StreamState:
+        return _StreamState()
+
+    def _translate(self, exc: Exception) -> ProviderError | None:
+        return _translate(exc)
 
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
@@ -382,14 +349,3 @@ def _translate(exc: Exception) -> ProviderError | None:
     if isinstance(exc, openai.OpenAIError):
         return ProviderError(PROVIDER, str(exc))
     return None
-
-
-_ACCEPTED: dict[int, frozenset[str]] = {}
-
-
-def _accepted_arguments(sdk: Any) -> frozenset[str]:
-    """Parameters of ``chat.completions.create`` in the installed SDK (computed once)."""
-    key = id(sdk)
-    if key not in _ACCEPTED:
-        _ACCEPTED[key] = parameters_of(sdk.resources.chat.completions.Completions.create)
-    return _ACCEPTED[key]
