@@ -527,3 +527,41 @@ def test_search_results_with_summaries_become_references_too() -> None:
         {"type": "tool_reference", "tool_name": "get_weather"}
     ]
     assert arguments["tools"][0]["defer_loading"] is True
+
+
+def test_no_api_key_is_an_authentication_error_not_a_bare_type_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    # a port nothing listens on: the SDK refuses before sending, and nothing leaves if not
+    model = AnthropicChatModel("claude-sonnet-4-6", base_url="http://127.0.0.1:9")
+    prompt = Prompt([UserMessage(content="Hi")])
+    with pytest.raises(ProviderAuthenticationError, match="authentication method"):
+        model.call(prompt)
+    with pytest.raises(ProviderAuthenticationError):
+        list(model.stream(prompt))
+    with pytest.raises(ProviderAuthenticationError):
+        asyncio.run(model.acall(prompt))
+
+
+def test_tool_results_open_their_user_turn_and_empty_user_text_is_left_out() -> None:
+    call = ToolCall(id="toolu_1", name="get_weather", arguments='{"city": "Oslo"}')
+    model = AnthropicChatModel("claude-sonnet-4-6", api_key="k")
+    arguments = model.request_arguments(
+        Prompt(
+            [
+                UserMessage(content="Weather?"),
+                AssistantMessage(tool_calls=[call]),
+                UserMessage(content="Please hurry."),  # arrived before the result
+                ToolResponseMessage(
+                    responses=[ToolResponse(id="toolu_1", name="get_weather", response_data="ok")]
+                ),
+                UserMessage(content=""),
+            ]
+        )
+    )
+    last = arguments["messages"][-1]
+    assert last["role"] == "user"
+    assert [block["type"] for block in last["content"]] == ["tool_result", "text"]
+    assert last["content"][1]["text"] == "Please hurry."

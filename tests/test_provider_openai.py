@@ -427,3 +427,14 @@ def test_a_stream_abandoned_early_releases_its_http_response() -> None:
 
     assert asyncio.run(read_one()) == "It is sunny"
     assert bodies[1].closed
+
+
+def test_no_api_key_is_an_authentication_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    model = OpenAIChatModel("gpt-4o-mini")  # builds fine: the client is made on first use
+    prompt = Prompt([UserMessage(content="Hi")])
+    with pytest.raises(ProviderAuthenticationError, match="OPENAI_API_KEY"):
+        model.call(prompt)
+    with pytest.raises(ProviderAuthenticationError):
+        asyncio.run(model.acall(prompt))

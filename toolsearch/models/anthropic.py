@@ -30,7 +30,7 @@ from toolsearch.chat.messages import (
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, FinishReason, Usage
-from toolsearch.errors import ProviderError
+from toolsearch.errors import ProviderAuthenticationError, ProviderError
 from toolsearch.models._provider import (
     SdkChatModel,
     append_turn,
@@ -83,7 +83,7 @@ class AnthropicChatModel(SdkChatModel):
     """A chat model on the Anthropic Messages API.
 
     Args:
-        model: The model name (``"claude-sonnet-4-5"``...); ``ChatOptions.model`` overrides.
+        model: The model name (``"claude-sonnet-4-6"``...); ``ChatOptions.model`` overrides.
         api_key: Defaults to the SDK's ``ANTHROPIC_API_KEY``.
         base_url: Defaults to the SDK's ``ANTHROPIC_BASE_URL`` or Anthropic itself.
         client: An ``anthropic.Anthropic`` to use as is.
@@ -538,4 +538,7 @@ def _translate(exc: Exception) -> ProviderError | None:
         return error_for_status(PROVIDER, status, body_message(body, exc.message))
     if isinstance(exc, anthropic.AnthropicError):
         return ProviderError(PROVIDER, str(exc))
+    if isinstance(exc, TypeError) and "authentication method" in str(exc):
+        # the SDK raises a bare TypeError, at request time, when no key is configured
+        return ProviderAuthenticationError(PROVIDER, str(exc))
     return None

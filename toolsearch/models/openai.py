@@ -22,7 +22,7 @@ from toolsearch.chat.messages import (
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, FinishReason, Usage
-from toolsearch.errors import ProviderError
+from toolsearch.errors import ProviderAuthenticationError, ProviderError
 from toolsearch.models._provider import (
     SdkChatModel,
     body_message,
@@ -347,5 +347,11 @@ def _translate(exc: Exception) -> ProviderError | None:
     if isinstance(exc, openai.APIStatusError):
         return error_for_status(PROVIDER, exc.status_code, body_message(exc.body, exc.message))
     if isinstance(exc, openai.OpenAIError):
+        if _MISSING_KEY in str(exc):  # no key configured: raised while building the client
+            return ProviderAuthenticationError(PROVIDER, str(exc))
         return ProviderError(PROVIDER, str(exc))
     return None
+
+
+_MISSING_KEY = "OPENAI_API_KEY"
+"""Named by the SDK's error when no key is given (by argument or environment)."""
