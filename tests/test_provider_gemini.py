@@ -336,3 +336,26 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         GeminiChatModel("gemini-2.5-flash")
     assert caught.value.extra == "gemini"
     assert caught.value.package == "google-genai"
+
+
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        ("SAFETY", "content_filter"),
+        ("MAX_TOKENS", "length"),
+        ("MALFORMED_FUNCTION_CALL", "malformed_function_call"),
+    ],
+)
+def test_finish_reasons_use_our_vocabulary(reason: str, expected: str) -> None:
+    from google.genai import types
+
+    answer = types.GenerateContentResponse.model_validate(
+        {
+            "candidates": [
+                {"finish_reason": reason, "content": {"role": "model", "parts": [{"text": "x"}]}}
+            ]
+        }
+    )
+    response = GeminiChatModel("gemini-2.5-flash", api_key="k")._response(answer)
+    assert response.finish_reason == expected
+    assert response.metadata["provider_finish_reason"] == reason

@@ -438,3 +438,38 @@ def test_no_api_key_is_an_authentication_error(monkeypatch: pytest.MonkeyPatch) 
         model.call(prompt)
     with pytest.raises(ProviderAuthenticationError):
         asyncio.run(model.acall(prompt))
+
+
+def test_tool_calls_with_finish_reason_stop_finish_as_tool_calls() -> None:
+    from toolsearch.models.openai import response_from_completion
+
+    # what Ollama and some other compatible servers send with a tool call
+    completion = openai.types.chat.ChatCompletion.model_validate(
+        {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "llama3.1",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+                            }
+                        ],
+                    },
+                }
+            ],
+        }
+    )
+    response = response_from_completion(completion)
+    assert response.finish_reason == "tool_calls"
+    assert response.metadata["provider_finish_reason"] == "stop"
+    assert response.message.tool_calls[0].name == "get_weather"

@@ -74,6 +74,7 @@ _STOP_REASONS = {
     "stop_sequence": FinishReason.STOP,
     "tool_use": FinishReason.TOOL_CALLS,
     "max_tokens": FinishReason.LENGTH,
+    "refusal": "content_filter",  # as OpenAI names a blocked answer
 }
 
 _EPHEMERAL = {"type": "ephemeral"}

@@ -50,7 +50,19 @@ back with the calls (Gemini's thinking models require it for multi-turn tool use
 _SYNTHETIC_ID = "toolsearch_gemini"
 """Prefix of call ids we make up when Gemini sends none; these are never sent back."""
 
-_FINISH_REASONS = {"STOP": FinishReason.STOP, "MAX_TOKENS": FinishReason.LENGTH}
+_FINISH_REASONS = {
+    "STOP": FinishReason.STOP,
+    "MAX_TOKENS": FinishReason.LENGTH,
+    # blocked answers, named as OpenAI names them so callers check one value
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+}
+"""Gemini's finish reasons in our vocabulary; others pass through lower-cased
+(``malformed_function_call``...). ``provider_finish_reason`` keeps the original."""
 
 
 class GeminiChatModel(SdkChatModel):

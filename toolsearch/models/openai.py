@@ -238,8 +238,10 @@ def usage_from_openai(usage: Any) -> tuple[Usage, dict[str, Any]]:
 
 
 def _finish(reason: str | None, has_calls: bool) -> str:
+    if reason in (None, "stop") and has_calls:
+        return FinishReason.TOOL_CALLS  # Ollama and other compatible servers say "stop"
     if reason is None:
-        return FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
+        return FinishReason.STOP
     if reason == "function_call":
         return FinishReason.TOOL_CALLS
     return reason  # stop, tool_calls, length, content_filter: already our vocabulary
