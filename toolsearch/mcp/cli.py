@@ -6,10 +6,15 @@ assistants and IDEs start); ``--transport http --port 8000`` serves streamable H
 else goes to stderr.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 __all__ = ["mcp_app"]
+
+_INDEXES = ("bm25", "regex", "vector", "hybrid")
+_PREFIXES = ("auto", "always", "never")
 
 
 def mcp_app() -> Any:
@@ -51,48 +56,42 @@ def mcp_app() -> Any:
         """Serve every configured server's tools behind search_tools and call_tool."""
         import anyio
 
-        from toolsearch.errors import McpError
         from toolsearch.mcp.client import McpToolProvider
         from toolsearch.mcp.proxy import McpSearchProxy
 
         if transport not in ("stdio", "http"):
-            raise typer.BadParameter("transport must be stdio or http")
+            raise typer.BadParameter("transport must be stdio or http", param_hint="--transport")
         _logging(verbose)
-        settings = _load(config).proxy
-        chosen_index = index or settings.index
-        if chosen_index not in ("bm25", "regex", "vector", "hybrid"):
-            raise typer.BadParameter("index must be bm25, regex, vector or hybrid")
-        chosen_prefix = prefix or settings.prefix
-        if chosen_prefix not in ("auto", "always", "never"):
-            raise typer.BadParameter("prefix must be auto, always or never")
+        loaded = _load(config)
+        settings = loaded.proxy
+        chosen_index = _choice(index or settings.index, _INDEXES, "--index")
+        chosen_prefix = _choice(prefix or settings.prefix, _PREFIXES, "--prefix")
         fail = settings.strict if strict is None else strict
-        provider = McpToolProvider(
-            _load(config),
-            prefix=chosen_prefix,  # type: ignore[arg-type]
-            on_connect_error="raise" if fail else "skip",
-        )
-        search_proxy = McpSearchProxy(
-            provider,
-            index=chosen_index,
-            max_results=max_results or settings.max_results,
-            name=settings.name,
-        )
-        try:
-            anyio.run(
-                lambda: search_proxy.serve(
-                    transport=transport,  # type: ignore[arg-type]
-                    host=host,
-                    port=port,
-                    path=path,
-                )
+        with _user_errors("proxy"):
+            provider = McpToolProvider(
+                loaded,
+                prefix=chosen_prefix,  # type: ignore[arg-type]
+                on_connect_error="raise" if fail else "skip",
             )
-        except KeyboardInterrupt:  # pragma: no cover - interactive stop
-            pass
-        except McpError as exc:
-            typer.echo(f"toolsearch mcp proxy: {exc}", err=True)
-            raise typer.Exit(1) from None
-        finally:
-            provider.close()
+            try:
+                search_proxy = McpSearchProxy(
+                    provider,
+                    index=chosen_index,
+                    max_results=max_results or settings.max_results,
+                    name=settings.name,
+                )
+                anyio.run(
+                    lambda: search_proxy.serve(
+                        transport=transport,  # type: ignore[arg-type]
+                        host=host,
+                        port=port,
+                        path=path,
+                    )
+                )
+            except KeyboardInterrupt:  # pragma: no cover - interactive stop
+                pass
+            finally:
+                provider.close()
 
     @app.command("list")
     def list_tools(
@@ -106,11 +105,16 @@ def mcp_app() -> Any:
         from toolsearch.mcp.client import McpToolProvider
 
         _logging(False)
-        with McpToolProvider(
-            _load(config),
-            prefix=prefix,  # type: ignore[arg-type]
-            on_connect_error="skip",
-        ) as provider:
+        loaded = _load(config)
+        chosen_prefix = _choice(prefix, _PREFIXES, "--prefix")
+        with (
+            _user_errors("list"),
+            McpToolProvider(
+                loaded,
+                prefix=chosen_prefix,  # type: ignore[arg-type]
+                on_connect_error="skip",
+            ) as provider,
+        ):
             callbacks = provider.tool_callbacks()
             for callback in callbacks:
                 definition = callback.definition
@@ -119,8 +123,7 @@ def mcp_app() -> Any:
                 else:
                     summary = definition.description.strip().splitlines()[0:1]
                     typer.echo(f"{definition.name}\t{callback.server}\t{''.join(summary)[:80]}")
-            for server, problem in provider.failures.items():
-                typer.echo(f"left out {server}: {problem}", err=True)
+            _report_failures(provider)
             typer.echo(f"{len(callbacks)} tools", err=True)
 
     @app.command()
@@ -134,17 +137,51 @@ def mcp_app() -> Any:
         from toolsearch.mcp.dump import write_catalog
 
         _logging(False)
-        with McpToolProvider(
-            _load(config),
-            prefix=prefix,  # type: ignore[arg-type]
-            on_connect_error="skip",
-        ) as provider:
+        loaded = _load(config)
+        chosen_prefix = _choice(prefix, _PREFIXES, "--prefix")
+        with (
+            _user_errors("dump"),
+            McpToolProvider(
+                loaded,
+                prefix=chosen_prefix,  # type: ignore[arg-type]
+                on_connect_error="skip",
+            ) as provider,
+        ):
             count = write_catalog(provider.tool_definitions(), out)
-            for server, problem in provider.failures.items():
-                typer.echo(f"left out {server}: {problem}", err=True)
+            _report_failures(provider)
         typer.echo(f"wrote {count} tools to {out}", err=True)
 
     return app
+
+
+def _choice(value: str, allowed: tuple[str, ...], option: str) -> str:
+    import typer
+
+    if value not in allowed:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}", param_hint=option)
+    return value
+
+
+@contextmanager
+def _user_errors(command: str) -> Iterator[None]:
+    """Our errors (an unreachable server with --strict, a missing extra for the index, a
+    file that cannot be written) as one line on stderr and exit code 1, not a traceback."""
+    import typer
+
+    from toolsearch.errors import ToolsearchError
+
+    try:
+        yield
+    except (ToolsearchError, OSError) as exc:
+        typer.echo(f"toolsearch mcp {command}: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def _report_failures(provider: Any) -> None:
+    import typer
+
+    for server, problem in provider.failures.items():
+        typer.echo(f"left out {server}: {problem}", err=True)
 
 
 def _load(config: Path) -> Any:
