@@ -392,3 +392,24 @@ def test_a_server_that_never_answers_times_out_and_is_stopped(tmp_path):
         mcp_tools.connect()
     pid = int(marker.read_text())
     assert eventually(lambda: not alive(pid), timeout=10)
+
+
+def test_the_sync_path_works_inside_a_running_event_loop_and_close_ends_the_thread():
+    """As in a notebook cell: blocking calls made while the caller's loop runs."""
+    import threading
+
+    def loop_threads() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name.startswith("toolsearch-mcp")]
+
+    before = loop_threads()
+
+    async def cell() -> tuple[str, str, list[str]]:
+        with McpToolProvider({"nb": stdio("nb")}) as mcp_tools:
+            whoami = mcp_tools.call_tool("whoami")
+            added = mcp_tools.resolve("add").call('{"a": 1, "b": 2}')
+            return whoami, added, loop_threads()
+
+    whoami, added, during = asyncio.run(cell())
+    assert (whoami, added) == ("nb", "3")
+    assert len(during) == len(before) + 1
+    assert loop_threads() == before
