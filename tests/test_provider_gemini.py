@@ -359,3 +359,26 @@ def test_finish_reasons_use_our_vocabulary(reason: str, expected: str) -> None:
     response = GeminiChatModel("gemini-2.5-flash", api_key="k")._response(answer)
     assert response.finish_reason == expected
     assert response.metadata["provider_finish_reason"] == reason
+
+
+def test_a_connection_failure_of_the_aiohttp_transport_is_a_connection_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """google-genai's async client uses aiohttp when it is installed; its connection
+    errors are ours too (a stand-in module: aiohttp is not a dependency)."""
+    import types
+
+    class ClientConnectionError(Exception):
+        pass
+
+    monkeypatch.setitem(
+        sys.modules, "aiohttp", types.SimpleNamespace(ClientConnectionError=ClientConnectionError)
+    )
+    model = GeminiChatModel("gemini-2.5-flash", api_key="k")
+
+    async def refused(**_: Any) -> Any:
+        raise ClientConnectionError("Cannot connect to host generativelanguage.googleapis.com")
+
+    monkeypatch.setattr(model.client.aio.models, "generate_content", refused)
+    with pytest.raises(ProviderConnectionError, match="Cannot connect"):
+        asyncio.run(model.acall(Prompt.of("hi")))

@@ -473,3 +473,14 @@ def test_tool_calls_with_finish_reason_stop_finish_as_tool_calls() -> None:
     assert response.finish_reason == "tool_calls"
     assert response.metadata["provider_finish_reason"] == "stop"
     assert response.message.tool_calls[0].name == "get_weather"
+
+
+def test_an_empty_assistant_turn_is_sent_with_empty_text_not_null() -> None:
+    from toolsearch.models.openai import openai_messages
+
+    rendered = openai_messages(
+        [UserMessage(content="Hi"), AssistantMessage(), UserMessage(content="?")]
+    )
+    assert rendered[1] == {"role": "assistant", "content": ""}
+    call = ToolCall(id="c1", name="get_weather", arguments="{}")
+    assert openai_messages([AssistantMessage(tool_calls=[call])])[0]["content"] is None

@@ -178,11 +178,19 @@ def body_message(body: Any, fallback: str) -> str:
     return fallback
 
 
+_TRANSPORT_ERRORS = (
+    ("httpx", "TransportError"),
+    ("httpx2", "TransportError"),
+    ("aiohttp", "ClientConnectionError"),  # google-genai's async client when installed
+)
+
+
 def _is_transport_error(exc: BaseException) -> bool:
-    """httpx or httpx2 transport failures (timeouts, refused connections) that escaped an SDK."""
-    for module in ("httpx", "httpx2"):
-        loaded = sys.modules.get(module)
-        if loaded is not None and isinstance(exc, loaded.TransportError):
+    """HTTP-library failures (timeouts, refused connections) that escaped an SDK. Only
+    libraries already imported are checked: none is imported here."""
+    for module, name in _TRANSPORT_ERRORS:
+        kind = getattr(sys.modules.get(module), name, None)
+        if isinstance(kind, type) and isinstance(exc, kind):
             return True
     return False
 

@@ -186,7 +186,9 @@ def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         elif isinstance(message, UserMessage):
             out.append({"role": "user", "content": message.content})
         elif isinstance(message, AssistantMessage):
-            entry: dict[str, Any] = {"role": "assistant", "content": message.content}
+            # content may be null only next to tool calls; an empty turn says ""
+            content = message.content if message.content or message.tool_calls else ""
+            entry: dict[str, Any] = {"role": "assistant", "content": content}
             if message.tool_calls:
                 entry["tool_calls"] = [
                     {
