@@ -413,3 +413,25 @@ def test_the_sync_path_works_inside_a_running_event_loop_and_close_ends_the_thre
     assert (whoami, added) == ("nb", "3")
     assert len(during) == len(before) + 1
     assert loop_threads() == before
+
+
+def test_closing_on_the_providers_own_loop_thread_still_stops_the_servers():
+    """The garbage collector may finalize a forgotten provider on its loop thread. The
+    server here is a shell that outlives its MCP child's end of input (as a wrapper
+    script might): only a real session shutdown, not dropping the pipes, stops it."""
+    from pathlib import Path
+
+    script = f"{sys.executable} {DEMO} --name inner; sleep 60"
+    mcp_tools = McpToolProvider({"inner": {"command": "/bin/sh", "args": ["-c", script]}})
+    child = int(mcp_tools.call_tool("pid"))
+    status = Path(f"/proc/{child}/status").read_text()
+    shell = int(next(line for line in status.splitlines() if line.startswith("PPid:")).split()[1])
+    loop = mcp_tools._loop
+
+    async def close_here() -> bool:
+        mcp_tools.close()
+        return loop.in_loop_thread
+
+    assert loop.run(close_here()) is True
+    assert eventually(lambda: not alive(child) and not alive(shell), timeout=15)
+    assert eventually(lambda: not loop._thread.is_alive(), timeout=10)

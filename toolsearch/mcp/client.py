@@ -79,6 +79,9 @@ ServersArgument = McpConfig | Mapping[str, ServerConfig] | Mapping[str, Any] | s
 _STOP_TIMEOUT = 10.0
 """Seconds to wait for one session (and its process) to shut down before abandoning it."""
 
+_background_tasks: set[asyncio.Task[None]] = set()
+"""Fire-and-forget tasks on providers' loops, kept referenced until they finish."""
+
 
 def _require_mcp() -> None:
     try:
@@ -862,9 +865,6 @@ class McpToolProvider:
         return f"McpToolProvider(servers={self.server_names!r}, {state})"
 
 
-_background_tasks: set[asyncio.Task[None]] = set()
-
-
 def _weak_method(method: Callable[[str], None]) -> Callable[[str], None]:
     """A callback that does not keep the provider alive (so it can be collected)."""
     reference = weakref.WeakMethod(method)
@@ -899,11 +899,24 @@ def _shutdown(loop: _LoopThread, connections: dict[str, _Connection]) -> None:
     async def stop_all() -> None:
         await asyncio.gather(*(c.stop() for c in list(connections.values())))
 
-    if not loop.in_loop_thread:
-        try:
-            loop.run(stop_all(), timeout=_STOP_TIMEOUT + 5.0)
-        except Exception:  # pragma: no cover - best effort at shutdown
-            logger.warning("MCP sessions did not all stop in time", exc_info=True)
+    if loop.in_loop_thread:
+        # closed (or collected: the garbage collector runs on whichever thread allocates)
+        # on the loop's own thread, which cannot wait for itself: stop the sessions as a
+        # task, then the loop, whose thread then ends
+        async def stop_then_end() -> None:
+            try:
+                await stop_all()
+            finally:
+                loop.loop.stop()
+
+        task = loop.loop.create_task(stop_then_end())
+        _background_tasks.add(task)
+        task.add_done_callback(_background_tasks.discard)
+        return
+    try:
+        loop.run(stop_all(), timeout=_STOP_TIMEOUT + 5.0)
+    except Exception:  # pragma: no cover - best effort at shutdown
+        logger.warning("MCP sessions did not all stop in time", exc_info=True)
     loop.stop()
 
 
