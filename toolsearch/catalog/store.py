@@ -125,6 +125,9 @@ class ToolStore:
         self.fingerprints = np.load(folder / FINGERPRINTS_FILE, mmap_mode="r")
         self._order = np.load(folder / ORDER_FILE, mmap_mode="r")
         self._sorted = np.load(folder / SORTED_FILE, mmap_mode="r")
+        from toolsearch.catalog.vector_artifact import prefetch
+
+        prefetch(self._sorted)  # binary searches touch pages all over it
 
     def __len__(self) -> int:
         return len(self.fingerprints)
