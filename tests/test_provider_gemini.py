@@ -382,3 +382,18 @@ def test_a_connection_failure_of_the_aiohttp_transport_is_a_connection_error(
     monkeypatch.setattr(model.client.aio.models, "generate_content", refused)
     with pytest.raises(ProviderConnectionError, match="Cannot connect"):
         asyncio.run(model.acall(Prompt.of("hi")))
+
+
+def test_vertex_ai_credential_failures_are_authentication_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from google.auth import exceptions
+
+    model = GeminiChatModel("gemini-2.5-flash")
+
+    def no_credentials(**_: Any) -> Any:
+        raise exceptions.DefaultCredentialsError("Your default credentials were not found.")
+
+    monkeypatch.setattr(model._genai, "Client", no_credentials)
+    with pytest.raises(ProviderAuthenticationError, match="default credentials"):
+        model.call(Prompt.of("hi"))

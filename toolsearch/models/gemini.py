@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ from toolsearch.models._provider import (
     new_call_id,
     require,
     sampling_settings,
+    transport_error,
 )
 from toolsearch.tools.definition import ToolDefinition
 
@@ -347,4 +349,10 @@ def _translate(exc: Exception) -> ProviderError | None:
         return error_for_status(PROVIDER, status, message)
     if isinstance(exc, ValueError) and "API key" in str(exc):
         return ProviderAuthenticationError(PROVIDER, str(exc))
+    auth = sys.modules.get("google.auth.exceptions")  # Vertex AI credentials
+    if auth is not None:
+        if isinstance(exc, auth.TransportError):
+            return transport_error(PROVIDER, exc)
+        if isinstance(exc, auth.GoogleAuthError):
+            return ProviderAuthenticationError(PROVIDER, str(exc))
     return None
