@@ -226,3 +226,31 @@ def test_list_and_dump_commands(tmp_path):
     catalog = Catalog.from_jsonl(out)
     assert {t.name for t in catalog.tools} == set(names)
     assert {t.category for t in catalog.tools} == {"alpha", "beta"}
+
+
+def test_a_search_during_a_rebuild_finds_the_new_tools():
+    """The rebuild runs on the provider's thread while the proxy answers searches."""
+    from types import SimpleNamespace
+
+    from toolsearch.tools.definition import ToolDefinition
+
+    def tool(name: str) -> SimpleNamespace:
+        schema = {"type": "object", "properties": {}}
+        return SimpleNamespace(definition=ToolDefinition(name, f"{name} tool", schema))
+
+    tools = [tool("old_tool")]
+    provider = SimpleNamespace(current_tool_callbacks=lambda: tools, server_names=["s"])
+    seen: list[list[str]] = []
+
+    class Interleaved(RegexToolIndex):
+        def index_tools(self, session_id, definitions):
+            super().index_tools(session_id, definitions)
+            # a search that lands before _reindex returns
+            seen.append([t["name"] for t in search_proxy.search("new_tool")["tools"]])
+
+    search_proxy = McpSearchProxy(provider, index=Interleaved())  # type: ignore[arg-type]
+    search_proxy._reindex()
+    tools.append(tool("new_tool"))
+    search_proxy._reindex()
+    assert seen[-1] == ["new_tool"]
+    assert search_proxy.search("new_tool")["tools"][0]["name"] == "new_tool"

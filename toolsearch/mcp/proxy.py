@@ -103,7 +103,10 @@ class McpSearchProxy:
         self._started = True
 
     def _reindex(self) -> None:
+        # runs on the provider's loop thread while searches go on: every name either index
+        # may answer with keeps its definition until the new index is in place
         definitions = {cb.definition.name: cb.definition for cb in self._current()}
+        self._definitions = {**self._definitions, **definitions}
         self.index.index_tools(_SESSION, list(definitions.values()))
         self._definitions = definitions
         self.rebuilds += 1
