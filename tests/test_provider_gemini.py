@@ -397,3 +397,10 @@ def test_vertex_ai_credential_failures_are_authentication_errors(
     monkeypatch.setattr(model._genai, "Client", no_credentials)
     with pytest.raises(ProviderAuthenticationError, match="default credentials"):
         model.call(Prompt.of("hi"))
+
+
+def test_an_option_the_generation_config_rejects_is_a_provider_error() -> None:
+    model = GeminiChatModel("gemini-2.5-flash", api_key="k")
+    prompt = Prompt.of("hi", ChatOptions(extra={"seed": "not a number"}))
+    with pytest.raises(ProviderError, match=r"invalid generation config.*seed"):
+        model.call(prompt)

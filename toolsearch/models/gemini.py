@@ -132,11 +132,11 @@ class GeminiChatModel(SdkChatModel):
             http_options = dict(config.get("http_options") or {})
             http_options["extra_body"] = {**body, **(http_options.get("extra_body") or {})}
             config["http_options"] = http_options
-        return {
-            "model": options.model or self.model,
-            "contents": contents,
-            "config": types.GenerateContentConfig.model_validate(config),
-        }
+        try:
+            validated = types.GenerateContentConfig.model_validate(config)
+        except ValueError as exc:  # pydantic's ValidationError: a bad option in ``extra``
+            raise ProviderError(PROVIDER, f"invalid generation config: {exc}") from exc
+        return {"model": options.model or self.model, "contents": contents, "config": validated}
 
     # -- SdkChatModel hooks ----------------------------------------------------------------
 
