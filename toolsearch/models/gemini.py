@@ -135,7 +135,11 @@ class GeminiChatModel(SdkChatModel):
         try:
             validated = types.GenerateContentConfig.model_validate(config)
         except ValueError as exc:  # pydantic's ValidationError: a bad option in ``extra``
-            raise ProviderError(PROVIDER, f"invalid generation config: {exc}") from exc
+            problems = getattr(exc, "errors", lambda: [])()
+            detail = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in problems
+            )
+            raise ProviderError(PROVIDER, f"invalid generation config: {detail or exc}") from exc
         return {"model": options.model or self.model, "contents": contents, "config": validated}
 
     # -- SdkChatModel hooks ----------------------------------------------------------------
