@@ -57,6 +57,7 @@ __all__ = [
     "detect_kind",
     "iter_tools",
     "jsonl_record_tool",
+    "server_prefix",
 ]
 
 SourceKind = Literal["jsonl", "mcp", "openapi"]
@@ -326,7 +327,7 @@ class CatalogReader:
         if file.kind == "mcp":
             dump = read_dump(file.path)
             found = (tool_name(record) for record in dump.tools)
-            return _prefix(dump.server), [name for name in found if name is not None]
+            return server_prefix(dump.server), [name for name in found if name is not None]
         document = load_document(file.path)
         spec_version(document, str(file.path))
         prefix = api_name(document, file.path.stem)
@@ -444,7 +445,11 @@ class _Run:
         )
 
 
-def _prefix(server: str) -> str:
+def server_prefix(server: str) -> str:
+    """The prefix a clashing tool of ``server`` gets (before ``CLASH_SEPARATOR``).
+
+    The MCP client uses the same rule, so one server's tools are named alike in live
+    sessions, ``tools/list`` dumps and built catalogs."""
     name = sanitize_name(server) or "server"
     return name[:24].rstrip("_-")
 

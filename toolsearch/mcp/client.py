@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
 from toolsearch.catalog.openapi import fit_name
 from toolsearch.catalog.sources import CLASH_SEPARATOR
-from toolsearch.catalog.sources import _prefix as _catalog_prefix
+from toolsearch.catalog.sources import server_prefix as _catalog_prefix
 from toolsearch.errors import (
     InvalidToolArgumentsError,
     McpConfigError,
