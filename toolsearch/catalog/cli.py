@@ -169,6 +169,7 @@ def index_app() -> Any:
 
         try:
             index = CatalogIndex.load(path)
+            _ = index.embedder  # load the model first: the time shown is the search's
             response = index.search_catalog(query, k, category=category)
         except MissingExtraError as exc:
             raise fail(exc, 2) from None
