@@ -65,6 +65,14 @@ class Bm25Settings:
     def from_json(cls, data: Any) -> Bm25Settings:
         return cls(**{k: float(v) for k, v in dict(data or {}).items()})
 
+    @classmethod
+    def matching_session_index(cls) -> Bm25Settings:
+        """``Bm25ToolIndex``'s current defaults (they are tuned over time; a new catalog
+        build follows them, a built catalog keeps the settings in its manifest)."""
+        from toolsearch.indexes.bm25 import Bm25ToolIndex
+
+        return cls(**_defaults_of(Bm25ToolIndex, cls))
+
 
 def tool_terms(prepared: PreparedTool, settings: Bm25Settings) -> dict[str, float]:
     """A tool's weighted term frequencies (the same fields and weights as ``Bm25ToolIndex``)."""
@@ -81,6 +89,18 @@ def tool_terms(prepared: PreparedTool, settings: Bm25Settings) -> dict[str, floa
         for term, count in Counter(analyze(text)).items():
             weighted[term] = weighted.get(term, 0.0) + weight * count
     return weighted
+
+
+def _defaults_of(index: type, settings: type) -> dict[str, Any]:
+    """The keyword defaults of ``index.__init__`` that ``settings`` has fields for."""
+    import inspect
+
+    parameters = inspect.signature(index.__init__).parameters
+    return {
+        name: parameters[name].default
+        for name in settings.__dataclass_fields__
+        if name in parameters and parameters[name].default is not inspect.Parameter.empty
+    }
 
 
 class Bm25Writer:

@@ -135,7 +135,9 @@ def index_app() -> Any:
                     embedder=embedder if kind != "bm25" else None,
                     source_kind=source_kind,
                     progress=report,
-                    vector=VectorSettings(hnsw_threshold=hnsw_threshold, batch_size=batch_size),
+                    vector=VectorSettings.matching_session_index(
+                        hnsw_threshold=hnsw_threshold, batch_size=batch_size
+                    ),
                     reuse_embeddings=reuse,
                     command=command,
                 )

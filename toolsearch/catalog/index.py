@@ -118,6 +118,14 @@ class HybridSettings:
         return asdict(self)
 
     @classmethod
+    def matching_session_index(cls) -> HybridSettings:
+        """``HybridToolIndex``'s current defaults (fusion, rrf_k, weights, candidates)."""
+        from toolsearch.catalog.bm25_artifact import _defaults_of
+        from toolsearch.indexes.hybrid import HybridToolIndex
+
+        return cls(**_defaults_of(HybridToolIndex, cls))
+
+    @classmethod
     def from_json(cls, data: Any) -> HybridSettings:
         raw = dict(data or {})
         return cls(
@@ -629,9 +637,11 @@ class CatalogIndex:
             raise CatalogIndexError(
                 str(target), "exists and is not a catalog index; refusing to replace it"
             )
-        bm25_settings = bm25 or Bm25Settings()
-        vector_settings = vector or VectorSettings()
-        hybrid_settings = hybrid or HybridSettings()
+        # defaults follow the per-session indexes' (tuned) defaults, so a catalog ranks
+        # like a session index would; the manifest records what was used
+        bm25_settings = bm25 or Bm25Settings.matching_session_index()
+        vector_settings = vector or VectorSettings.matching_session_index()
+        hybrid_settings = hybrid or HybridSettings.matching_session_index()
         model = resolve_embedder(embedder) if kind != "bm25" else None
         target.parent.mkdir(parents=True, exist_ok=True)
         _clean_stale(target)

@@ -60,6 +60,14 @@ class VectorSettings:
         known = {k: int(v) for k, v in dict(data or {}).items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
+    @classmethod
+    def matching_session_index(cls, **overrides: int) -> VectorSettings:
+        """``VectorToolIndex``'s current HNSW defaults (threshold, M, efSearch)."""
+        from toolsearch.catalog.bm25_artifact import _defaults_of
+        from toolsearch.indexes.vector import VectorToolIndex
+
+        return cls(**{**_defaults_of(VectorToolIndex, cls), **overrides})
+
 
 class PreviousEmbeddings:
     """The rows of an earlier build, by fingerprint (for incremental rebuilds)."""
