@@ -128,3 +128,52 @@ def test_corrupted_and_mismatched_indexes_say_how_to_rebuild(runner, catalog, tm
     newer = invoke(runner, "search", str(out), "weather")
     assert newer.exit_code == 1
     assert "format 99" in newer.output
+
+
+def test_builds_from_mcp_dumps_and_openapi_specs(runner, tmp_path):
+    pytest.importorskip("toolsearch.catalog.sources", reason="catalog sources module")
+    dump = tmp_path / "github.json"
+    dump.write_text(
+        json.dumps(
+            {
+                "tools": [
+                    {
+                        "name": "create_issue",
+                        "description": "Open an issue in a repository",
+                        "inputSchema": {"type": "object", "properties": {"title": {}}},
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    spec = tmp_path / "pets.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.0",
+                "info": {"title": "Pet store", "version": "1"},
+                "paths": {
+                    "/pets/{petId}": {
+                        "get": {
+                            "operationId": "getPetById",
+                            "summary": "Find a pet by its id",
+                            "parameters": [
+                                {"name": "petId", "in": "path", "required": True,
+                                 "schema": {"type": "string"}}
+                            ],
+                        }
+                    }
+                },
+            }
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    out = tmp_path / "mixed"
+    built = invoke(runner, "build", str(dump), str(spec), "--out", str(out))
+    assert built.exit_code == 0, built.output
+    assert "2 tools" in built.output
+    found = invoke(runner, "search", str(out), "find a pet", "-k", "1")
+    assert "getPetById" in found.output
+    found = invoke(runner, "search", str(out), "open an issue", "-k", "1")
+    assert "create_issue" in found.output
