@@ -35,7 +35,7 @@ def index_app() -> Any:
     from toolsearch.errors import CatalogError, MissingExtraError
 
     app = typer.Typer(
-        help="Build, search and inspect offline catalog indexes (toolsearch[catalog]).",
+        help="Build, search and inspect offline catalog indexes (the catalog extra).",
         no_args_is_help=True,
     )
     err = Console(stderr=True)
