@@ -80,6 +80,10 @@ def index_app() -> Any:
             int, typer.Option(min=1, help="Catalogs larger than this get HNSW, else a flat index.")
         ] = 10_000,
         batch_size: Annotated[int, typer.Option(min=1, help="Texts per embedding batch.")] = 256,
+        workers: Annotated[
+            int | None,
+            typer.Option(min=1, help="Analysis processes (default: CPU count, at most 4)."),
+        ] = None,
         reuse: Annotated[
             bool, typer.Option(help="Reuse embeddings of unchanged tools from the index at --out.")
         ] = True,
@@ -140,6 +144,7 @@ def index_app() -> Any:
                     ),
                     reuse_embeddings=reuse,
                     command=command,
+                    workers=workers,
                 )
         except MissingExtraError as exc:
             raise fail(exc, 2) from None
