@@ -148,7 +148,7 @@ def index_app() -> Any:
                 )
         except MissingExtraError as exc:
             raise fail(exc, 2) from None
-        except (CatalogError, ValueError) as exc:
+        except (CatalogError, ValueError, OSError) as exc:
             raise fail(exc) from None
         counts = index.manifest.counts
         size = sum(entry.size for entry in index.manifest.files.values())
