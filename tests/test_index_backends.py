@@ -1231,6 +1231,16 @@ def test_hybrid_tool_found_by_both_ranks_above_one_found_by_one() -> None:
     assert set(response.tool_names[1:]) == {"send_email", "getWeatherForecast"}
 
 
+def test_hybrid_default_rrf_constant_is_five() -> None:
+    keyword = ["send_email", "email-search", "calendar-create-event"]
+    semantic = ["getWeatherForecast", "delete_file", "send_email"]
+    index = _hybrid(bm25=FixedRanking(keyword), vector=FixedRanking(semantic))
+    assert index.rrf_k == 5.0
+    index.index_tools("s", TOY)
+    response = search(index, "s", "anything at all", max_results=50)
+    assert scores_of(response) == pytest.approx(rrf([(1.0, keyword), (1.0, semantic)], 5.0))
+
+
 def test_hybrid_asks_each_backend_for_its_candidates() -> None:
     bm25 = FixedRanking(TOY_NAMES)
     vector = FixedRanking(list(reversed(TOY_NAMES)))
