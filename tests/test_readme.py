@@ -24,6 +24,7 @@ def test_readme_python_blocks_run_in_order(capsys):
         "['user', 'assistant']",  # memory
         "looked up {'id': 'r-1'} (saw 4 of 31 tools)",  # tool search
         "ticket_archive",  # standalone index
+        "ticket_archive",  # catalog index
     ]
 
 
