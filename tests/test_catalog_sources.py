@@ -537,3 +537,35 @@ def test_wrapped_jsonl_names_take_part_in_clashes(tmp_path):
     reader = CatalogReader([tmp_path], progress=lambda *a: None)
     assert sorted(t.name for t in reader) == ["create_issue", "github__search", "search"]
     assert reader.stats.renamed == 1
+
+
+def test_definitions_read_from_sources_copy_schemas_like_deepcopy():
+    """Catalog builds create definitions in bulk; the schema copy is a fast JSON copy, but
+    the fingerprint, the key order and the independence from the caller's dict are those
+    of a ``copy.deepcopy``."""
+    import copy
+    import hashlib
+
+    schema = {
+        "type": "object",
+        "required": ["q"],
+        "properties": {"q": {"type": "string", "enum": ["a", "b"]}, "n": {"default": 1.5}},
+        "x-tuple": (1, {"inner": [True, None]}),
+    }
+    tool = ToolDefinition("find", "Find things.", schema, category="misc")
+    expected = [tool.name, tool.description, copy.deepcopy(schema), "misc"]
+    payload = json.dumps(expected, sort_keys=True, default=str).encode("utf-8")
+    assert tool.fingerprint == hashlib.sha256(payload).hexdigest()
+    assert list(tool.input_schema) == list(schema)
+    assert list(tool.input_schema["properties"]) == ["q", "n"]
+    schema["properties"]["q"]["enum"].append("c")
+    schema["x-tuple"][1]["inner"].append(1)
+    assert tool.input_schema["properties"]["q"]["enum"] == ["a", "b"]
+    assert tool.input_schema["x-tuple"][1]["inner"] == [True, None]
+
+    deep: dict = {"type": "object"}
+    node = deep
+    for _ in range(300):  # deeper than any real schema: copied by copy.deepcopy
+        node["x"] = {}
+        node = node["x"]
+    assert ToolDefinition("deep", "", deep).input_schema == deep

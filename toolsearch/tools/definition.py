@@ -40,7 +40,7 @@ class ToolDefinition:
         if not isinstance(self.input_schema, Mapping):
             raise ToolDefinitionError(self.name, "input_schema must be a JSON Schema mapping")
         # a private copy: later changes to the caller's dict must not desync the fingerprint
-        object.__setattr__(self, "input_schema", copy.deepcopy(dict(self.input_schema)))
+        object.__setattr__(self, "input_schema", _copy_schema(self.input_schema))
         identity: list[Any] = [self.name, self.description, self.input_schema]
         if self.category is not None:
             identity.append(self.category)
@@ -64,6 +64,43 @@ class ToolDefinition:
             "description": self.description,
             "input_schema": dict(self.input_schema),
         }
+
+
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+_MAX_DEPTH = 64
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _copy_json(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind is dict:
+        if depth > _MAX_DEPTH:
+            raise _TooDeep
+        return {k: _copy_json(v, depth + 1) for k, v in value.items()}
+    if kind is list:
+        if depth > _MAX_DEPTH:
+            raise _TooDeep
+        return [_copy_json(v, depth + 1) for v in value]
+    if kind in _ATOMIC:
+        return value
+    return copy.deepcopy(value)
+
+
+def _copy_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of a schema, same keys in the same order.
+
+    Schemas are JSON (dicts, lists, strings, numbers): copying those directly is about
+    twice as fast as ``copy.deepcopy``, which matters when a catalog build creates 125,000
+    definitions. Anything else (tuples, custom objects) is deep-copied as before, and so
+    is a schema nested deeper than any real one (a cycle: ``copy.deepcopy`` keeps it).
+    """
+    try:
+        return {k: _copy_json(v, 1) for k, v in schema.items()}
+    except _TooDeep:
+        return copy.deepcopy(dict(schema))
 
 
 @dataclass(frozen=True, slots=True)
