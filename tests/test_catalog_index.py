@@ -417,6 +417,94 @@ def test_a_killed_build_leaves_the_old_index_usable(tmp_path):
     assert not list(tmp_path.glob(f".{path.name}.build-*"))
 
 
+_KILLED_SWAP = textwrap.dedent(
+    """
+    import os, shutil, signal, sys
+    from toolsearch.catalog.index import CatalogIndex
+    from toolsearch.tools.definition import ToolDefinition
+
+    out, step = sys.argv[1], sys.argv[2]
+    replace, rmtree = os.replace, shutil.rmtree
+
+    def die():
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def killing_replace(src, dst):
+        if step == "before-any-rename":
+            die()
+        replace(src, dst)
+        if step == "old-moved-aside" and ".old-" in str(dst):
+            die()
+        if step == "new-in-place" and ".build-" in str(src):
+            die()
+
+    def killing_rmtree(path, *args, **kwargs):
+        if step == "while-removing-old" and ".old-" in str(path):
+            os.remove(os.path.join(path, "manifest.json"))  # half removed
+            die()
+        return rmtree(path, *args, **kwargs)
+
+    os.replace, shutil.rmtree = killing_replace, killing_rmtree
+    tools = [ToolDefinition(f"new_tool_{i}", f"A new tool number {i}") for i in range(20)]
+    CatalogIndex.build(tools, out=out, kind="bm25")
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("step", "survivor"),
+    [
+        ("before-any-rename", "old"),
+        ("old-moved-aside", "old"),  # the index folder is missing until the next load
+        ("new-in-place", "new"),
+        ("while-removing-old", "new"),
+    ],
+)
+def test_a_build_killed_at_each_step_of_the_swap_leaves_a_whole_index(tmp_path, step, survivor):
+    index = build(tmp_path, "bm25")
+    path = index.path
+    expected = hits(index.search_catalog("weather forecast", 5))
+    index.close()
+    script = tmp_path / "killed_swap.py"
+    script.write_text(_KILLED_SWAP, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(script), str(path), step], env=env, timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    if step == "old-moved-aside":
+        assert not path.exists()
+    reloaded = CatalogIndex.load(path, verify=True)
+    if survivor == "old":
+        assert len(reloaded) == len(TOOLS)
+        assert hits(reloaded.search_catalog("weather forecast", 5)) == expected
+    else:
+        assert len(reloaded) == 20
+        assert reloaded.search_catalog("new tool", 1).tool_names == ["new_tool_0"]
+    reloaded.close()
+    build(tmp_path, "bm25")  # the next build removes what the killed one left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx-bm25", "killed_swap.py"]
+
+
+def test_an_error_between_the_renames_puts_the_old_index_back(tmp_path, monkeypatch):
+    from toolsearch.catalog import index as catalog_index
+
+    index = build(tmp_path, "bm25")
+    path = index.path
+    index.close()
+    replace = os.replace
+
+    def failing_replace(src, dst):
+        if ".build-" in str(src):
+            raise OSError(28, "No space left on device")
+        replace(src, dst)
+
+    monkeypatch.setattr(catalog_index.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="No space"):
+        build(tmp_path, "bm25", tools=TOOLS[:10])
+    monkeypatch.undo()
+    assert len(CatalogIndex.load(path)) == len(TOOLS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx-bm25"]
+
+
 # -- catalog-backed sessions -----------------------------------------------------------
 
 

@@ -74,6 +74,7 @@ from toolsearch.errors import (
     CatalogIndexError,
     CatalogSourceError,
     IndexCorruptedError,
+    IndexNotFoundError,
     ManifestMismatchError,
 )
 from toolsearch.indexes import text as _text
@@ -259,19 +260,43 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _clean_stale(out: Path) -> None:
-    """Remove temporary folders of builds that were killed (their process is gone)."""
-    if not out.parent.exists():
+def _leftovers(out: Path) -> Iterator[tuple[str, Path]]:
+    """``(build|old, folder)`` of the temporary folders next to ``out`` whose build process
+    is gone (killed): ``.NAME.build-PID-*`` (a new index being written) and
+    ``.NAME.old-PID-*`` (the previous index, moved aside while swapping)."""
+    if not out.parent.is_dir():
         return
-    for candidate in out.parent.glob(f".{out.name}.*-*"):
+    for candidate in sorted(out.parent.glob(f".{out.name}.*-*")):
         parts = candidate.name[len(out.name) + 2 :].split("-")
         if (
             len(parts) >= 2
             and parts[0] in ("build", "old")
             and parts[1].isdigit()
-            and (parts[0] == "old" or not _pid_alive(int(parts[1])))
+            and not _pid_alive(int(parts[1]))
         ):
-            shutil.rmtree(candidate, ignore_errors=True)
+            yield parts[0], candidate
+
+
+def _recover_interrupted_swap(out: Path) -> bool:
+    """Put the previous index back when a build was killed between its two renames
+    (``out`` moved aside, the new one not yet in place). Returns whether it did."""
+    if out.exists():
+        return False
+    for stage, candidate in _leftovers(out):
+        if stage == "old" and (candidate / MANIFEST_NAME).is_file():
+            try:
+                os.replace(candidate, out)
+            except OSError:
+                continue
+            return True
+    return False
+
+
+def _clean_stale(out: Path) -> None:
+    """Recover from a swap that was killed halfway, then remove what killed builds left."""
+    _recover_interrupted_swap(out)
+    for _stage, candidate in _leftovers(out):
+        shutil.rmtree(candidate, ignore_errors=True)
 
 
 def _previous_embeddings(out: Path, embedder: Embedder) -> PreviousEmbeddings | None:
@@ -295,11 +320,17 @@ def _previous_embeddings(out: Path, embedder: Embedder) -> PreviousEmbeddings | 
 
 def _swap_into_place(staging: Path, out: Path) -> None:
     """Replace ``out`` with ``staging``: two renames; the old index stays whole until the
-    new one is complete, and is deleted only after the new one is in place."""
+    new one is complete, and is deleted only after the new one is in place. An error
+    between the renames moves the old index back; a process killed between them leaves it
+    at ``.NAME.old-PID-*``, which the next ``load`` or ``build`` of ``out`` moves back."""
     if out.exists():
         old = out.with_name(f".{out.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         os.replace(out, old)
-        os.replace(staging, out)
+        try:
+            os.replace(staging, out)
+        except BaseException:
+            os.replace(old, out)  # the previous index goes back where it was
+            raise
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(staging, out)
@@ -643,13 +674,23 @@ class CatalogIndex:
         vector_settings = vector or VectorSettings.matching_session_index()
         hybrid_settings = hybrid or HybridSettings.matching_session_index()
         model = resolve_embedder(embedder) if kind != "bm25" else None
-        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CatalogIndexError(
+                str(target), f"cannot create its parent folder ({exc.strerror or exc})"
+            ) from exc
         _clean_stale(target)
         previous = None
         if model is not None and reuse_embeddings and (target / MANIFEST_NAME).exists():
             previous = _previous_embeddings(target, model)
         staging = target.with_name(f".{target.name}.build-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-        staging.mkdir()
+        try:
+            staging.mkdir()
+        except OSError as exc:
+            raise CatalogIndexError(
+                str(target), f"cannot write in {target.parent} ({exc.strerror or exc})"
+            ) from exc
         source_names: list[str] = []
         if not isinstance(sources, (str, os.PathLike)):
             sources = list(sources) if isinstance(sources, (list, tuple)) else sources
@@ -768,7 +809,13 @@ class CatalogIndex:
             IndexNotFoundError, ManifestMismatchError, IndexCorruptedError.
         """
         folder = Path(path)
-        manifest = read_manifest(folder)
+        try:
+            manifest = read_manifest(folder)
+        except IndexNotFoundError:
+            # a build killed between its two renames leaves the previous index aside
+            if not _recover_interrupted_swap(folder):
+                raise
+            manifest = read_manifest(folder)
         model: Embedder | None = None
         if manifest.kind != "bm25" and embedder is not None:
             model = resolve_embedder(embedder)
