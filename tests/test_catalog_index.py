@@ -641,6 +641,62 @@ def test_a_session_over_the_whole_catalog_uses_the_catalog_structures(bm25_index
     bm25_index.clear_index("all")
 
 
+@pytest.mark.parametrize("kind", ["bm25", "hybrid"])
+def test_sixteen_threads_search_while_another_session_reindexes(tmp_path, kind):
+    """Searches from 16 threads (subset sessions with a fallback tool, whole-catalog searches
+    with varying k over an HNSW index) return what they return single-threaded, while
+    another thread keeps registering and clearing a session of its own."""
+    import threading
+
+    from toolsearch.catalog.vector_artifact import VectorSettings
+
+    index = build(tmp_path, kind, vector=VectorSettings(hnsw_threshold=50))
+    extra = ToolDefinition("translate_text", "Translate text between languages")
+    queries = ["weather forecast", "refund a payment", "translate text", "github_get_issue"]
+    sessions = {f"s{i}": [*TOOLS[i % 7 :: 2 + i % 3], extra] for i in range(16)}
+    for session, tools in sessions.items():
+        index.index_tools(session, tools)
+
+    def answers(session: str) -> list[Any]:
+        out = [hits(index.search(ToolSearchRequest(session, q, 5))) for q in queries]
+        out += [hits(index.search_catalog(q, 3 + int(session[1:]) * 7)) for q in queries]
+        return out
+
+    expected = {session: answers(session) for session in sessions}
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def reindex() -> None:
+        turn = 0
+        while not stop.is_set():
+            turn += 1
+            index.index_tools("busy", [*TOOLS[turn % 50 : turn % 50 + 40], extra])
+            index.index_tool("busy", ToolDefinition(f"busy_{turn}", "Churn"))
+            index.clear_index("busy")
+
+    def search(session: str) -> None:
+        try:
+            for _ in range(5):
+                assert answers(session) == expected[session]
+        except BaseException as exc:  # reported below, with the session
+            failures.append(exc)
+
+    churn = threading.Thread(target=reindex)
+    churn.start()
+    threads = [threading.Thread(target=search, args=(s,)) for s in sessions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stop.set()
+    churn.join()
+    assert not failures, failures[0]
+    assert index.session_ids() == list(sessions)
+    for session in sessions:
+        index.clear_index(session)
+    assert not index._views
+
+
 # -- the tool-search advisor over a loaded catalog -------------------------------------
 
 SEARCH = "toolSearchTool"

@@ -295,7 +295,9 @@ class VectorArtifact:
             else:
                 params = self._faiss.SearchParameters(sel=selector)
         elif self.structure == "hnsw":
-            self._index.hnsw.efSearch = max(self.settings.hnsw_ef_search, k)
+            # per-search parameters, never the shared index's efSearch: searches run on
+            # many threads at once
+            params = self._faiss.SearchParametersHNSW(efSearch=max(self.settings.hnsw_ef_search, k))
         distances, ids = self._index.search(vector, k, params=params)
         found = ids[0] >= 0
         docs, scores = ids[0][found].astype(np.int64), distances[0][found].astype(np.float64)
