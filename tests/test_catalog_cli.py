@@ -177,3 +177,60 @@ def test_builds_from_mcp_dumps_and_openapi_specs(runner, tmp_path):
     assert "getPetById" in found.output
     found = invoke(runner, "search", str(out), "open an issue", "-k", "1")
     assert "create_issue" in found.output
+
+
+def test_error_text_with_brackets_is_printed_as_is(runner, catalog, tmp_path, monkeypatch):
+    """Rich markup must not eat "[vector]" from "pip install 'toolsearch[vector]'"."""
+    from toolsearch.catalog import index as catalog_index
+    from toolsearch.errors import MissingExtraError
+
+    def missing(*args, **kwargs):
+        raise MissingExtraError("vector catalog indexes", "vector", "faiss-cpu")
+
+    monkeypatch.setattr(catalog_index.CatalogIndex, "build", missing)
+    result = invoke(runner, "build", str(catalog), "--out", str(tmp_path / "[v]"))
+    assert result.exit_code == 2
+    assert "pip install 'toolsearch[vector]'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_search_output_and_info_settings(runner, catalog, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = Path("[demo]")  # brackets: not rich markup
+    args = ("build", str(catalog), "--kind", "hybrid", "--embedder", "hashing-32", "--out")
+    assert invoke(runner, *args, str(out)).exit_code == 0
+    found = invoke(runner, "search", str(out), "refund", "-k", "1")
+    assert found.exit_code == 0, found.output
+    head = found.output.splitlines()[0]
+    assert head.startswith("3 matches for 'refund' in ")
+    assert "[demo] (3 tools, " in head
+    assert "billing_refund_payment" in found.output
+    keywords = tmp_path / "keywords"
+    assert invoke(runner, "build", str(catalog), "--out", str(keywords)).exit_code == 0
+    nothing = invoke(runner, "search", str(keywords), "xyzzy")
+    assert nothing.exit_code == 0
+    assert nothing.output.startswith("0 matches for 'xyzzy'")
+    info = " ".join(invoke(runner, "info", str(out)).output.split())
+    for text in ("bm25 settings", "k1 1.2", "fusion", "rrf (k ", "--out '[demo]'"):
+        assert text in info, text
+
+
+def test_main_without_typer_names_the_extras(monkeypatch, capsys):
+    import builtins
+
+    from toolsearch import cli
+
+    real_import = builtins.__import__
+
+    def no_typer(name, *args, **kwargs):
+        if name == "typer" or name.startswith("typer."):
+            raise ModuleNotFoundError("No module named 'typer'", name="typer")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_typer)
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == 2
+    message = capsys.readouterr().err
+    assert "typer" in message
+    assert "toolsearch[catalog]" in message

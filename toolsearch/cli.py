@@ -290,8 +290,10 @@ def main() -> None:
         app = _app()
     except ImportError as exc:
         print(
-            f"toolsearch's command line needs the bench extra ({exc.name} is missing): "
-            "pip install 'toolsearch[bench]'",
+            f"toolsearch's command line needs typer and rich ({exc.name} is missing); "
+            "install the extra of the command you want: pip install 'toolsearch[catalog]' "
+            "(toolsearch index), 'toolsearch[mcp]' (toolsearch mcp) or 'toolsearch[bench]' "
+            "(toolsearch bench)",
             file=sys.stderr,
         )
         raise SystemExit(2) from None

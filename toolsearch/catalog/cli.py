@@ -30,6 +30,7 @@ def _human_size(size: float) -> str:
 
 def index_app() -> Any:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from toolsearch.errors import CatalogError, MissingExtraError
@@ -41,7 +42,8 @@ def index_app() -> Any:
     err = Console(stderr=True)
 
     def fail(exc: Exception, code: int = 1) -> typer.Exit:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        # escaped: "pip install 'toolsearch[vector]'" is not rich markup
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return typer.Exit(code)
 
     @app.callback()
@@ -162,7 +164,7 @@ def index_app() -> Any:
             )
         if counts.get("duplicate_names"):
             line += f"; skipped {counts['duplicate_names']:,} repeated names"
-        Console().print(line, highlight=False, soft_wrap=True)
+        Console().print(escape(line), highlight=False, soft_wrap=True)
 
     @app.command()
     def search(
@@ -182,20 +184,26 @@ def index_app() -> Any:
             raise fail(exc, 2) from None
         except CatalogError as exc:
             raise fail(exc) from None
-        table = Table(
-            title=f"{query!r} in {path} ({response.total_matches:,} matches, "
-            f"{response.metadata.search_time_ms:.2f} ms)"
+        out = Console(width=max(Console().width, 120))
+        out.print(
+            f"{response.total_matches:,} match{'' if response.total_matches == 1 else 'es'} "
+            f"for {escape(repr(query))} in "
+            f"{escape(str(path))} ({len(index):,} tools, "
+            f"{response.metadata.search_time_ms:.2f} ms)",
+            highlight=False,
+            soft_wrap=True,
         )
+        if not response.tool_references:
+            return
+        table = Table()
         table.add_column("#", justify="right")
         table.add_column("tool", no_wrap=True)
         table.add_column("score", justify="right")
         table.add_column("summary")
         for rank, ref in enumerate(response.tool_references, start=1):
             score = "" if ref.relevance_score is None else f"{ref.relevance_score:.3f}"
-            table.add_row(str(rank), ref.tool_name, score, ref.summary)
-        Console(width=max(Console().width, 120)).print(table)
-        if not response.tool_references:
-            Console(stderr=True).print("no tools matched")
+            table.add_row(str(rank), escape(ref.tool_name), score, escape(ref.summary))
+        out.print(table)
 
     @app.command()
     def info(
@@ -214,7 +222,7 @@ def index_app() -> Any:
         except CatalogError as exc:
             raise fail(exc) from None
         manifest = index.manifest
-        table = Table(title=f"catalog index {path}", show_header=False)
+        table = Table(title=f"catalog index {escape(str(path))}", show_header=False)
         table.add_column("field", style="bold")
         table.add_column("value")
         table.add_row("kind", manifest.kind)
@@ -225,15 +233,36 @@ def index_app() -> Any:
                 table.add_row(key.replace("_", " "), f"{value:,}")
         if manifest.embedder:
             table.add_row("embedder", f"{manifest.embedder_name} ({manifest.embedder_dimension}-d)")
+        bm25 = manifest.settings.get("bm25")
+        if bm25:
+            table.add_row(
+                "bm25 settings",
+                f"k1 {bm25.get('k1')}, b {bm25.get('b')}; field weights: name "
+                f"{bm25.get('name_weight')}, description {bm25.get('description_weight')}, "
+                f"parameters {bm25.get('parameter_weight')}",
+            )
         vector = manifest.settings.get("vector")
         if vector:
-            table.add_row("vector index", str(vector.get("index")))
+            structure = str(vector.get("index"))
+            if structure == "hnsw":
+                structure += f" (M {vector.get('hnsw_m')}, efSearch {vector.get('hnsw_ef_search')})"
+            table.add_row("vector index", structure)
+        hybrid = manifest.settings.get("hybrid")
+        if hybrid:
+            fusion = str(hybrid.get("fusion"))
+            if fusion == "rrf":
+                fusion += f" (k {hybrid.get('rrf_k')})"
+            table.add_row(
+                "fusion",
+                f"{fusion}; weights bm25 {hybrid.get('bm25_weight')}, vector "
+                f"{hybrid.get('vector_weight')}; {hybrid.get('candidates')} candidates each",
+            )
         size = sum(entry.size for entry in manifest.files.values())
         table.add_row("size", f"{_human_size(size)} in {len(manifest.files)} files")
         table.add_row("built", f"{manifest.created_at} (toolsearch {manifest.toolsearch_version})")
         table.add_row("build time", f"{manifest.settings.get('build_seconds', 0):.1f} s")
-        table.add_row("sources", "\n".join(manifest.sources) or "-")
-        table.add_row("rebuild", manifest.build_command)
+        table.add_row("sources", escape("\n".join(manifest.sources)) or "-")
+        table.add_row("rebuild", escape(manifest.build_command))
         table.add_row("checksums", "verified (sha256)" if verify else "sizes checked")
         Console(width=max(Console().width, 100)).print(table)
 
