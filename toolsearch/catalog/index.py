@@ -5,16 +5,27 @@ Layout of a built index folder (``indexes/NAME/``)::
     manifest.json           format version, kind, embedder, counts, settings, checksums
     tools.sqlite            definitions, summaries, names (exact lookup)
     fingerprints.npy        raw sha256 fingerprint per tool, catalog order
-    fingerprint_order.npy   catalog ids sorted by fingerprint (session lookup)
-    bm25_*.{txt,npy}        postings (bm25 and hybrid)
+    fingerprints_sorted.npy, fingerprint_order.npy
+                            the same sorted, and their catalog ids (session lookup)
+    bm25_*.{txt,npy}        postings (bm25 and hybrid), memory-mapped
     embeddings.npy          unit vectors (vector and hybrid), memory-mapped on load
     vectors.faiss           IndexFlatIP up to 10,000 tools, IndexHNSWFlat above
+
+**Why postings, not a tantivy index directory.** Keyword search is BM25F with the
+*searched tools' own* statistics and normalized scores, as in ``Bm25ToolIndex``; a tantivy
+index scores fields separately with whole-index statistics, so a session over 500 catalog
+tools would rank them differently from a ``Bm25ToolIndex`` over the same 500. The build
+analyzes text with the same tantivy analyzer and stores the weighted postings as
+memory-mapped ``.npy`` arrays; a session's search recomputes the statistics over its subset
+and returns exactly ``Bm25ToolIndex``'s hits and scores (see
+:mod:`toolsearch.catalog.bm25_artifact` and ``indexes/README.md``).
 
 **Builds** stream their sources (a tool is prepared, analyzed, stored and queued for
 embedding, then dropped), embed in batches, and write everything into a temporary folder
 next to the target (``.NAME.build-PID-...``) that replaces the target only once complete:
-a killed build leaves the previous index as it was. Rebuilding over an existing index
-with the same embedder re-embeds only tools whose fingerprint changed.
+a killed build leaves the previous index as it was (killed between the two renames of the
+swap, the previous index is moved back by the next ``load`` or ``build``). Rebuilding over
+an existing index with the same embedder re-embeds only tools whose fingerprint changed.
 
 **Sessions.** A ``CatalogIndex`` is a ``ToolIndex``: ``index_tools(session, tools)`` looks
 the tools' fingerprints up in the catalog (a memory-mapped binary search, no re-indexing),
@@ -22,8 +33,10 @@ and the session searches only those tools (the BM25 statistics and the vector ra
 restricted to the subset before top-k). Tools the catalog does not hold go to a
 per-session fallback index of the same kind and settings (``Bm25ToolIndex``,
 ``VectorToolIndex`` or ``HybridToolIndex``); the two result lists are merged by score
-(both are normalized BM25 scores, cosine similarities or fused ranks of the same kind).
-An exact tool name as query comes first, as in every backend.
+(both are normalized BM25 scores, cosine similarities or fused ranks of the same kind; the
+fallback's statistics are its own tools', so a mixed session ranks close to, not exactly
+like, one session index over all its tools). An exact tool name as query comes first, as
+in every backend. Searches are thread-safe, also while other sessions register.
 """
 
 from __future__ import annotations
