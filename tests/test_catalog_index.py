@@ -219,6 +219,24 @@ def test_bm25_catalog_scores_equal_the_session_index(tmp_path):
         assert hits(index.search(ToolSearchRequest("subset", query, 10))) == hits(expected)
 
 
+def test_min_score_cuts_like_the_session_index(tmp_path):
+    from toolsearch.catalog.bm25_artifact import Bm25Settings
+
+    index = build(tmp_path, "bm25", bm25=Bm25Settings(min_score=0.3))
+    reference = Bm25ToolIndex(min_score=0.3)
+    reference.index_tools("s", TOOLS)
+    index.index_tools("s", TOOLS[::2])
+    subset_reference = Bm25ToolIndex(min_score=0.3)
+    subset_reference.index_tools("s", TOOLS[::2])
+    for query in QUERIES:
+        expected = reference.search(ToolSearchRequest("s", query, 3))
+        got = index.search_catalog(query, 3)
+        assert got.tool_names == expected.tool_names, query
+        assert got.total_matches == expected.total_matches, query
+        expected = subset_reference.search(ToolSearchRequest("s", query, 3))
+        assert hits(index.search(ToolSearchRequest("s", query, 3))) == hits(expected), query
+
+
 def test_duplicate_names_keep_the_first_definition(tmp_path):
     clash = ToolDefinition(name=TOOLS[0].name, description="another definition")
     index = build(tmp_path, "bm25", tools=[*TOOLS, clash])

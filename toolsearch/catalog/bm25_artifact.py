@@ -243,10 +243,10 @@ class Bm25Artifact:
             if term_id is not None:
                 start, end = int(self._offsets[term_id]), int(self._offsets[term_id + 1])
                 docs = np.asarray(self._docs[start:end])
-                tfs = np.asarray(self._tfs[start:end], dtype=np.float64)
                 if scope.mask is not None:
                     hit = scope.mask[docs]
-                    docs, tfs = docs[hit], tfs[hit]
+                    docs = docs[hit]
+                    tfs = np.asarray(self._tfs[start:end], dtype=np.float64)[hit]
                 df = float(len(docs))
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             max_score += idf * (k1 + 1.0)
@@ -271,14 +271,16 @@ class Bm25Artifact:
             scores[places] += contribution  # a term lists each tool once: no repeats
         if scores is None or max_score <= 0:
             return empty
-        normalized = scores / max_score
-        matched = np.flatnonzero(normalized > 0)
+        # every contribution is positive: the matched tools are the non-zero scores (found
+        # without dividing the whole array first; the same division, element by element)
+        matched = np.flatnonzero(scores)
+        values = scores[matched] / max_score
         if self.settings.min_score > 0:
-            matched = matched[normalized[matched] >= self.settings.min_score]
+            keep = values >= self.settings.min_score
+            matched, values = matched[keep], values[keep]
         total = len(matched)
-        values = normalized[matched]
         if len(matched) > limit:  # keep every tool tied with the limit-th, then sort those
-            threshold = -np.partition(-values, limit - 1)[limit - 1]
+            threshold = np.partition(values, len(values) - limit)[len(values) - limit]
             keep = values >= threshold
             matched, values = matched[keep], values[keep]
         best = np.lexsort((matched, -values))[:limit]  # ties: earlier registration first
