@@ -812,3 +812,19 @@ def test_worker_processes_build_the_same_index(tmp_path, monkeypatch):
     broken.write_text("\n".join(['{"name": "fine"}'] * 40 + ["{oops"]) + "\n", encoding="utf-8")
     with pytest.raises(CatalogSourceError, match=r"broken\.jsonl:41"):
         CatalogIndex.build([broken], out=tmp_path / "broken", kind="bm25", workers=2)
+
+
+def test_build_progress_reports_files_then_tools(tmp_path):
+    fixtures = ROOT / "tests" / "fixtures" / "catalog"
+    seen: list[tuple[str, int, int | None]] = []
+    index = CatalogIndex.build(
+        [fixtures / "mcp", fixtures / "openapi" / "petstore.json"],
+        out=tmp_path / "idx",
+        progress=lambda stage, done, total: seen.append((stage, done, total)),
+    )
+    files = len([*(fixtures / "mcp").glob("*.json")]) + 1
+    stages = [stage for stage, _, _ in seen]
+    assert stages.index("scan") < stages.index("read") < stages.index("tools")
+    assert ("scan", files, files) in seen
+    assert ("read", files, files) in seen
+    assert seen[-1] == ("tools", len(index), len(index))

@@ -91,7 +91,21 @@ def index_app() -> Any:
         ] = True,
     ) -> None:
         """Build an index from catalog files into --out (replaced only when complete)."""
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            Progress,
+            ProgressColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.text import Text
+
+        class Count(ProgressColumn):
+            """``1,234`` while the total is unknown, ``1,234 of 2,639`` once it is."""
+
+            def render(self, task: Any) -> Text:
+                total = f" of {task.total:,.0f}" if task.total else ""
+                return Text(f"{task.completed:,.0f}{total}")
 
         if kind not in _KINDS:
             raise typer.BadParameter(f"choose one of {', '.join(_KINDS)}", param_hint="--kind")
@@ -116,14 +130,16 @@ def index_app() -> Any:
             with Progress(
                 SpinnerColumn(),
                 TextColumn("[bold]{task.description}"),
-                TextColumn("{task.completed:,.0f}"),
+                Count(),
                 TimeElapsedColumn(),
                 console=console,
                 transient=True,
             ) as progress:
                 tasks: dict[str, Any] = {}
                 labels = {
-                    "tools": "tools read",
+                    "scan": "files scanned for names",
+                    "read": "files read",
+                    "tools": "tools analyzed",
                     "embedded": "tools embedded",
                     "indexing": "vectors indexed",
                 }

@@ -111,7 +111,9 @@ __all__ = [
 
 IndexKind = Literal["bm25", "vector", "hybrid"]
 BuildProgress = Callable[[str, int, "int | None"], None]
-"""``progress(stage, done, total)``: stages ``tools`` (read, prepared and stored),
+"""``progress(stage, done, total)``: stages ``scan`` and ``read`` (source files: names
+collected in a first pass when several MCP dumps or OpenAPI specs are read, then tools
+read; not called for JSONL-only builds), ``tools`` (read, prepared and stored),
 ``embedded`` (rows embedded or reused) and ``indexing`` (rows added to FAISS)."""
 
 # prepare without filling the process-wide cache: a build sees each tool once
@@ -194,70 +196,41 @@ def _embedder_factory(spec: str) -> Callable[[], Embedder]:
 # -- sources ---------------------------------------------------------------------------
 
 
-def _jsonl_tools(path: Path) -> Iterator[ToolDefinition]:
-    import json
-
-    from toolsearch.errors import ToolDefinitionError
-
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise TypeError("each line must be a JSON object")
-                yield ToolDefinition(
-                    name=str(record["name"]),
-                    description=str(record.get("description") or ""),
-                    input_schema=record.get("input_schema")
-                    or record.get("inputSchema")
-                    or record.get("parameters")
-                    or {"type": "object", "properties": {}},
-                    category=record.get("category"),
-                )
-            except (ValueError, TypeError, KeyError, ToolDefinitionError) as exc:
-                raise CatalogSourceError(f"{path}:{number}", f"not a tool record ({exc})") from exc
-
-
-def _paths_tools(paths: list[Path], kind: str) -> Iterator[ToolDefinition]:
+def _paths_tools(
+    paths: list[Path], kind: str, progress: BuildProgress | None = None
+) -> Iterator[ToolDefinition]:
     for path in paths:
         if not path.exists():
             raise CatalogSourceError(str(path), "no such file or folder")
-    try:
-        from toolsearch.catalog.sources import iter_tools
-    except ImportError:
-        iter_tools = None
-    if iter_tools is not None:
-        yield from iter_tools(paths, kind=kind)
-        return
-    for path in paths:  # until the sources module lands: JSONL only
-        if kind not in ("auto", "jsonl") or path.suffix not in (".jsonl", ".ndjson"):
-            raise CatalogSourceError(str(path), "only JSONL catalogs can be read here")
-        yield from _jsonl_tools(path)
+    from toolsearch.catalog.sources import CatalogReader
+
+    yield from CatalogReader(paths, kind=kind, progress=progress)  # type: ignore[arg-type]
 
 
 def iter_source_tools(
     sources: Iterable[str | os.PathLike[str] | ToolDefinition] | str | os.PathLike[str],
     *,
     source_kind: str = "auto",
+    progress: BuildProgress | None = None,
 ) -> Iterator[ToolDefinition]:
     """Tools from files (JSONL, MCP ``tools/list`` dumps, OpenAPI specs) and/or
     ``ToolDefinition`` objects, streamed in order. Consecutive paths are read together, so
-    MCP dumps can prefix clashing names by server."""
+    MCP dumps can prefix clashing names by server. ``progress(stage, files done, files)``
+    is called per file: stage ``scan`` (a first pass that collects names, when several
+    files are read) and ``read``."""
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     pending: list[Path] = []
     for item in sources:
         if isinstance(item, ToolDefinition):
             if pending:
-                yield from _paths_tools(pending, source_kind)
+                yield from _paths_tools(pending, source_kind, progress)
                 pending = []
             yield item
         else:
             pending.append(Path(item))
     if pending:
-        yield from _paths_tools(pending, source_kind)
+        yield from _paths_tools(pending, source_kind, progress)
 
 
 # -- building --------------------------------------------------------------------------
@@ -534,7 +507,11 @@ def _die_with_parent() -> None:
 
 
 def _analyze_all(
-    sources: Any, source_kind: str, job: _Job, workers: int | None
+    sources: Any,
+    source_kind: str,
+    job: _Job,
+    workers: int | None,
+    progress: BuildProgress | None = None,
 ) -> Iterator[_Analyzed]:
     """Every source tool analyzed, in order (repeated names not yet dropped)."""
     import collections
@@ -547,7 +524,9 @@ def _analyze_all(
     if paths is not None:
         tagged = ((batch, None) for batch in _jsonl_batches(paths))
     else:
-        tagged = _tool_batches(iter_source_tools(sources, source_kind=source_kind))
+        tagged = _tool_batches(
+            iter_source_tools(sources, source_kind=source_kind, progress=progress)
+        )
 
     def merge(results: list[_Analyzed], tools: list[ToolDefinition] | None) -> list[_Analyzed]:
         if tools is None:
@@ -729,7 +708,7 @@ class CatalogIndex:
             names: set[str] = set()
             clashes = 0
             for name, fingerprint, category, definition, summary, terms, text in _analyze_all(
-                sources, source_kind, job, workers
+                sources, source_kind, job, workers, progress
             ):
                 if name in names:
                     clashes += 1  # the first definition of a name wins, as in a session
