@@ -385,6 +385,38 @@ def test_rebuild_reembeds_only_changed_tools(tmp_path):
     assert other.documents == len(changed)
 
 
+def test_rebuild_reuses_rows_by_embedded_text(tmp_path, monkeypatch):
+    """Rows are reused when the text they embed is unchanged, not merely the definition:
+    a new text preparation re-embeds everything, a change outside the text nothing."""
+    from toolsearch.catalog import index as catalog_index
+
+    out = tmp_path / "by-text"
+    CatalogIndex.build(TOOLS, out=out, kind="vector", embedder=CountingEmbedder())
+    retyped = [  # the fingerprint changes, the embedded text does not
+        ToolDefinition(t.name, t.description, {**t.input_schema, "additionalProperties": False},
+                       t.category)
+        for t in TOOLS
+    ]  # fmt: skip
+    same_text = CountingEmbedder()
+    CatalogIndex.build(retyped, out=out, kind="vector", embedder=same_text)
+    assert same_text.documents == 0
+
+    prepare = catalog_index._prepare
+
+    def new_preparation(tool):  # as if a later toolsearch prepared text differently
+        prepared = prepare(tool)
+        return type(prepared)(**{**_fields(prepared), "description": prepared.description + "!"})
+
+    monkeypatch.setattr(catalog_index, "_prepare", new_preparation)
+    new_text = CountingEmbedder()
+    CatalogIndex.build(retyped, out=out, kind="vector", embedder=new_text)
+    assert new_text.documents == len(TOOLS)
+
+
+def _fields(prepared: Any) -> dict[str, Any]:
+    return {name: getattr(prepared, name) for name in prepared.__dataclass_fields__}
+
+
 # -- interrupted builds ----------------------------------------------------------------
 
 _SLOW_BUILD = textwrap.dedent(

@@ -25,7 +25,9 @@ embedding, then dropped), embed in batches, and write everything into a temporar
 next to the target (``.NAME.build-PID-...``) that replaces the target only once complete:
 a killed build leaves the previous index as it was (killed between the two renames of the
 swap, the previous index is moved back by the next ``load`` or ``build``). Rebuilding over
-an existing index with the same embedder re-embeds only tools whose fingerprint changed.
+an existing index with the same embedder re-embeds only tools whose embedded text changed
+(the sha256 of each row's text is stored: an edited definition, or a new version of the
+text preparation, re-embeds; an unchanged tool reuses its row).
 
 **Sessions.** A ``CatalogIndex`` is a ``ToolIndex``: ``index_tools(session, tools)`` looks
 the tools' fingerprints up in the catalog (a memory-mapped binary search, no re-indexing),
@@ -77,6 +79,7 @@ from toolsearch.catalog.manifest import (
 from toolsearch.catalog.store import ToolStore, ToolStoreWriter, definition_json
 from toolsearch.catalog.vector_artifact import (
     EMBEDDINGS_FILE,
+    TEXT_KEYS_FILE,
     PreviousEmbeddings,
     VectorArtifact,
     VectorScope,
@@ -295,13 +298,13 @@ def _previous_embeddings(out: Path, embedder: Embedder) -> PreviousEmbeddings | 
         if manifest.embedder_dimension != embedder.dimension:
             return None
         verify_files(out, manifest)
-        fingerprints = np.load(out / "fingerprints.npy", mmap_mode="r")
+        keys = np.load(out / TEXT_KEYS_FILE, mmap_mode="r")
         embeddings = np.load(out / EMBEDDINGS_FILE, mmap_mode="r")
     except (CatalogIndexError, OSError, ValueError):
         return None  # nothing reusable: embed everything
-    if embeddings.shape != (len(fingerprints), embedder.dimension):
+    if embeddings.shape != (len(keys), embedder.dimension):
         return None
-    return PreviousEmbeddings(fingerprints, embeddings)
+    return PreviousEmbeddings(keys, embeddings)
 
 
 def _swap_into_place(staging: Path, out: Path) -> None:
@@ -718,7 +721,7 @@ class CatalogIndex:
                 if keywords is not None:
                     keywords.add_terms(doc, terms or {})
                 if vectors is not None:
-                    vectors.add(bytes.fromhex(fingerprint), text)
+                    vectors.add(text)
                 if progress is not None and doc % _BATCH == 0:
                     progress("tools", doc + 1, None)
             del names

@@ -2,8 +2,10 @@
 
 * ``embeddings.npy``: one unit-length float32 row per tool, in catalog order, embedded from
   the same text ``VectorToolIndex`` embeds (``PreparedTool.full_text``). Loaded
-  memory-mapped. A rebuild copies the rows of tools whose fingerprint is unchanged from the
-  previous index (same embedder) and embeds only the rest, in batches.
+  memory-mapped. A rebuild copies the rows whose text is unchanged from the previous index
+  (same embedder) and embeds only the rest, in batches.
+* ``embedded_texts.npy``: the sha256 of each row's text, what a rebuild matches rows by
+  (a changed definition changes its text; so does a change to the text preparation).
 * ``vectors.faiss``: ``IndexFlatIP`` (exact) for catalogs of up to ``hnsw_threshold`` tools
   (10,000 by default, ``VectorToolIndex``'s threshold), ``IndexHNSWFlat`` with inner product
   above it (read memory-mapped where FAISS supports it). A flat catalog is searched with
@@ -20,6 +22,7 @@ index, approximate like any HNSW search otherwise).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,6 +34,8 @@ from toolsearch.indexes.embedders import Embedder
 __all__ = ["VectorArtifact", "VectorScope", "VectorSettings", "VectorWriter"]
 
 EMBEDDINGS_FILE = "embeddings.npy"
+TEXT_KEYS_FILE = "embedded_texts.npy"
+"""sha256 of the text each row embeds (``S32``, catalog order): what a rebuild reuses by."""
 FAISS_FILE = "vectors.faiss"
 
 
@@ -69,15 +74,24 @@ class VectorSettings:
         return cls(**{**_defaults_of(VectorToolIndex, cls), **overrides})
 
 
-class PreviousEmbeddings:
-    """The rows of an earlier build, by fingerprint (for incremental rebuilds)."""
+def text_key(text: str) -> bytes:
+    """The reuse key of an embedded text: its sha256."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
 
-    def __init__(self, fingerprints: Any, embeddings: Any) -> None:
-        self._rows = {bytes(f): i for i, f in enumerate(fingerprints.tolist())}
+
+class PreviousEmbeddings:
+    """The rows of an earlier build, by the sha256 of the text they embed.
+
+    Keyed by text rather than by tool fingerprint: a tool is re-embedded exactly when the
+    text its vector comes from changed, also when the definition is the same but the text
+    preparation (``prepare_tool``) changed between toolsearch versions."""
+
+    def __init__(self, keys: Any, embeddings: Any) -> None:
+        self._rows = {bytes(k): i for i, k in enumerate(keys.tolist())}
         self._embeddings = embeddings
 
-    def row(self, digest: bytes) -> Any:
-        found = self._rows.get(digest)
+    def row(self, key: bytes) -> Any:
+        found = self._rows.get(key)
         return None if found is None else self._embeddings[found]
 
 
@@ -100,12 +114,16 @@ class VectorWriter:
         self._on_batch = on_batch
         self._raw = open(folder / "embeddings.f32.tmp", "wb")  # noqa: SIM115 - closed in finish
         self._pending: list[tuple[str | None, Any]] = []
+        self._keys = bytearray()
         self.count = 0
         self.embedded = 0
         self.reused = 0
 
-    def add(self, digest: bytes, text: str) -> None:
-        row = self._previous.row(digest) if self._previous is not None else None
+    def add(self, text: str) -> None:
+        """Queue the next tool's row: ``text`` is what it embeds (``full_text``)."""
+        key = text_key(text)
+        self._keys += key
+        row = self._previous.row(key) if self._previous is not None else None
         self._pending.append((None, row) if row is not None else (text, None))
         if len(self._pending) >= self._settings.batch_size:
             self._flush()
@@ -152,6 +170,7 @@ class VectorWriter:
         target.flush()
         del raw
         raw_path.unlink()
+        np.save(self._folder / TEXT_KEYS_FILE, np.frombuffer(bytes(self._keys), dtype="S32"))
         structure = _write_faiss(self._folder, target, self._settings, on_progress)
         del target
         return {"index": structure, "embedded": self.embedded, "reused": self.reused}
