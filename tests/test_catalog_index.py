@@ -658,6 +658,38 @@ def test_tools_outside_the_catalog_fall_back_and_merge(bm25_index):
     bm25_index.clear_index("plain")
 
 
+@pytest.mark.parametrize(
+    ("kind", "reference"),
+    [
+        ("vector", lambda: VectorToolIndex(embedder=HashingEmbedder(64))),
+        ("hybrid", lambda: HybridToolIndex(embedder=HashingEmbedder(64))),
+    ],
+)
+def test_a_mixed_session_fuses_catalog_and_fallback_tools_as_one_list(tmp_path, kind, reference):
+    """Catalog and fallback lists are merged per backend before fusion, so a fallback tool
+    ranks where a session index over all the tools puts it (fusing two fused lists gave the
+    fallback's best tool a top rank for any query)."""
+    index = build(tmp_path, kind)
+    extra = [
+        ToolDefinition("translate_text", "Translate text between languages"),
+        ToolDefinition("ocr_scan", "Read the text in a scanned image"),
+    ]
+    tools = [*TOOLS[::4], *extra]
+    index.index_tools("m", tools)
+    expected_index = reference()
+    expected_index.index_tools("m", tools)
+    for query in [*QUERIES, "translate text", "scan an image"]:
+        got = index.search(ToolSearchRequest("m", query, 6))
+        expected = expected_index.search(ToolSearchRequest("m", query, 6))
+        if kind == "vector":  # cosines merge exactly (float32 rounding apart)
+            assert [s for _, s in hits(got)] == pytest.approx(
+                [s for _, s in hits(expected)], abs=1e-6
+            )
+        elif query not in ("((((", "id"):  # fused ranks, away from ties
+            assert got.tool_names[:3] == expected.tool_names[:3], query
+    index.clear_index("m")
+
+
 def test_index_tool_adds_to_a_session_and_category_filters(bm25_index):
     bm25_index.index_tools("s", [t for t in TOOLS if t.category in ("email", "github")])
     bm25_index.index_tool("s", TOOLS[0])

@@ -33,11 +33,12 @@ text preparation, re-embeds; an unchanged tool reuses its row).
 the tools' fingerprints up in the catalog (a memory-mapped binary search, no re-indexing),
 and the session searches only those tools (the BM25 statistics and the vector ranking are
 restricted to the subset before top-k). Tools the catalog does not hold go to a
-per-session fallback index of the same kind and settings (``Bm25ToolIndex``,
-``VectorToolIndex`` or ``HybridToolIndex``); the two result lists are merged by score
-(both are normalized BM25 scores, cosine similarities or fused ranks of the same kind; the
-fallback's statistics are its own tools', so a mixed session ranks close to, not exactly
-like, one session index over all its tools). An exact tool name as query comes first, as
+per-session fallback index with the catalog's settings (``Bm25ToolIndex`` and/or
+``VectorToolIndex``); per backend, the catalog's and the fallback's lists are merged by
+score (normalized BM25 scores, cosine similarities), and a hybrid catalog fuses the merged
+lists as ``HybridToolIndex`` does. Cosines merge exactly; the fallback's BM25 statistics
+are its own tools', so a mixed session ranks close to, not exactly like, one session index
+over all its tools. An exact tool name as query comes first, as
 in every backend. Searches are thread-safe, also while other sessions register.
 """
 
@@ -617,7 +618,7 @@ class CatalogIndex:
         self._sessions: dict[str, _View] = {}
         self._views: dict[tuple[str, ...], _View] = {}
         self._lock = threading.RLock()
-        self._fallback_index: Any = None
+        self._fallback_parts: dict[str, Any] | None = None
 
     # -- build and load -----------------------------------------------------------------
 
@@ -969,9 +970,11 @@ class CatalogIndex:
             self._release(session_id)
             self._sessions[session_id] = view
         if view.fallback:
-            self._fallback().index_tools(session_id, list(view.fallback))
-        elif self._fallback_index is not None:
-            self._fallback_index.clear_index(session_id)
+            for part in self._fallback().values():
+                part.index_tools(session_id, list(view.fallback))
+        elif self._fallback_parts is not None:
+            for part in self._fallback_parts.values():
+                part.clear_index(session_id)
 
     def index_tool(self, session_id: str, tool: ToolDefinition) -> None:
         """Add one tool to a session (replacing a tool of the same name)."""
@@ -983,8 +986,9 @@ class CatalogIndex:
     def clear_index(self, session_id: str) -> None:
         with self._lock:
             self._release(session_id)
-        if self._fallback_index is not None:
-            self._fallback_index.clear_index(session_id)
+        if self._fallback_parts is not None:
+            for part in self._fallback_parts.values():
+                part.clear_index(session_id)
 
     def session_ids(self) -> list[str]:
         with self._lock:
@@ -1014,25 +1018,9 @@ class CatalogIndex:
             and view.tools[exact].category != request.category
         ):
             exact = None
-        ranked: list[tuple[int, float]] = []
-        total = 0
-        if len(docs_positions):
-            places, scores, total = self._rank(query, limit + 1, scope, vector_scope)
-            ranked = [
-                (int(p), float(s))
-                for p, s in zip(docs_positions[places].tolist(), scores.tolist(), strict=True)
-            ]
-        if view.fallback:
-            extra = self._fallback().search(
-                ToolSearchRequest(request.session_id, query, limit + 1, request.category)
-            )
-            total += extra.total_matches
-            for ref in extra.tool_references:
-                position = view.by_name.get(ref.tool_name)
-                if position is not None:
-                    score = ref.relevance_score
-                    ranked.append((position, float(score) if score is not None else 0.0))
-            ranked.sort(key=lambda item: (-item[1], item[0]))
+        ranked, total = self._session_rank(
+            view, request, query, limit + 1, scope, vector_scope, docs_positions
+        )
         hits: list[tuple[int, float | None]] = []
         if exact is not None:
             hits.append((exact, max((s for _, s in ranked), default=None)))
@@ -1105,56 +1093,138 @@ class CatalogIndex:
         assert self.embedder is not None
         return self.embedder.embed_query(query)
 
+    def _backends(self) -> list[tuple[str, float]]:
+        """``(backend, weight)`` of the rankings a search fuses (one for bm25/vector)."""
+        if self.kind != "hybrid":
+            return [(self.kind, 1.0)]
+        settings = self.hybrid
+        return [
+            (backend, weight)
+            for backend, weight in (
+                ("bm25", settings.bm25_weight),
+                ("vector", settings.vector_weight),
+            )
+            if weight != 0
+        ]
+
+    def _backend_rank(
+        self,
+        backend: str,
+        query: str,
+        depth: int,
+        scope: Scope | None,
+        vector_scope: VectorScope | None,
+    ) -> tuple[Any, Any, int]:
+        """One backend's best ``depth``: places in ``scope.docs`` (catalog ids when ``scope``
+        is None), scores, and how many tools it matched."""
+        if backend == "bm25":
+            assert self._bm25 is not None
+            return self._bm25.rank(query, depth, scope or self._bm25.whole)
+        assert self._vector is not None
+        return self._vector.rank(self._query_vector(query), depth, vector_scope)
+
+    def _fuse(self, rankings: list[tuple[list[tuple[int, float]], float]]) -> list[Any]:
+        """``HybridToolIndex``'s fusion of ``(ranking best first, weight)`` lists."""
+        settings = self.hybrid
+        total_weight = settings.bm25_weight + settings.vector_weight
+        fused: dict[int, float] = {}
+        for ranking, weight in rankings:
+            if settings.fusion == "rrf":
+                for rank, (place, _score) in enumerate(ranking, start=1):
+                    fused[place] = fused.get(place, 0.0) + weight / (settings.rrf_k + rank)
+            else:
+                for place, score in ranking:
+                    fused[place] = fused.get(place, 0.0) + max(score, 0.0) * weight / total_weight
+        return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+    def _depth(self, limit: int) -> int:
+        return limit if self.kind != "hybrid" else max(limit, self.hybrid.candidates)
+
     def _rank(
         self, query: str, limit: int, scope: Scope | None, vector_scope: VectorScope | None
     ) -> tuple[Any, Any, int]:
         """Best first: places in ``scope.docs`` (catalog ids when ``scope`` is None)."""
         import numpy as np
 
-        if self.kind == "bm25":
-            assert self._bm25 is not None
-            return self._bm25.rank(query, limit, scope or self._bm25.whole)
-        assert self._vector is not None
-        if self.kind == "vector":
-            return self._vector.rank(self._query_vector(query), limit, vector_scope)
-        assert self._bm25 is not None
-        settings = self.hybrid
-        depth = max(limit, settings.candidates)
-        total_weight = settings.bm25_weight + settings.vector_weight
-        fused: dict[int, float] = {}
-        for backend, weight in (("bm25", settings.bm25_weight), ("vector", settings.vector_weight)):
-            if weight == 0:
-                continue
-            if backend == "bm25":
-                places, scores, _ = self._bm25.rank(query, depth, scope or self._bm25.whole)
-            else:
-                places, scores, _ = self._vector.rank(
-                    self._query_vector(query), depth, vector_scope
-                )
-            pairs = zip(places.tolist(), scores.tolist(), strict=True)
-            if settings.fusion == "rrf":
-                for rank, (place, _score) in enumerate(pairs, start=1):
-                    fused[place] = fused.get(place, 0.0) + weight / (settings.rrf_k + rank)
-            else:
-                for place, score in pairs:
-                    fused[place] = fused.get(place, 0.0) + max(score, 0.0) * weight / total_weight
-        ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        if self.kind != "hybrid":
+            return self._backend_rank(self.kind, query, limit, scope, vector_scope)
+        depth = self._depth(limit)
+        rankings = []
+        for backend, weight in self._backends():
+            places, scores, _ = self._backend_rank(backend, query, depth, scope, vector_scope)
+            rankings.append((list(zip(places.tolist(), scores.tolist(), strict=True)), weight))
+        fused = self._fuse(rankings)
+        ordered = fused[:limit]
         places = np.asarray([p for p, _ in ordered], dtype=np.int64)
         scores = np.asarray([s for _, s in ordered], dtype=np.float64)
         return places, scores, len(fused)
 
-    def _fallback(self) -> Any:
-        """The per-session index for tools the catalog does not hold (same kind/settings)."""
-        with self._lock:
-            if self._fallback_index is not None:
-                return self._fallback_index
-            from toolsearch.indexes.bm25 import Bm25ToolIndex
+    def _session_rank(
+        self,
+        view: _View,
+        request: ToolSearchRequest,
+        query: str,
+        limit: int,
+        scope: Scope | None,
+        vector_scope: VectorScope | None,
+        docs_positions: Any,
+    ) -> tuple[list[tuple[int, float]], int]:
+        """A session's best ``limit`` as ``(session position, score)``, and its total.
 
+        Without fallback tools this is the catalog ranking. With them, each backend's
+        catalog list and fallback list are merged by score first (normalized BM25 scores,
+        cosines), then fused: fusing two already-fused lists would give the fallback's
+        best tool a top fused rank whatever its relevance."""
+        if not view.fallback:
+            if not len(docs_positions):
+                return [], 0
+            places, scores, total = self._rank(query, limit, scope, vector_scope)
+            pairs = zip(docs_positions[places].tolist(), scores.tolist(), strict=True)
+            return [(int(p), float(s)) for p, s in pairs], total
+        parts = self._fallback()
+        depth = self._depth(limit)
+        rankings: list[tuple[list[tuple[int, float]], float]] = []
+        total = 0
+        for backend, weight in self._backends():
+            ranked: list[tuple[int, float]] = []
+            matched = 0
+            if len(docs_positions):
+                places, scores, matched = self._backend_rank(
+                    backend, query, depth, scope, vector_scope
+                )
+                pairs = zip(docs_positions[places].tolist(), scores.tolist(), strict=True)
+                ranked = [(int(p), float(s)) for p, s in pairs]
+            extra = parts[backend].search(
+                ToolSearchRequest(request.session_id, query, depth, request.category)
+            )
+            matched += extra.total_matches
+            for ref in extra.tool_references:
+                position = view.by_name.get(ref.tool_name)
+                if position is not None:
+                    score = ref.relevance_score
+                    ranked.append((position, float(score) if score is not None else 0.0))
+            ranked.sort(key=lambda item: (-item[1], item[0]))
+            rankings.append((ranked[:depth], weight))
+            total = max(total, matched)
+        if self.kind != "hybrid":
+            ranked, _ = rankings[0]
+            return ranked[:limit], total
+        fused = self._fuse(rankings)
+        return fused[:limit], len(fused)
+
+    def _fallback(self) -> dict[str, Any]:
+        """Per-session indexes for tools the catalog does not hold, one per backend
+        (``Bm25ToolIndex``, ``VectorToolIndex``) with the catalog's settings."""
+        with self._lock:
+            if self._fallback_parts is not None:
+                return self._fallback_parts
             settings = self.manifest.settings
-            keyword = None
+            parts: dict[str, Any] = {}
             if self.kind != "vector":
+                from toolsearch.indexes.bm25 import Bm25ToolIndex
+
                 b = Bm25Settings.from_json(settings.get("bm25"))
-                keyword = Bm25ToolIndex(
+                parts["bm25"] = Bm25ToolIndex(
                     k1=b.k1,
                     b=b.b,
                     name_weight=b.name_weight,
@@ -1162,35 +1232,18 @@ class CatalogIndex:
                     parameter_weight=b.parameter_weight,
                     min_score=b.min_score,
                 )
-            semantic = None
             if self.kind != "bm25":
                 from toolsearch.indexes.vector import VectorToolIndex
 
                 v = VectorSettings.from_json(settings.get("vector"))
-                semantic = VectorToolIndex(
+                parts["vector"] = VectorToolIndex(
                     embedder=self.embedder,
                     hnsw_threshold=v.hnsw_threshold,
                     hnsw_m=v.hnsw_m,
                     hnsw_ef_search=v.hnsw_ef_search,
                 )
-            if self.kind == "bm25":
-                self._fallback_index = keyword
-            elif self.kind == "vector":
-                self._fallback_index = semantic
-            else:
-                from toolsearch.indexes.hybrid import HybridToolIndex
-
-                h = self.hybrid
-                self._fallback_index = HybridToolIndex(
-                    bm25=keyword,
-                    vector=semantic,
-                    bm25_weight=h.bm25_weight,
-                    vector_weight=h.vector_weight,
-                    fusion=h.fusion,
-                    rrf_k=h.rrf_k,
-                    candidates=h.candidates,
-                )
-            return self._fallback_index
+            self._fallback_parts = parts
+            return parts
 
     def _response(
         self, references: list[ToolReference], total: int, query: str, started: float
