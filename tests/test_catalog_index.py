@@ -311,6 +311,20 @@ def test_other_embedder_is_a_mismatch(tmp_path):
     assert CatalogIndex.load(index.path).embedder.name == "hashing-64"
 
 
+def test_an_embedder_without_a_known_name_says_how_to_load_or_rebuild(tmp_path):
+    class MyEmbedder(CountingEmbedder):
+        name = "my-company/embedder-v3"
+
+    index = build(tmp_path, "vector", embedder=MyEmbedder())
+    with pytest.raises(ManifestMismatchError) as caught:
+        CatalogIndex.load(index.path)
+    message = str(caught.value)
+    assert "my-company/embedder-v3" in message
+    assert "CatalogIndex.load(path, embedder=...)" in message
+    assert f"toolsearch index build SOURCE... --kind vector --out {index.path}" in message
+    assert len(CatalogIndex.load(index.path, embedder=MyEmbedder())) == len(TOOLS)
+
+
 def test_corrupted_artifacts_are_reported(tmp_path):
     index = build(tmp_path, "hybrid")
     path = index.path

@@ -859,7 +859,10 @@ class CatalogIndex:
                 raise ManifestMismatchError(
                     str(folder),
                     f"built with embedder {name!r}, which cannot be recreated by name; "
-                    "pass the same embedder: CatalogIndex.load(path, embedder=...)",
+                    "pass the same embedder (CatalogIndex.load(path, embedder=...)), or "
+                    "rebuild it with a named one: toolsearch index build "
+                    f"{' '.join(manifest.sources) or 'SOURCE...'} --kind {manifest.kind} "
+                    f"--out {folder} --embedder static",
                 ) from exc
         index = cls(
             folder,
