@@ -569,3 +569,26 @@ def test_definitions_read_from_sources_copy_schemas_like_deepcopy():
         node["x"] = {}
         node = node["x"]
     assert ToolDefinition("deep", "", deep).input_schema == deep
+
+
+def test_parsed_records_hand_their_schema_over_with_the_same_fingerprint():
+    import types
+
+    from toolsearch.catalog.sources import jsonl_record_tool
+
+    line = json.dumps(
+        {"name": "find", "description": "Find.", "parameters": {"type": "object",
+         "properties": {"q": {"type": "string"}}}, "category": "misc"}
+    )  # fmt: skip
+    copied = jsonl_record_tool(json.loads(line), "x:1")
+    record = json.loads(line)
+    handed = jsonl_record_tool(record, "x:1", parsed=True)
+    assert handed == copied
+    assert handed.fingerprint == copied.fingerprint
+    assert type(handed.input_schema) is dict
+    # kept, not copied: the reader promised nothing else refers to the record
+    assert handed.input_schema["properties"] is record["parameters"]["properties"]
+    assert copied.input_schema["properties"] is not json.loads(line)["parameters"]["properties"]
+    frozen = {"type": "object"}
+    view = types.MappingProxyType(frozen)  # not a dict: copied as usual
+    assert ToolDefinition._adopting("t", "", view).input_schema == frozen

@@ -378,29 +378,11 @@ class _WorkerError(Exception):
 
 
 def _jsonl_tool(record: Any, where: str) -> ToolDefinition:
-    """One JSONL record as a tool: the sources module's reader when present."""
-    try:
-        from toolsearch.catalog.sources import jsonl_record_tool as read
-    except ImportError:  # pragma: no cover - the sources module ships with the package
-        read = None
-    if read is not None:
-        return read(record, where)
-    from toolsearch.errors import ToolDefinitionError
+    """One JSONL record as a tool, by the sources module's rules (the worker just parsed
+    it: the definition keeps the schema instead of copying it)."""
+    from toolsearch.catalog.sources import jsonl_record_tool
 
-    try:
-        if not isinstance(record, dict):
-            raise TypeError("each line must be a JSON object")
-        return ToolDefinition(
-            name=str(record["name"]),
-            description=str(record.get("description") or ""),
-            input_schema=record.get("input_schema")
-            or record.get("inputSchema")
-            or record.get("parameters")
-            or {"type": "object", "properties": {}},
-            category=record.get("category"),
-        )
-    except (TypeError, KeyError, ToolDefinitionError) as exc:
-        raise CatalogSourceError(where, f"not a tool record ({exc})") from exc
+    return jsonl_record_tool(record, where, parsed=True)
 
 
 @dataclass(frozen=True)

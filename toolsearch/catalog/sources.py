@@ -345,7 +345,7 @@ class CatalogReader:
     def _read_jsonl(self, file: SourceFile) -> Iterator[ToolDefinition]:
         for number, record in _jsonl_records(file.path, lenient=False, on_error=self._record_error):
             try:
-                yield jsonl_record_tool(record, f"{file.path}:{number}")
+                yield jsonl_record_tool(record, f"{file.path}:{number}", parsed=True)
             except CatalogSourceError as exc:
                 self._record_error(exc)
 
@@ -544,10 +544,12 @@ def _jsonl_records(
         raise CatalogSourceError(str(path), f"not UTF-8 text ({exc})") from exc
 
 
-def jsonl_record_tool(record: Any, where: str) -> ToolDefinition:
+def jsonl_record_tool(record: Any, where: str, *, parsed: bool = False) -> ToolDefinition:
     """One JSONL record as a tool (``Catalog.from_jsonl``'s format plus aliases).
 
-    ``where`` (e.g. ``"tools.jsonl:12"``) starts the :class:`CatalogSourceError` message."""
+    ``where`` (e.g. ``"tools.jsonl:12"``) starts the :class:`CatalogSourceError` message.
+    ``parsed=True`` says the record was just parsed and nothing else refers to it: the
+    definition keeps its schema instead of deep-copying it (a build's readers do that)."""
     if not isinstance(record, Mapping):
         raise CatalogSourceError(where, "each line must be a JSON object")
     record = _unwrap(record)
@@ -560,13 +562,9 @@ def jsonl_record_tool(record: Any, where: str) -> ToolDefinition:
     category = record.get("category")
     if category is not None and not isinstance(category, str):
         raise CatalogSourceError(where, "'category' must be a string")
+    create = ToolDefinition._adopting if parsed else ToolDefinition
     try:
-        return ToolDefinition(
-            name=name.strip(),
-            description=description or "",
-            input_schema=schema_of(record, where),
-            category=category,
-        )
+        return create(name.strip(), description or "", schema_of(record, where), category)
     except ToolDefinitionError as exc:
         raise CatalogSourceError(where, exc.problem) from exc
 

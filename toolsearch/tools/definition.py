@@ -40,7 +40,11 @@ class ToolDefinition:
         if not isinstance(self.input_schema, Mapping):
             raise ToolDefinitionError(self.name, "input_schema must be a JSON Schema mapping")
         # a private copy: later changes to the caller's dict must not desync the fingerprint
-        object.__setattr__(self, "input_schema", _copy_schema(self.input_schema))
+        # (a schema handed over by ``_adopting`` is the definition's own already)
+        schema = self.input_schema
+        object.__setattr__(
+            self, "input_schema", dict(schema) if type(schema) is _Handed else _copy_schema(schema)
+        )
         identity: list[Any] = [self.name, self.description, self.input_schema]
         if self.category is not None:
             identity.append(self.category)
@@ -48,6 +52,22 @@ class ToolDefinition:
         object.__setattr__(
             self, "_fingerprint", hashlib.sha256(payload.encode("utf-8")).hexdigest()
         )
+
+    @classmethod
+    def _adopting(
+        cls,
+        name: str,
+        description: str,
+        input_schema: Mapping[str, Any],
+        category: str | None = None,
+    ) -> ToolDefinition:
+        """The constructor, minus the deep copy of ``input_schema``: the definition takes
+        the schema over. Only for readers that just parsed the schema themselves and keep no
+        other reference to it (a catalog build reads 125,000 JSON lines; the copy was a
+        fifth of the time spent per tool). Same checks, same fingerprint."""
+        if type(input_schema) is dict:
+            input_schema = _Handed(input_schema)
+        return cls(name, description, input_schema, category)
 
     def __hash__(self) -> int:
         return hash(self.fingerprint)
@@ -64,6 +84,10 @@ class ToolDefinition:
             "description": self.description,
             "input_schema": dict(self.input_schema),
         }
+
+
+class _Handed(dict):  # type: ignore[type-arg]
+    """A schema given to :meth:`ToolDefinition._adopting` (kept, not deep-copied)."""
 
 
 _ATOMIC = frozenset({str, int, float, bool, type(None)})
