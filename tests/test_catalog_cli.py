@@ -90,6 +90,9 @@ def test_user_errors_exit_cleanly(runner, catalog, tmp_path):
     bad_kind = invoke(runner, "build", str(catalog), "--kind", "fuzzy", "--out", "x")
     assert bad_kind.exit_code == 2
     assert "bm25, vector, hybrid" in bad_kind.output
+    pointless = invoke(runner, "build", str(catalog), "--embedder", "minilm", "--out", "x")
+    assert pointless.exit_code == 2
+    assert "bm25 index embeds nothing" in pointless.output
     bad_embedder = invoke(
         runner, "build", str(catalog), "--kind", "vector", "--embedder", "nope", "--out",
         str(tmp_path / "v"),

@@ -66,14 +66,15 @@ def index_app() -> Any:
         ],
         kind: Annotated[str, typer.Option("--kind", "-k", help="bm25, vector or hybrid.")] = "bm25",
         embedder: Annotated[
-            str,
+            str | None,
             typer.Option(
                 "--embedder",
                 "-e",
-                help="For vector/hybrid: static (model2vec MiniLM, fast), minilm "
+                help="For vector/hybrid: static (default: model2vec MiniLM, fast), minilm "
                 "(sentence-transformers all-MiniLM-L6-v2) or hashing[-DIM] (tests).",
+                show_default=False,
             ),
-        ] = "static",
+        ] = None,
         source_kind: Annotated[
             str,
             typer.Option("--source-kind", help="auto, jsonl, mcp or openapi: how to read SOURCE."),
@@ -113,6 +114,12 @@ def index_app() -> Any:
             raise typer.BadParameter(
                 f"choose one of {', '.join(_SOURCE_KINDS)}", param_hint="--source-kind"
             )
+        if kind == "bm25" and embedder is not None:
+            raise typer.BadParameter(
+                "a bm25 index embeds nothing; use --kind vector or hybrid with --embedder",
+                param_hint="--embedder",
+            )
+        embedder = embedder or "static"
         missing = [str(s) for s in sources if not s.exists()]
         if missing:
             raise typer.BadParameter(
