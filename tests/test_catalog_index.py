@@ -675,32 +675,44 @@ def test_tools_outside_the_catalog_fall_back_and_merge(bm25_index):
 @pytest.mark.parametrize(
     ("kind", "reference"),
     [
+        ("bm25", lambda: Bm25ToolIndex()),
         ("vector", lambda: VectorToolIndex(embedder=HashingEmbedder(64))),
         ("hybrid", lambda: HybridToolIndex(embedder=HashingEmbedder(64))),
     ],
 )
 def test_a_mixed_session_fuses_catalog_and_fallback_tools_as_one_list(tmp_path, kind, reference):
-    """Catalog and fallback lists are merged per backend before fusion, so a fallback tool
-    ranks where a session index over all the tools puts it (fusing two fused lists gave the
+    """A session of catalog tools and tools the catalog does not hold ranks like a session
+    index over all of them: BM25 scores the fallback tools with the session's statistics,
+    cosines merge, and the hybrid fuses the merged lists (fusing two fused lists gave the
     fallback's best tool a top rank for any query)."""
     index = build(tmp_path, kind)
     extra = [
-        ToolDefinition("translate_text", "Translate text between languages"),
+        ToolDefinition("translate_text", "Translate text between languages", category="text"),
         ToolDefinition("ocr_scan", "Read the text in a scanned image"),
-    ]
-    tools = [*TOOLS[::4], *extra]
+        ToolDefinition(  # the catalog has this name with another definition
+            "weather_get_forecast", "Forecast the weather, with translated text",
+            category="weather",
+        ),
+    ]  # fmt: skip
+    tools = [extra[2], *TOOLS[1::4], *extra[:2], *TOOLS[2::9]]
     index.index_tools("m", tools)
     expected_index = reference()
     expected_index.index_tools("m", tools)
     for query in [*QUERIES, "translate text", "scan an image"]:
         got = index.search(ToolSearchRequest("m", query, 6))
         expected = expected_index.search(ToolSearchRequest("m", query, 6))
-        if kind == "vector":  # cosines merge exactly (float32 rounding apart)
+        if kind == "bm25":  # one corpus, the same statistics: identical
+            assert hits(got) == hits(expected), query
+            assert got.total_matches == expected.total_matches, query
+            for category in ("weather", "text", "billing"):
+                request = ToolSearchRequest("m", query, 4, category=category)
+                assert hits(index.search(request)) == hits(expected_index.search(request))
+        elif kind == "vector":  # cosines merge exactly (float32 rounding apart)
             assert [s for _, s in hits(got)] == pytest.approx(
                 [s for _, s in hits(expected)], abs=1e-6
             )
-        elif query not in ("((((", "id"):  # fused ranks, away from ties
-            assert got.tool_names[:3] == expected.tool_names[:3], query
+        elif query not in ("((((", "id"):  # fused ranks; equal cosines may swap below
+            assert got.tool_names[:2] == expected.tool_names[:2], query
     index.clear_index("m")
 
 

@@ -37,7 +37,7 @@ from typing import Any
 from toolsearch.indexes.analysis import analyze
 from toolsearch.indexes.text import PreparedTool
 
-__all__ = ["Bm25Artifact", "Bm25Settings", "Bm25Writer", "Scope"]
+__all__ = ["Bm25Artifact", "Bm25Settings", "Bm25Writer", "Extra", "Scope"]
 
 TERMS_FILE = "bm25_terms.txt"
 OFFSETS_FILE = "bm25_offsets.npy"
@@ -178,7 +178,8 @@ class Scope:
 
     ``docs`` are catalog ids in the session's order (``None``: the whole catalog, in catalog
     order); ``mask`` marks them over the catalog; ``order``/``sorted_docs`` map a catalog id
-    back to its place in ``docs``; ``average_length`` is the subset's mean weighted length.
+    back to its place in ``docs``; ``average_length`` is the subset's mean weighted length
+    and ``total_length`` the sum (exact: weighted lengths are multiples of 0.5).
     """
 
     size: int
@@ -187,6 +188,27 @@ class Scope:
     order: Any = None
     sorted_docs: Any = None
     average_length: float = 1.0
+    total_length: float = 0.0
+
+
+@dataclass(frozen=True)
+class Extra:
+    """Tools searched with a scope that the catalog does not hold (a session's own):
+    their weighted terms (:func:`tool_terms`) and weighted lengths. They take the places
+    after the scope's, and share its statistics."""
+
+    terms: tuple[dict[str, float], ...]
+    lengths: Any  # float64, one per tool
+
+    @classmethod
+    def of(cls, terms: list[dict[str, float]]) -> Extra:
+        import numpy as np
+
+        lengths = np.asarray([sum(t.values()) for t in terms], dtype=np.float64)
+        return cls(tuple(terms), lengths)
+
+    def pick(self, indexes: list[int]) -> Extra:
+        return Extra(tuple(self.terms[i] for i in indexes), self.lengths[indexes])
 
 
 class Bm25Artifact:
@@ -205,8 +227,9 @@ class Bm25Artifact:
         self.lengths = np.load(folder / LENGTHS_FILE, mmap_mode="r")
         self._impacts = np.load(folder / IMPACTS_FILE, mmap_mode="r")
         count = len(self.lengths)
-        average = float(self.lengths.astype(np.float64).mean()) if count else 0.0
-        self.whole = Scope(count, average_length=average or 1.0)
+        lengths = self.lengths.astype(np.float64)
+        average = float(lengths.mean()) if count else 0.0
+        self.whole = Scope(count, average_length=average or 1.0, total_length=float(lengths.sum()))
 
     @property
     def term_count(self) -> int:
@@ -220,26 +243,48 @@ class Bm25Artifact:
         mask = np.zeros(len(self.lengths), dtype=bool)
         mask[docs] = True
         order = np.argsort(docs, kind="stable")
-        average = float(self.lengths[docs].astype(np.float64).mean()) if len(docs) else 0.0
-        return Scope(len(docs), docs, mask, order, docs[order], average or 1.0)
+        lengths = self.lengths[docs].astype(np.float64)
+        average = float(lengths.mean()) if len(docs) else 0.0
+        total = float(lengths.sum())
+        return Scope(len(docs), docs, mask, order, docs[order], average or 1.0, total)
 
-    def rank(self, query: str, limit: int, scope: Scope) -> tuple[Any, Any, int]:
+    def rank(
+        self,
+        query: str,
+        limit: int,
+        scope: Scope,
+        extra: Extra | None = None,
+        tiebreak: Any = None,
+    ) -> tuple[Any, Any, int]:
         """Best first: places in ``scope.docs`` (catalog ids for the whole catalog),
-        normalized scores, and how many tools matched. Statistics are the scope's own."""
+        normalized scores, and how many tools matched. Statistics are the scope's own.
+
+        ``extra`` tools (not in the catalog) are scored with the scope, under the statistics
+        of both together, at places ``scope.size + i``. Ties go to the lower ``tiebreak``
+        of a place (default: the place itself)."""
         import numpy as np
 
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0), 0)
         terms = list(dict.fromkeys(analyze(query)))
-        if not terms or not scope.size:
+        extras = len(extra.terms) if extra is not None else 0
+        size = scope.size + extras
+        if not terms or not size:
             return empty
         k1, b = self.settings.k1, self.settings.b
-        n = float(scope.size)
+        n = float(size)
         average_length = scope.average_length
+        if extra is not None and extras:  # the mean over both, as one session index has it
+            average_length = (scope.total_length + float(extra.lengths.sum())) / size or 1.0
         scores: Any = None
         max_score = 0.0
         for term in terms:
-            term_id = self._term_ids.get(term)
+            term_id = self._term_ids.get(term) if scope.size else None
             df = 0.0
+            extra_hits = (
+                [(i, t[term]) for i, t in enumerate(extra.terms) if term in t]
+                if extra is not None
+                else []
+            )
             if term_id is not None:
                 start, end = int(self._offsets[term_id]), int(self._offsets[term_id + 1])
                 docs = np.asarray(self._docs[start:end])
@@ -248,16 +293,25 @@ class Bm25Artifact:
                     docs = docs[hit]
                     tfs = np.asarray(self._tfs[start:end], dtype=np.float64)[hit]
                 df = float(len(docs))
+            catalog_df = df
+            df += len(extra_hits)
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             max_score += idf * (k1 + 1.0)
             if not df:
                 continue
-            if scope.docs is None:  # the whole catalog: precomputed impacts
+            if scores is None:
+                scores = np.zeros(size, dtype=np.float64)
+            for i, tf in extra_hits:
+                norm = k1 * (1.0 - b + b * float(extra.lengths[i]) / average_length)  # type: ignore[union-attr]
+                scores[scope.size + i] += idf * tf * (k1 + 1.0) / (tf + norm)
+            if not catalog_df:
+                continue
+            if scope.docs is None and extra is None:  # the whole catalog: precomputed impacts
                 contribution = idf * np.asarray(self._impacts[start:end], dtype=np.float64)
-                if scores is None:
-                    scores = np.zeros(scope.size, dtype=np.float64)
                 scores[docs] += contribution
                 continue
+            if scope.mask is None:  # the whole catalog with extra tools: the formula
+                tfs = np.asarray(self._tfs[start:end], dtype=np.float64)
             lengths = self.lengths[docs].astype(np.float64)
             norm = k1 * (1.0 - b + b * lengths / average_length)
             contribution = idf * tfs * (k1 + 1.0) / (tfs + norm)
@@ -266,8 +320,6 @@ class Bm25Artifact:
                 if scope.docs is None
                 else scope.order[np.searchsorted(scope.sorted_docs, docs)]
             )
-            if scores is None:
-                scores = np.zeros(scope.size, dtype=np.float64)
             scores[places] += contribution  # a term lists each tool once: no repeats
         if scores is None or max_score <= 0:
             return empty
@@ -283,5 +335,6 @@ class Bm25Artifact:
             threshold = np.partition(values, len(values) - limit)[len(values) - limit]
             keep = values >= threshold
             matched, values = matched[keep], values[keep]
-        best = np.lexsort((matched, -values))[:limit]  # ties: earlier registration first
+        order = matched if tiebreak is None else np.asarray(tiebreak)[matched]
+        best = np.lexsort((order, -values))[:limit]  # ties: earlier registration first
         return matched[best], values[best], total

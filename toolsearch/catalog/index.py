@@ -33,13 +33,13 @@ text preparation, re-embeds; an unchanged tool reuses its row).
 the tools' fingerprints up in the catalog (a memory-mapped binary search, no re-indexing),
 and the session searches only those tools (the BM25 statistics and the vector ranking are
 restricted to the subset before top-k). Tools the catalog does not hold go to a
-per-session fallback index with the catalog's settings (``Bm25ToolIndex`` and/or
-``VectorToolIndex``); per backend, the catalog's and the fallback's lists are merged by
-score (normalized BM25 scores, cosine similarities), and a hybrid catalog fuses the merged
-lists as ``HybridToolIndex`` does. Cosines merge exactly; the fallback's BM25 statistics
-are its own tools', so a mixed session ranks close to, not exactly like, one session index
-over all its tools. An exact tool name as query comes first, as
-in every backend. Searches are thread-safe, also while other sessions register.
+fallback: BM25 analyzes them when the session registers and scores them together with the
+session's catalog tools (one corpus, the whole session's statistics), vector search merges
+the catalog's cosines with a per-session ``VectorToolIndex``'s, and a hybrid catalog fuses
+those complete lists as ``HybridToolIndex`` does. A mixed session thus ranks like one
+session index over all its tools (BM25: identical hits and scores, tested). An exact tool
+name as query comes first, as in every backend. Searches are thread-safe, also while other
+sessions register.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ from toolsearch.catalog.bm25_artifact import (
     Bm25Artifact,
     Bm25Settings,
     Bm25Writer,
+    Extra,
     Scope,
     tool_terms,
 )
@@ -560,6 +561,8 @@ class _View:
     fallback: tuple[ToolDefinition, ...]
     scope: Scope | None  # None: the session is the whole catalog, in catalog order
     vector_scope: VectorScope | None
+    extra: Extra | None = None  # the fallback tools' BM25 terms (bm25 and hybrid)
+    extra_positions: Any = None  # the fallback tools' session positions
     users: int = 0
     summaries: dict[int, str] = field(default_factory=dict)
 
@@ -1062,7 +1065,22 @@ class CatalogIndex:
         vector_scope: VectorScope | None = None
         if not whole:
             scope, vector_scope = self._scopes(docs)
-        return _View(tools, by_name, lower, positions, docs, fallback, scope, vector_scope)
+        extra = None
+        if fallback and self._bm25 is not None:  # scored with the catalog's postings
+            settings = self._bm25.settings
+            extra = Extra.of([tool_terms(_text.prepare_tool(t), settings) for t in fallback])
+        return _View(
+            tools,
+            by_name,
+            lower,
+            positions,
+            docs,
+            fallback,
+            scope,
+            vector_scope,
+            extra,
+            np.flatnonzero(~found),
+        )
 
     def _release(self, session_id: str) -> None:
         view = self._sessions.pop(session_id, None)
@@ -1156,10 +1174,12 @@ class CatalogIndex:
     ) -> tuple[list[tuple[int, float]], int]:
         """A session's best ``limit`` as ``(session position, score)``, and its total.
 
-        Without fallback tools this is the catalog ranking. With them, each backend's
-        catalog list and fallback list are merged by score first (normalized BM25 scores,
-        cosines), then fused: fusing two already-fused lists would give the fallback's
-        best tool a top fused rank whatever its relevance."""
+        Without fallback tools this is the catalog ranking. With them, BM25 scores the
+        fallback tools together with the catalog's (their terms were analyzed when the
+        session registered; the statistics are the whole session's), the vector backend
+        merges the catalog's and a fallback ``VectorToolIndex``'s cosines, and a hybrid
+        fuses those two complete lists (fusing two already-fused lists would give the
+        fallback's best tool a top fused rank whatever its relevance)."""
         if not view.fallback:
             if not len(docs_positions):
                 return [], 0
@@ -1171,7 +1191,14 @@ class CatalogIndex:
         rankings: list[tuple[list[tuple[int, float]], float]] = []
         total = 0
         for backend, weight in self._backends():
-            ranked: list[tuple[int, float]] = []
+            if backend == "bm25":
+                ranked, matched = self._bm25_with_fallback(
+                    view, request, query, depth, scope, docs_positions
+                )
+                rankings.append((ranked, weight))
+                total = max(total, matched)
+                continue
+            ranked = []
             matched = 0
             if len(docs_positions):
                 places, scores, matched = self._backend_rank(
@@ -1197,26 +1224,40 @@ class CatalogIndex:
         fused = self._fuse(rankings)
         return fused[:limit], len(fused)
 
+    def _bm25_with_fallback(
+        self,
+        view: _View,
+        request: ToolSearchRequest,
+        query: str,
+        depth: int,
+        scope: Scope | None,
+        docs_positions: Any,
+    ) -> tuple[list[tuple[int, float]], int]:
+        """BM25 over a session's catalog tools and its fallback tools as one corpus."""
+        import numpy as np
+
+        assert self._bm25 is not None
+        assert view.extra is not None
+        extra, extra_positions = view.extra, view.extra_positions
+        if request.category is not None:
+            keep = [i for i, t in enumerate(view.fallback) if t.category == request.category]
+            extra, extra_positions = extra.pick(keep), extra_positions[keep]
+        searched = (scope or self._bm25.whole) if len(docs_positions) else Scope(0)
+        # place -> session position: catalog places first, then the fallback tools
+        positions = np.concatenate([np.asarray(docs_positions, dtype=np.int64), extra_positions])
+        places, scores, matched = self._bm25.rank(query, depth, searched, extra, positions)
+        pairs = zip(positions[places].tolist(), scores.tolist(), strict=True)
+        return [(int(p), float(s)) for p, s in pairs], matched
+
     def _fallback(self) -> dict[str, Any]:
-        """Per-session indexes for tools the catalog does not hold, one per backend
-        (``Bm25ToolIndex``, ``VectorToolIndex``) with the catalog's settings."""
+        """Per-session indexes for tools the catalog does not hold: a ``VectorToolIndex``
+        with the catalog's settings for vector and hybrid catalogs (BM25 scores them with
+        the catalog's own postings, see ``_bm25_with_fallback``)."""
         with self._lock:
             if self._fallback_parts is not None:
                 return self._fallback_parts
             settings = self.manifest.settings
-            parts: dict[str, Any] = {}
-            if self.kind != "vector":
-                from toolsearch.indexes.bm25 import Bm25ToolIndex
-
-                b = Bm25Settings.from_json(settings.get("bm25"))
-                parts["bm25"] = Bm25ToolIndex(
-                    k1=b.k1,
-                    b=b.b,
-                    name_weight=b.name_weight,
-                    description_weight=b.description_weight,
-                    parameter_weight=b.parameter_weight,
-                    min_score=b.min_score,
-                )
+            parts: dict[str, Any] = {}  # BM25 scores fallback tools with the catalog's
             if self.kind != "bm25":
                 from toolsearch.indexes.vector import VectorToolIndex
 
