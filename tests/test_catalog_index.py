@@ -904,6 +904,44 @@ def test_worker_processes_build_the_same_index(tmp_path, monkeypatch):
         CatalogIndex.build([broken], out=tmp_path / "broken", kind="bm25", workers=2)
 
 
+def test_specs_and_dumps_are_read_in_a_process_beside_the_build(tmp_path, monkeypatch):
+    """MCP dumps and OpenAPI specs are parsed by a reader process while the main process
+    stores and the workers analyze: the same index as reading them in this process, and
+    their errors arrive as the usual one-line CatalogSourceError."""
+    import multiprocessing
+
+    import toolsearch.catalog.index as module
+
+    fixtures = ROOT / "tests" / "fixtures" / "catalog"
+    sources = [fixtures / "mcp", fixtures / "openapi"]
+    here = CatalogIndex.build(sources, out=tmp_path / "here", workers=1)
+    monkeypatch.setattr(module, "_PARALLEL_FROM", 8)
+    monkeypatch.setattr(module, "_BATCH", 4)
+    readers = []
+    read_beside = module._read_beside
+
+    def spy(*args):
+        readers.append(args[0])
+        return read_beside(*args)
+
+    monkeypatch.setattr(module, "_read_beside", spy)
+    beside = CatalogIndex.build(sources, out=tmp_path / "beside", workers=2)
+    assert readers == [sources]
+    assert beside.manifest.fingerprints_digest == here.manifest.fingerprints_digest
+    assert beside.manifest.counts == here.manifest.counts
+    for query in ("create an issue", "list pets", "send a message", "add inventory"):
+        assert hits(beside.search_catalog(query, 5)) == hits(here.search_catalog(query, 5))
+    with pytest.raises(CatalogSourceError, match=r"not_json\.json"):
+        CatalogIndex.build(
+            [fixtures / "mcp", fixtures / "malformed" / "not_json.json"],
+            out=tmp_path / "broken",
+            workers=2,
+            source_kind="mcp",
+        )
+    assert not [p for p in multiprocessing.active_children() if p.name.startswith("toolsearch")]
+    assert not (tmp_path / "broken").exists()
+
+
 def test_build_progress_reports_files_then_tools(tmp_path):
     fixtures = ROOT / "tests" / "fixtures" / "catalog"
     seen: list[tuple[str, int, int | None]] = []

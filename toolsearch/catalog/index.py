@@ -94,6 +94,7 @@ from toolsearch.errors import (
     IndexCorruptedError,
     IndexNotFoundError,
     ManifestMismatchError,
+    MissingExtraError,
 )
 from toolsearch.indexes import text as _text
 from toolsearch.indexes.embedders import Embedder
@@ -468,17 +469,105 @@ def _jsonl_batches(paths: list[Path]) -> Iterator[tuple[str, list[Any]]]:
         yield "jsonl", batch
 
 
+_Meta = tuple[str, str, "str | None"]
+"""What the main process keeps of a tool read outside the workers: name, fingerprint,
+category (the workers analyze its definition JSON)."""
+
+
 def _tool_batches(
     tools: Iterable[ToolDefinition],
-) -> Iterator[tuple[tuple[str, list[Any]], list[ToolDefinition]]]:
+) -> Iterator[tuple[tuple[str, list[Any]], list[_Meta]]]:
     batch: list[ToolDefinition] = []
     for tool in tools:
         batch.append(tool)
         if len(batch) >= _BATCH:
-            yield ("tools", [definition_json(t) for t in batch]), batch
+            yield _tools_batch(batch)
             batch = []
     if batch:
-        yield ("tools", [definition_json(t) for t in batch]), batch
+        yield _tools_batch(batch)
+
+
+def _tools_batch(batch: list[ToolDefinition]) -> tuple[tuple[str, list[Any]], list[_Meta]]:
+    metas = [(t.name, t.fingerprint, t.category) for t in batch]
+    return ("tools", [definition_json(t) for t in batch]), metas
+
+
+def _only_paths(sources: Any) -> bool:
+    if isinstance(sources, (str, os.PathLike)):
+        return True
+    return isinstance(sources, list) and all(isinstance(s, (str, os.PathLike)) for s in sources)
+
+
+def _produce(sources: Any, source_kind: str, queue: Any, with_progress: bool) -> None:
+    """The reader process of a build from MCP dumps or OpenAPI specs: parsing the files is
+    most of such a build's CPU time, so it runs beside the main process (which stores and
+    indexes) and the analysis workers, instead of in front of them. Sends ``("batch",
+    [(meta, definition JSON)...])``, ``("progress", stage, done, total)``, then ``("done",)``
+    or the error."""
+    _die_with_parent()
+
+    def report(stage: str, done: int, total: int | None) -> None:
+        queue.put(("progress", stage, done, total))
+
+    try:
+        for (_, definitions), metas in _tool_batches(
+            iter_source_tools(
+                sources, source_kind=source_kind, progress=report if with_progress else None
+            )
+        ):
+            queue.put(("batch", list(zip(metas, definitions, strict=True))))
+        queue.put(("done",))
+    except CatalogSourceError as exc:
+        queue.put(("source", exc.source, exc.problem))
+    except MissingExtraError as exc:
+        queue.put(("missing", exc.feature, exc.extra, exc.package))
+    except BaseException as exc:  # carried to the main process as text
+        queue.put(("failed", f"{type(exc).__name__}: {exc}"))
+
+
+def _read_beside(
+    sources: Any, source_kind: str, progress: BuildProgress | None, context: Any
+) -> Iterator[tuple[tuple[str, list[Any]], list[_Meta]]]:
+    """:func:`_tool_batches` of the sources, read in a process of their own."""
+    import queue as queues
+
+    channel = context.Queue(maxsize=8)
+    reader = context.Process(
+        target=_produce,
+        args=(sources, source_kind, channel, progress is not None),
+        name="toolsearch-source-reader",
+        daemon=True,
+    )
+    reader.start()
+    try:
+        while True:
+            try:
+                message = channel.get(timeout=0.5)
+            except queues.Empty:
+                if not reader.is_alive() and channel.empty():
+                    raise CatalogIndexError(
+                        "<build>", f"the source reader process died (exit {reader.exitcode})"
+                    ) from None
+                continue
+            if message[0] == "batch":
+                items = message[1]
+                yield ("tools", [d for _, d in items]), [m for m, _ in items]
+            elif message[0] == "progress":
+                if progress is not None:
+                    progress(*message[1:])
+            elif message[0] == "done":
+                return
+            elif message[0] == "source":
+                raise CatalogSourceError(message[1], message[2])
+            elif message[0] == "missing":
+                raise MissingExtraError(*message[1:])
+            else:
+                raise CatalogIndexError("<build>", f"reading the sources failed: {message[1]}")
+    finally:
+        if reader.is_alive():
+            reader.terminate()
+        reader.join(timeout=10)
+        channel.close()
 
 
 def _die_with_parent() -> None:
@@ -506,36 +595,38 @@ def _analyze_all(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    count = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     paths = _jsonl_only(sources, source_kind)
-    tagged: Iterator[tuple[tuple[str, list[Any]], list[ToolDefinition] | None]]
-    if paths is not None:
+    tagged: Iterator[tuple[tuple[str, list[Any]], list[_Meta] | None]]
+    if paths is not None:  # the workers parse the lines themselves
         tagged = ((batch, None) for batch in _jsonl_batches(paths))
+    elif count > 1 and _only_paths(sources):  # files to parse: a reader process of their own
+        tagged = _read_beside(sources, source_kind, progress, context)
     else:
         tagged = _tool_batches(
             iter_source_tools(sources, source_kind=source_kind, progress=progress)
         )
 
-    def merge(results: list[_Analyzed], tools: list[ToolDefinition] | None) -> list[_Analyzed]:
-        if tools is None:
+    def merge(results: list[_Analyzed], metas: list[_Meta] | None) -> list[_Analyzed]:
+        if metas is None:
             return results
-        return [(t.name, t.fingerprint, t.category, *r[3:]) for t, r in zip(tools, results)]  # noqa: B905
+        return [(*m, *r[3:]) for m, r in zip(metas, results, strict=True)]
 
-    count = workers if workers is not None else min(os.cpu_count() or 1, 4)
     first = list(itertools.islice(tagged, _PARALLEL_FROM // _BATCH))
     stream = itertools.chain(first, tagged)
     try:
         if count <= 1 or len(first) * _BATCH < _PARALLEL_FROM:
-            for batch, tools in stream:
-                yield from merge(job(batch), tools)
+            for batch, metas in stream:
+                yield from merge(job(batch), metas)
             return
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         with ProcessPoolExecutor(
             max_workers=count, mp_context=context, initializer=_die_with_parent
         ) as pool:
             pending: collections.deque[Any] = collections.deque()
-            for batch, tools in stream:
-                pending.append((pool.submit(job, batch), tools))
+            for batch, metas in stream:
+                pending.append((pool.submit(job, batch), metas))
                 if len(pending) >= count * 2:  # bounded: the build keeps streaming
                     future, done = pending.popleft()
                     yield from merge(future.result(), done)
@@ -544,6 +635,10 @@ def _analyze_all(
                 yield from merge(future.result(), done)
     except _WorkerError as exc:
         raise CatalogSourceError(*exc.args) from None
+    finally:
+        close = getattr(tagged, "close", None)
+        if close is not None:
+            close()  # a reader process stops with the build
 
 
 # -- sessions --------------------------------------------------------------------------
