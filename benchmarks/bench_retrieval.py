@@ -342,8 +342,9 @@ def load_line(machine: dict[str, Any]) -> str:
         return ""
     return (
         f"Load average (1/5/15 min) at the start: {machine['loadavg_start']}; at the end: "
-        f"{machine.get('loadavg_end')} (other jobs shared the 2 cores; latencies are "
-        "inflated accordingly).\n\n"
+        f"{machine.get('loadavg_end')}. Other jobs shared the 2 cores, so latencies are "
+        "inflated, the torch MiniLM rows most (they measured 8-11 ms per search on a quiet "
+        "machine); rows that differ only in fusion settings do the same work per search.\n\n"
     )
 
 
