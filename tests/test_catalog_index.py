@@ -956,3 +956,9 @@ def test_build_progress_reports_files_then_tools(tmp_path):
     assert ("scan", files, files) in seen
     assert ("read", files, files) in seen
     assert seen[-1] == ("tools", len(index), len(index))
+
+
+def test_hybrid_settings_defaults_are_the_session_index_defaults():
+    from toolsearch.catalog.index import HybridSettings
+
+    assert HybridSettings() == HybridSettings.matching_session_index()

@@ -131,7 +131,7 @@ class HybridSettings:
     """Fusion settings; the defaults are ``HybridToolIndex``'s."""
 
     fusion: Literal["rrf", "convex"] = "rrf"
-    rrf_k: float = 60.0
+    rrf_k: float = 5.0
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
     candidates: int = 50
@@ -152,7 +152,7 @@ class HybridSettings:
         raw = dict(data or {})
         return cls(
             fusion=raw.get("fusion", "rrf"),
-            rrf_k=float(raw.get("rrf_k", 60.0)),
+            rrf_k=float(raw.get("rrf_k", 5.0)),
             bm25_weight=float(raw.get("bm25_weight", 1.0)),
             vector_weight=float(raw.get("vector_weight", 1.0)),
             candidates=int(raw.get("candidates", 50)),
