@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.bench.data import Catalog, Query, QuerySet
+from toolsearch.bench.loaders._common import distribution_version
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["DISTRACTOR_CATEGORIES", "GOLD_CATEGORIES", "load_bfcl"]
@@ -211,7 +212,7 @@ def load_bfcl(
         for name, (_, doc, category) in docs.items()
     )
     catalog_notes: dict[str, Any] = {
-        "source": f"{_DISTRIBUTION} {_version()}".strip(),
+        "source": f"{_DISTRIBUTION} {distribution_version(_DISTRIBUTION)}".strip(),
         "licence": "Apache-2.0",
         "categories": list(chosen),
         "distractor_categories": list(distractor_categories),
@@ -313,13 +314,6 @@ def _categories(categories: Iterable[str] | None) -> tuple[str, ...]:
         if category not in chosen:
             chosen.append(category)
     return tuple(chosen)
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version(_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return ""
 
 
 def _read_json_lines(file: Traversable) -> Iterator[dict[str, Any]]:

