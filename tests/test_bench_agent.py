@@ -5,7 +5,8 @@ import pytest
 from toolsearch import ChatClient, ToolDefinition, ToolSearchToolCallingAdvisor
 from toolsearch.bench.agent import QueryPolicy, SimulatedAgent, split_clauses
 from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.savings import _CannedTool, run_tasks, summarize
+from toolsearch.bench.live import SyntheticTool
+from toolsearch.bench.savings import CANNED_RESULT, run_tasks, summarize
 from toolsearch.indexes import RegexToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.tokens import WhitespaceTokenCounter
@@ -58,7 +59,7 @@ def test_search_queries_never_depend_on_the_gold_labels():
     queries for the request text."""
     policy = QueryPolicy(max_rounds=3)
     expected = policy.queries(REQUEST)
-    tools = [_CannedTool(t) for t in CATALOG.tools]
+    tools = [SyntheticTool(t, CANNED_RESULT) for t in CATALOG.tools]
     for gold in (["refund_payment", "send_email"], ["filler_7"], ["create_invoice", "nope"]):
         agent = SimulatedAgent(REQUEST, gold, policy=policy)
         advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())

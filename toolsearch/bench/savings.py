@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from toolsearch.bench.agent import QueryPolicy, SimulatedAgent
 from toolsearch.bench.data import Catalog, Query, QuerySet
+from toolsearch.bench.live import SyntheticTool
 from toolsearch.bench.metrics import percentile
 from toolsearch.bench.render import Provider, count_request
 from toolsearch.loop.client import ChatClient
@@ -25,33 +26,13 @@ from toolsearch.models.function import FunctionChatModel
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.types import ToolIndex
 from toolsearch.tokens import TokenCounter
-from toolsearch.tools.context import ToolContext
-from toolsearch.tools.definition import ToolDefinition, ToolMetadata
 
 __all__ = ["ModeSummary", "TaskOutcome", "run_tasks", "summarize"]
 
 Mode = Literal["full", "search"]
 
-
-class _CannedTool:
-    """A catalog tool that answers every call with a short success result."""
-
-    def __init__(self, definition: ToolDefinition) -> None:
-        self._definition = definition
-
-    @property
-    def definition(self) -> ToolDefinition:
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        return ToolMetadata()
-
-    def call(self, input_json: str, context: ToolContext | None = None) -> str:
-        return '{"status": "ok"}'
-
-    async def acall(self, input_json: str, context: ToolContext | None = None) -> str:
-        return self.call(input_json, context)
+CANNED_RESULT = '{"status": "ok"}'
+"""What every catalog tool answers in the offline benchmark."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +60,7 @@ def run_tasks(
     on_task: Callable[[TaskOutcome], Any] | None = None,
 ) -> list[TaskOutcome]:
     """Run every query through the loop in ``mode``; ``index_factory`` for ``"search"``."""
-    tools = [_CannedTool(definition) for definition in catalog.tools]
+    tools = [SyntheticTool(definition, CANNED_RESULT) for definition in catalog.tools]
     if mode == "search":
         if index_factory is None:
             raise ValueError("search mode needs an index_factory")
