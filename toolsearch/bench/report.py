@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,23 +33,46 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def markdown_table(records: Sequence[BenchRecord]) -> str:
-    """One table per dataset; savings never appear without the success rate beside them."""
+def _tables(
+    records: Sequence[Any], columns: Sequence[tuple[str, str]], heading: Callable[[Any], str]
+) -> str:
+    """One markdown table per dataset, in first-seen order; ``heading`` titles it."""
     lines: list[str] = []
     for dataset in dict.fromkeys(r.dataset for r in records):
         rows = [r for r in records if r.dataset == dataset]
-        first = rows[0]
         lines += [
-            f"### {dataset} ({first.tools} tools, {first.tasks} tasks; {first.provider} "
-            f"request shape, {first.tokenizer} tokens)",
+            f"### {heading(rows[0])}",
             "",
-            "| " + " | ".join(c for c, _ in _COLUMNS) + " |",
-            "|" + "---|" * len(_COLUMNS),
+            "| " + " | ".join(c for c, _ in columns) + " |",
+            "|" + "---|" * len(columns),
         ]
         for r in rows:
-            lines.append("| " + " | ".join(_cell(getattr(r, key)) for _, key in _COLUMNS) + " |")
+            lines.append("| " + " | ".join(_cell(getattr(r, key)) for _, key in columns) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _write_json(payload: dict[str, Any], target: Path) -> Path:
+    payload = {
+        "command": payload.pop("command"),
+        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        **payload,
+    }
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(payload, indent=2) + "\n")
+    return target
+
+
+def markdown_table(records: Sequence[BenchRecord]) -> str:
+    """One table per dataset; savings never appear without the success rate beside them."""
+    return _tables(
+        records,
+        _COLUMNS,
+        lambda first: (
+            f"{first.dataset} ({first.tools} tools, {first.tasks} tasks; {first.provider} "
+            f"request shape, {first.tokenizer} tokens)"
+        ),
+    )
 
 
 def write_report(
@@ -57,16 +80,12 @@ def write_report(
 ) -> list[Path]:
     """Write ``report.md``, ``results.json`` (or ``json_path``) and the plots into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "command": command,
-        "machine": {"python": platform.python_version(), "platform": platform.platform()},
-        "records": [r.as_dict() for r in records],
-    }
-    written = []
-    target = json_path or out / "results.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(payload, indent=2) + "\n")
-    written.append(target)
+    written = [
+        _write_json(
+            {"command": command, "records": [r.as_dict() for r in records]},
+            json_path or out / "results.json",
+        )
+    ]
     plots = _plots(records, out)
     body = [
         "# Tool-search benchmark",
@@ -108,23 +127,14 @@ _LIVE_COLUMNS = [
 
 def live_markdown_table(records: Sequence[Any]) -> str:
     """One table per dataset of :class:`~toolsearch.bench.live.LiveRecord` rows."""
-    lines: list[str] = []
-    for dataset in dict.fromkeys(r.dataset for r in records):
-        rows = [r for r in records if r.dataset == dataset]
-        first = rows[0]
-        lines += [
-            f"### {dataset} ({first.tasks} tasks; live, {first.model}; usage as the provider "
-            "reported it)",
-            "",
-            "| " + " | ".join(c for c, _ in _LIVE_COLUMNS) + " |",
-            "|" + "---|" * len(_LIVE_COLUMNS),
-        ]
-        for r in rows:
-            lines.append(
-                "| " + " | ".join(_cell(getattr(r, key)) for _, key in _LIVE_COLUMNS) + " |"
-            )
-        lines.append("")
-    return "\n".join(lines)
+    return _tables(
+        records,
+        _LIVE_COLUMNS,
+        lambda first: (
+            f"{first.dataset} ({first.tasks} tasks; live, {first.model}; usage as the provider "
+            "reported it)"
+        ),
+    )
 
 
 def write_live_report(
@@ -132,14 +142,10 @@ def write_live_report(
 ) -> list[Path]:
     """Write ``live.md`` and ``live.json`` (or ``json_path``) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "command": command,
-        "machine": {"python": platform.python_version(), "platform": platform.platform()},
-        "live_records": [r.as_dict() for r in records],
-    }
-    target = json_path or out / "live.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(payload, indent=2) + "\n")
+    target = _write_json(
+        {"command": command, "live_records": [r.as_dict() for r in records]},
+        json_path or out / "live.json",
+    )
     body = [
         "# Tool-search benchmark, live",
         "",
