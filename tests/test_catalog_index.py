@@ -958,7 +958,11 @@ def test_build_progress_reports_files_then_tools(tmp_path):
     assert seen[-1] == ("tools", len(index), len(index))
 
 
-def test_hybrid_settings_defaults_are_the_session_index_defaults():
+def test_catalog_settings_defaults_are_the_session_index_defaults():
+    from toolsearch.catalog.bm25_artifact import Bm25Settings
     from toolsearch.catalog.index import HybridSettings
+    from toolsearch.catalog.vector_artifact import VectorSettings
 
     assert HybridSettings() == HybridSettings.matching_session_index()
+    assert Bm25Settings() == Bm25Settings.matching_session_index()
+    assert VectorSettings() == VectorSettings.matching_session_index()
