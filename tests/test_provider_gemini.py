@@ -25,6 +25,8 @@ try:  # google-genai takes an httpx2 or an httpx client
 except ImportError:  # pragma: no cover - older SDK stacks
     import httpx as httpx2  # type: ignore[no-redef]
 
+from provider_server import FixtureServer  # noqa: E402
+
 from toolsearch import (  # noqa: E402
     AssistantMessage,
     ChatClient,
@@ -69,26 +71,9 @@ def _reset() -> None:
     weather_calls.clear()
 
 
-class Server:
-    """Serves fixture files in order and records each request's URL and JSON body."""
-
-    def __init__(self, *replies: str | tuple[int, str] | Exception) -> None:
-        self.replies = list(replies)
-        self.requests: list[dict[str, Any]] = []
-        self.urls: list[str] = []
-        self.headers: list[dict[str, str]] = []
-
-    def __call__(self, request: Any) -> Any:
-        self.requests.append(json.loads(request.content))
-        self.urls.append(str(request.url))
-        self.headers.append(dict(request.headers))
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        status, name = reply if isinstance(reply, tuple) else (200, reply)
-        body = (FIXTURES / name).read_bytes()
-        kind = "text/event-stream" if name.endswith(".sse") else "application/json"
-        return httpx2.Response(status, content=body, headers={"content-type": kind})
+class Server(FixtureServer):
+    fixtures = FIXTURES
+    http = httpx2
 
     def model(self, **kwargs: Any) -> GeminiChatModel:
         client = genai.Client(

@@ -26,6 +26,8 @@ httpx2 = getattr(
     None,
 ) or importlib.import_module("httpx")
 
+from provider_server import FixtureServer  # noqa: E402
+
 from toolsearch import (  # noqa: E402
     AssistantMessage,
     ChatClient,
@@ -68,26 +70,9 @@ def _reset() -> None:
     weather_calls.clear()
 
 
-class Server:
-    """Serves fixture files in order and records each request's JSON body."""
-
-    def __init__(self, *replies: str | tuple[int, str] | Exception) -> None:
-        self.replies = list(replies)
-        self.requests: list[dict[str, Any]] = []
-        self.urls: list[str] = []
-        self.headers: list[dict[str, str]] = []
-
-    def __call__(self, request: Any) -> Any:
-        self.requests.append(json.loads(request.content))
-        self.urls.append(str(request.url))
-        self.headers.append(dict(request.headers))
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        status, name = reply if isinstance(reply, tuple) else (200, reply)
-        body = (FIXTURES / name).read_bytes()
-        kind = "text/event-stream" if name.endswith(".sse") else "application/json"
-        return httpx2.Response(status, content=body, headers={"content-type": kind})
+class Server(FixtureServer):
+    fixtures = FIXTURES
+    http = httpx2
 
     def model(self, **kwargs: Any) -> OpenAIChatModel:
         client = openai.OpenAI(
