@@ -27,9 +27,11 @@ def _app() -> Any:
 
     from toolsearch.catalog.cli import index_app
     from toolsearch.mcp.cli import mcp_app
+    from toolsearch.tuning.cli import embedder_app
 
     app.add_typer(index_app(), name="index")
     app.add_typer(mcp_app(), name="mcp")
+    app.add_typer(embedder_app(), name="embedder")
 
     @app.command()
     def bench(
@@ -43,7 +45,8 @@ def _app() -> Any:
             ["bm25", "regex", "hybrid"],
             "--index",
             "-i",
-            help="regex, bm25, vector, hybrid; repeatable",
+            help="regex, bm25, vector, hybrid; vector:EMBEDDER or hybrid:EMBEDDER for another "
+            "embedder (static, tuned, a model folder); repeatable",
         ),
         peers: bool = typer.Option(True, help="also measure the ported peer methods"),
         runs: int = typer.Option(5, min=1, help="repetitions of the latency measurement"),

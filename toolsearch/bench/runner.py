@@ -7,6 +7,7 @@ ever reported with the success rate beside them.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import subprocess
 import warnings
@@ -106,27 +107,55 @@ def _makers() -> dict[str, Callable[[], ToolIndex]]:
 
 def index_factory(name: str) -> Callable[[], ToolIndex]:
     """The factory behind an index or peer name (``"bm25"``, ``"peer: token overlap"``...),
-    without building anything; ``ValueError`` for an unknown name."""
+    without building anything; ``ValueError`` for an unknown name.
+
+    ``vector`` and ``hybrid`` take an embedder after a colon, in the names
+    :func:`toolsearch.catalog.index.resolve_embedder` knows: ``hybrid:tuned``,
+    ``vector:static``, ``hybrid:/path/to/model``. Without one they use the packaged MiniLM.
+    """
     makers = _makers()
+    kind, _, embedder = name.partition(":")
+    if embedder and kind in ("vector", "hybrid") and name not in makers:
+        return _with_embedder(kind, embedder)
     if name not in makers:
-        raise ValueError(f"unknown index {name!r}; choose from {', '.join(makers)}")
+        raise ValueError(
+            f"unknown index {name!r}; choose from {', '.join(makers)} "
+            "(vector and hybrid also as vector:EMBEDDER, hybrid:EMBEDDER)"
+        )
     return makers[name]
+
+
+@functools.cache  # one factory (and one loaded model) per name and process
+def _with_embedder(kind: str, spec: str) -> Callable[[], ToolIndex]:
+    from toolsearch.catalog.index import resolve_embedder
+    from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+
+    loaded: list[Any] = []
+
+    def embedder() -> Any:  # load the model once, on first use
+        if not loaded:
+            loaded.append(resolve_embedder(spec))
+        return loaded[0]
+
+    if kind == "vector":
+        return lambda: VectorToolIndex(embedder=embedder())
+    return lambda: HybridToolIndex(vector=VectorToolIndex(embedder=embedder()))
 
 
 def available_indexes(names: Sequence[str], *, peers: bool = True) -> list[IndexSpec]:
     """The requested toolsearch indexes that can be built here, plus the peers."""
     from toolsearch.bench import peers as peer_indexes
 
-    makers = {k: v for k, v in _makers().items() if k not in PEERS}
     specs = []
     for name in names:
-        if name not in makers:
-            raise ValueError(f"unknown index {name!r}; choose from {', '.join(makers)}")
+        if name in PEERS:
+            raise ValueError(f"{name!r} is a peer; peers are added with peers=True")
+        factory = index_factory(name)
         try:
-            makers[name]()  # fail now, with the extra's name, rather than mid-run
+            factory()  # fail now, with the extra's name, rather than mid-run
         except MissingExtraError as exc:
             raise MissingExtraError(f"the {name} index", exc.extra, exc.package) from exc
-        specs.append(IndexSpec(name, makers[name]))
+        specs.append(IndexSpec(name, factory))
     if peers:
         specs += [
             IndexSpec(PEERS[0], peer_indexes.ReferenceRegexIndex, peer=True),

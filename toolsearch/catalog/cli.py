@@ -71,7 +71,8 @@ def index_app() -> Any:
                 "--embedder",
                 "-e",
                 help="For vector/hybrid: static (default: model2vec MiniLM, fast), minilm "
-                "(sentence-transformers all-MiniLM-L6-v2) or hashing[-DIM] (tests).",
+                "(sentence-transformers all-MiniLM-L6-v2), tuned (made by toolsearch embedder "
+                "finetune), a sentence-transformers model folder, or hashing[-DIM] (tests).",
                 show_default=False,
             ),
         ] = None,

@@ -167,7 +167,9 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
 
     ``static`` (default): the model2vec static all-MiniLM-L6-v2 (fast enough for 125k tools
     on a laptop); ``minilm``: the packaged all-MiniLM-L6-v2 via sentence-transformers;
-    ``hashing`` / ``hashing-DIM``: the dependency-light test embedder. Manifest names
+    ``tuned``: the model ``toolsearch embedder finetune`` saved at its default place; the
+    path of a sentence-transformers model folder; ``hashing`` / ``hashing-DIM``: the
+    dependency-light test embedder. Manifest names
     (``model2vec/static-all-MiniLM-L6-v2-pca256``, ``sentence-transformers/...``,
     ``hashing-256``) resolve to the embedder that wrote them.
     """
@@ -193,10 +195,27 @@ def _embedder_factory(spec: str) -> Callable[[], Embedder]:
         return embedders.HashingEmbedder
     if name.startswith("hashing-") and name[8:].isdigit():
         return lambda: embedders.HashingEmbedder(int(name[8:]))
+    if name == "tuned":
+        return _tuned_embedder
+    if Path(name).expanduser().is_dir():
+        return lambda: embedders.SentenceTransformerEmbedder(Path(name).expanduser())
     raise ValueError(
-        f"unknown embedder {spec!r}: use static, minilm, hashing or hashing-DIM "
-        "(or pass an Embedder object)"
+        f"unknown embedder {spec!r}: use static, minilm, tuned, hashing, hashing-DIM or the "
+        "folder of a sentence-transformers model (or pass an Embedder object)"
     )
+
+
+def _tuned_embedder() -> Embedder:
+    from toolsearch.indexes.embedders import SentenceTransformerEmbedder
+    from toolsearch.tuning import default_tuned_model_path
+
+    path = default_tuned_model_path()
+    if not (path / "config.json").is_file():
+        raise ValueError(
+            f"no fine-tuned embedder at {path}; make it with: toolsearch embedder finetune "
+            "SOURCE... (see docs/finetune.md)"
+        )
+    return SentenceTransformerEmbedder(path)
 
 
 # -- sources ---------------------------------------------------------------------------

