@@ -1,0 +1,72 @@
+"""Recall on the development set only: where retrieval choices are made.
+
+    python benchmarks/dev_retrieval.py --embedder tuned --embedder /path/to/model [--rrf-k 5 10]
+
+The development set is the bundled acme catalog (all 421 queries) and the odd-numbered
+half of BFCL's queries (``simple_python_1``, ``simple_python_3``, ...), searched over the
+whole pooled BFCL catalog. LiveMCPBench and BFCL's even half are never read here, so a
+choice made from this script's output is not tuned to the reported sets. Prints one JSON
+line per dataset x index (R@1/5/10, NDCG@10).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from typing import Any
+
+from toolsearch.bench.data import QuerySet
+from toolsearch.bench.loaders import load_bfcl, load_bundled
+from toolsearch.bench.retrieval import evaluate_index
+
+_NUMBER = re.compile(r"(\d+)$")
+
+
+def odd_half(queries: QuerySet) -> QuerySet:
+    """The queries whose id ends in an odd number."""
+    kept = tuple(q for q in queries if (m := _NUMBER.search(q.id)) and int(m.group(1)) % 2)
+    return QuerySet(f"{queries.name} (odd half)", kept)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedder", action="append", default=[], help="minilm, tuned, a folder")
+    parser.add_argument("--rrf-k", type=float, nargs="+", default=[5.0])
+    parser.add_argument("--vector-weight", type=float, nargs="+", default=[1.0])
+    args = parser.parse_args()
+
+    from toolsearch.catalog.index import resolve_embedder
+    from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+
+    acme_catalog, acme_queries = load_bundled()
+    bfcl_catalog, bfcl_queries = load_bfcl()
+    sets = [(acme_catalog, acme_queries), (bfcl_catalog, odd_half(bfcl_queries))]
+    for spec in args.embedder or ["minilm"]:
+        embedder = resolve_embedder(spec)
+        rows: list[tuple[str, Any]] = [
+            (f"vector {spec}", lambda e=embedder: VectorToolIndex(embedder=e))
+        ]
+        for k in args.rrf_k:
+            for weight in args.vector_weight:
+                rows.append(
+                    (
+                        f"hybrid {spec} k={k:g} w={weight:g}",
+                        lambda k=k, weight=weight, e=embedder: HybridToolIndex(
+                            vector=VectorToolIndex(embedder=e),
+                            rrf_k=k,
+                            vector_weight=weight,
+                        ),
+                    )
+                )
+        for catalog, queries in sets:
+            for name, factory in rows:
+                result = evaluate_index(name, factory, catalog, queries)
+                metrics = {
+                    k: round(result.metrics[k], 1) for k in ("R@1", "R@5", "R@10", "NDCG@10")
+                }
+                print(json.dumps({"set": queries.name, "index": name, **metrics}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
