@@ -411,3 +411,26 @@ def test_tool_search_advisor_from_settings_object() -> None:
     assert isinstance(search.tool_index, RegexToolIndex)
     assert search.max_results == 9
     assert isinstance(search.registry.eviction_strategy, CompositeEvictionStrategy)
+
+
+def test_the_embedder_setting_reaches_vector_and_hybrid_indexes() -> None:
+    pytest.importorskip("faiss", reason="vector indexes need toolsearch[vector]")
+    pytest.importorskip("tantivy", reason="hybrid indexes need toolsearch[bm25]")
+    from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+
+    vector = tool_search_advisor(ToolSearchSettings(index_type="vector", embedder="hashing-32"))
+    assert isinstance(vector.tool_index, VectorToolIndex)
+    assert vector.tool_index.embedder.name == "hashing-32"
+    hybrid = tool_search_advisor(
+        ToolSearchSettings(index_type="hybrid", embedder="hashing-32", bm25_min_score=0.2)
+    )
+    assert isinstance(hybrid.tool_index, HybridToolIndex)
+    assert hybrid.tool_index.vector.embedder.name == "hashing-32"
+    assert hybrid.tool_index.bm25.min_score == 0.2
+
+
+def test_an_embedder_without_vectors_or_unknown_is_refused() -> None:
+    with pytest.raises(ValidationError, match="applies to index_type"):
+        ToolSearchSettings(index_type="bm25", embedder="minilm")
+    with pytest.raises(ValueError, match="unknown embedder"):
+        tool_search_advisor(ToolSearchSettings(index_type="vector", embedder="no-such-model"))

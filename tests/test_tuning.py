@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -266,7 +267,10 @@ def test_tuned_and_a_folder_path_load_the_trained_model(trained, tmp_path, monke
 
     result, _ = trained
     by_path = resolve_embedder(str(result.path))
-    assert by_path.name.endswith(str(result.path.resolve()))
+    model_id = json.loads((result.path / RECORD_FILE).read_text())["model_id"]
+    assert len(model_id) == 16
+    assert by_path.name == f"sentence-transformers/{result.path.resolve()}#{model_id}"
+    assert resolve_embedder(by_path.name).name == by_path.name  # names resolve back
     monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
     shutil.copytree(result.path, default_tuned_model_path())
     tuned = resolve_embedder("tuned")
@@ -369,3 +373,35 @@ def test_importing_tuning_loads_no_model_library():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_docs_example_loads_the_tuned_model(trained, tmp_path, monkeypatch):
+    import re
+    import shutil
+
+    from toolsearch.tuning import default_tuned_model_path
+
+    monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
+    shutil.copytree(trained[0].path, default_tuned_model_path())
+    docs = Path(__file__).resolve().parents[1] / "docs" / "finetune.md"
+    [block] = re.findall(r"```python\n(.*?)```", docs.read_text(encoding="utf-8"), re.DOTALL)
+    namespace: dict[str, object] = {}
+    exec(compile(block, str(docs), "exec"), namespace)
+    assert str(default_tuned_model_path().resolve()) in namespace["embedder"].name
+
+
+def test_a_retrained_model_gets_a_new_name_so_old_indexes_refuse_it(trained, tmp_path):
+    import shutil
+
+    from toolsearch.catalog.index import resolve_embedder
+
+    folder = tmp_path / "model"
+    shutil.copytree(trained[0].path, folder)
+    before = resolve_embedder(str(folder)).name
+    record_path = folder / RECORD_FILE
+    record = json.loads(record_path.read_text())
+    record["model_id"] = "0123456789abcdef"  # what a new training run's weights would give
+    record_path.write_text(json.dumps(record))
+    after = resolve_embedder(before).name  # an index's manifest keeps the old name
+    assert after != before
+    assert after.endswith("#0123456789abcdef")

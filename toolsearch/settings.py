@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -51,9 +51,21 @@ class ToolSearchSettings(BaseModel):
     ttl_seconds: float | None = Field(None, gt=0)
     """Setting it makes eviction a composite of LRU and TTL."""
     bm25_min_score: float = Field(0.0, ge=0.0, le=1.0)
+    embedder: str | None = None
+    """For ``vector`` and ``hybrid``: ``minilm`` (the default), ``static``, ``tuned`` (made by
+    ``toolsearch embedder finetune``) or a sentence-transformers model folder."""
     pinned_tools: list[str] = Field(default_factory=list)
     search_tool_name: str = "toolSearchTool"
     undiscovered_tool_policy: Literal["execute", "hint"] = "execute"
+
+    @model_validator(mode="after")
+    def _embedder_needs_vectors(self) -> ToolSearchSettings:
+        if self.embedder and self.index_type not in ("vector", "hybrid"):
+            raise ValueError(
+                f"embedder={self.embedder!r} applies to index_type 'vector' or 'hybrid', "
+                f"not {self.index_type!r}"
+            )
+        return self
 
 
 class ToolsearchSettings(BaseSettings):
@@ -120,6 +132,10 @@ def _index(settings: ToolSearchSettings) -> Any:
         return indexes.RegexToolIndex()
     if settings.index_type == "bm25":
         return indexes.Bm25ToolIndex(min_score=settings.bm25_min_score)
+    embedder = indexes.load_embedder(settings.embedder) if settings.embedder else None
     if settings.index_type == "vector":
-        return indexes.VectorToolIndex()
-    return indexes.HybridToolIndex(bm25=indexes.Bm25ToolIndex(min_score=settings.bm25_min_score))
+        return indexes.VectorToolIndex(embedder=embedder)
+    return indexes.HybridToolIndex(
+        bm25=indexes.Bm25ToolIndex(min_score=settings.bm25_min_score),
+        vector=indexes.VectorToolIndex(embedder=embedder),
+    )

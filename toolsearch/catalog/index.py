@@ -97,7 +97,7 @@ from toolsearch.errors import (
     MissingExtraError,
 )
 from toolsearch.indexes import text as _text
-from toolsearch.indexes.embedders import Embedder
+from toolsearch.indexes.embedders import Embedder, embedder_factory
 from toolsearch.search.types import (
     SearchMetadata,
     ToolReference,
@@ -175,47 +175,7 @@ def resolve_embedder(spec: str | Embedder | None) -> Embedder:
     """
     if spec is not None and not isinstance(spec, str):
         return spec
-    return _embedder_factory(spec or "static")()
-
-
-def _embedder_factory(spec: str) -> Callable[[], Embedder]:
-    """How to create the embedder ``spec`` names (raises ``ValueError`` for unknown names)."""
-    from toolsearch.indexes import embedders
-
-    name = spec.strip()
-    if name == "static":
-        return embedders.StaticEmbedder.from_packaged_minilm
-    if name.startswith("model2vec/static-all-MiniLM-L6-v2-pca") and name[37:].isdigit():
-        return lambda: embedders.StaticEmbedder.from_packaged_minilm(pca_dims=int(name[37:]))
-    if name in ("minilm", "sentence-transformers/all-MiniLM-L6-v2"):
-        return embedders.SentenceTransformerEmbedder
-    if name.startswith("sentence-transformers/"):
-        return lambda: embedders.SentenceTransformerEmbedder(name.split("/", 1)[1])
-    if name == "hashing":
-        return embedders.HashingEmbedder
-    if name.startswith("hashing-") and name[8:].isdigit():
-        return lambda: embedders.HashingEmbedder(int(name[8:]))
-    if name == "tuned":
-        return _tuned_embedder
-    if Path(name).expanduser().is_dir():
-        return lambda: embedders.SentenceTransformerEmbedder(Path(name).expanduser())
-    raise ValueError(
-        f"unknown embedder {spec!r}: use static, minilm, tuned, hashing, hashing-DIM or the "
-        "folder of a sentence-transformers model (or pass an Embedder object)"
-    )
-
-
-def _tuned_embedder() -> Embedder:
-    from toolsearch.indexes.embedders import SentenceTransformerEmbedder
-    from toolsearch.tuning import default_tuned_model_path
-
-    path = default_tuned_model_path()
-    if not (path / "config.json").is_file():
-        raise ValueError(
-            f"no fine-tuned embedder at {path}; make it with: toolsearch embedder finetune "
-            "SOURCE... (see docs/finetune.md)"
-        )
-    return SentenceTransformerEmbedder(path)
+    return embedder_factory(spec or "static")()
 
 
 # -- sources ---------------------------------------------------------------------------
@@ -953,7 +913,7 @@ class CatalogIndex:
         if manifest.kind != "bm25" and model is None:
             name = manifest.embedder_name or ""
             try:
-                factory = _embedder_factory(name)  # created on first use: loads stay fast
+                factory = embedder_factory(name)  # created on first use: loads stay fast
             except ValueError as exc:
                 raise ManifestMismatchError(
                     str(folder),

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         HashingEmbedder,
         SentenceTransformerEmbedder,
         StaticEmbedder,
+        load_embedder,
     )
     from toolsearch.indexes.hybrid import HybridToolIndex
     from toolsearch.indexes.regex import RegexToolIndex
@@ -32,6 +33,7 @@ _LOCATIONS = {
     "HashingEmbedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "StaticEmbedder": "embedders",
+    "load_embedder": "embedders",
     "HybridToolIndex": "hybrid",
     "RegexToolIndex": "regex",
     "PreparedTool": "text",
@@ -52,6 +54,7 @@ __all__ = [
     "SessionTools",
     "StaticEmbedder",
     "VectorToolIndex",
+    "load_embedder",
     "prepare_tool",
     "split_name",
 ]

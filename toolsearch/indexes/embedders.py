@@ -19,7 +19,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,6 +31,8 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "StaticEmbedder",
     "default_cache_dir",
+    "embedder_factory",
+    "load_embedder",
     "packaged_minilm_path",
 ]
 
@@ -173,8 +175,11 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
                 )
             model, label = str(path), "all-MiniLM-L6-v2"
         else:
-            # a local folder is named by its full path: two folders called "model" differ
-            label = str(Path(model).resolve()) if os.path.exists(str(model)) else str(model)
+            # a local folder is named by its full path: two folders called "model" differ;
+            # a fine-tuned one also by its weights, so a retrained model is a new name
+            label = str(model)
+            if os.path.exists(label):
+                label = str(Path(label).resolve()) + _finetuned_id(Path(label))
         self._model = SentenceTransformer(str(model), device=device)
         self._name = f"sentence-transformers/{label}"
         dimension = getattr(self._model, "get_embedding_dimension", None) or (
@@ -198,6 +203,18 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
                 show_progress_bar=False,
             )
         return _normalize(vectors)
+
+
+def _finetuned_id(folder: Path) -> str:
+    """``#<weights digest>`` for a model ``toolsearch embedder finetune`` wrote, else ``""``."""
+    import json
+
+    try:
+        record = json.loads((folder / "toolsearch-finetune.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    model_id = record.get("model_id") if isinstance(record, dict) else None
+    return f"#{model_id}" if isinstance(model_id, str) and model_id else ""
 
 
 class StaticEmbedder(_ModelEmbedder):
@@ -290,3 +307,56 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> Any:
         return self.embed_documents([text])[0]
+
+
+# -- embedders by name -----------------------------------------------------------------
+
+
+def load_embedder(name: str) -> Embedder:
+    """The embedder a short name stands for; see :func:`embedder_factory`."""
+    return embedder_factory(name)()
+
+
+def embedder_factory(name: str) -> Callable[[], Embedder]:
+    """How to create the embedder ``name`` stands for, without loading it yet.
+
+    ``minilm``: the packaged all-MiniLM-L6-v2 (sentence-transformers); ``static``: its
+    model2vec distillation; ``tuned``: the model ``toolsearch embedder finetune`` saved at
+    its default place; a sentence-transformers model folder; ``hashing`` / ``hashing-DIM``:
+    the dependency-light test double. The names embedders report
+    (``sentence-transformers/...``, ``model2vec/static-all-MiniLM-L6-v2-pca256``,
+    ``hashing-256``) resolve to the embedder that reported them. ``ValueError`` otherwise.
+    """
+    spec = name.strip()
+    if spec == "static":
+        return StaticEmbedder.from_packaged_minilm
+    if spec.startswith("model2vec/static-all-MiniLM-L6-v2-pca") and spec[37:].isdigit():
+        return lambda: StaticEmbedder.from_packaged_minilm(pca_dims=int(spec[37:]))
+    if spec in ("minilm", "sentence-transformers/all-MiniLM-L6-v2"):
+        return SentenceTransformerEmbedder
+    if spec.startswith("sentence-transformers/"):  # "#id" names a fine-tuned model's weights
+        return lambda: SentenceTransformerEmbedder(spec.split("/", 1)[1].split("#", 1)[0])
+    if spec == "hashing":
+        return HashingEmbedder
+    if spec.startswith("hashing-") and spec[8:].isdigit():
+        return lambda: HashingEmbedder(int(spec[8:]))
+    if spec == "tuned":
+        return _tuned_embedder
+    if spec and Path(spec).expanduser().is_dir():
+        return lambda: SentenceTransformerEmbedder(Path(spec).expanduser())
+    raise ValueError(
+        f"unknown embedder {name!r}: use minilm, static, tuned, hashing, hashing-DIM or the "
+        "folder of a sentence-transformers model (or pass an Embedder object)"
+    )
+
+
+def _tuned_embedder() -> Embedder:
+    from toolsearch.tuning import default_tuned_model_path
+
+    path = default_tuned_model_path()
+    if not (path / "config.json").is_file():
+        raise ValueError(
+            f"no fine-tuned embedder at {path}; make it with: toolsearch embedder finetune "
+            "SOURCE... (see docs/finetune.md)"
+        )
+    return SentenceTransformerEmbedder(path)

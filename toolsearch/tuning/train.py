@@ -12,6 +12,7 @@ measures it. ``toolsearch-finetune.json`` beside the weights records how it was 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -28,7 +29,9 @@ from toolsearch.tuning.pairs import TrainingPair
 __all__ = ["FinetuneResult", "FinetuneSettings", "RECORD_FILE", "finetune_embedder"]
 
 RECORD_FILE = "toolsearch-finetune.json"
-"""Written beside the weights: settings, pair count, losses and time of the run."""
+"""Written beside the weights: the weights' digest (``model_id``), settings, pair count,
+losses and time of the run. :class:`~toolsearch.indexes.SentenceTransformerEmbedder` adds
+the digest to its name, so an index built with one training run refuses another."""
 
 StepCallback = Callable[[int, int, float], None]
 """``on_step(step, total_steps, loss)``, called after every optimizer step (1-based)."""
@@ -233,8 +236,19 @@ def _save(model: Any, target: Path, result: FinetuneResult) -> None:
         shutil.rmtree(staging)
     target.parent.mkdir(parents=True, exist_ok=True)
     model.save(str(staging))
-    record = {k: v for k, v in asdict(result).items() if k != "path"}
+    record = {"model_id": _weights_digest(staging)}
+    record.update((k, v) for k, v in asdict(result).items() if k != "path")
     (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     if target.exists():
         shutil.rmtree(target)
     os.replace(staging, target)
+
+
+def _weights_digest(folder: Path) -> str:
+    """The first 16 hex digits of the sha256 of the saved weights: the model's identity."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin")):
+        with open(path, "rb") as weights:
+            for block in iter(lambda: weights.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]

