@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
+from toolsearch._cli_errors import error_exit
+
 __all__ = ["index_app"]
 
 _KINDS = ("bm25", "vector", "hybrid")
@@ -39,12 +41,7 @@ def index_app() -> Any:
         help="Build, search and inspect offline catalog indexes (the catalog extra).",
         no_args_is_help=True,
     )
-    err = Console(stderr=True)
-
-    def fail(exc: Exception, code: int = 1) -> typer.Exit:
-        # escaped: "pip install 'toolsearch[vector]'" is not rich markup
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return typer.Exit(code)
+    fail = error_exit
 
     @app.callback()
     def root() -> None:

@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
+from toolsearch._cli_errors import error_exit
+
 __all__ = ["embedder_app"]
 
 _SOURCE_KINDS = ("auto", "jsonl", "mcp", "openapi")
@@ -29,10 +31,7 @@ def embedder_app() -> Any:
         no_args_is_help=True,
     )
     err = Console(stderr=True)
-
-    def fail(exc: Exception, code: int = 1) -> typer.Exit:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return typer.Exit(code)
+    fail = error_exit
 
     @app.callback()
     def root() -> None:
