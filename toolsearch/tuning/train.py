@@ -45,6 +45,7 @@ class FinetuneSettings:
     The learning rate warms up linearly over ``warmup_ratio`` of the steps, then decays
     linearly to zero. ``scale`` multiplies cosine similarities before the softmax.
     Texts are cut to ``query_max_tokens`` / ``document_max_tokens`` while training only.
+    ``threads`` sets torch's thread count for the whole process (``None`` leaves it).
     """
 
     steps: int | None = None
