@@ -89,6 +89,8 @@ def markdown(rows: list[dict[str, Any]], records: dict[str, Any], command: str) 
         "",
         "## Training runs",
         "",
+        "Seconds depend on the machine's load and the thread count the run was given.",
+        "",
         "| model | seed | pairs | steps | seconds | loss first -> last 20 |",
         "|---|---|---|---|---|---|",
     ]
