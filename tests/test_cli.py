@@ -67,6 +67,20 @@ def test_bench_rejects_an_unknown_dataset(tmp_path):
     assert "unknown dataset" in result.output
 
 
+@pytest.mark.parametrize(
+    ("index", "message"), [("nope", "unknown index"), ("hybrid:nope", "unknown embedder")]
+)
+def test_bench_rejects_an_unknown_index_or_embedder(tmp_path, index, message):
+    from toolsearch.cli import _app
+
+    result = typer_testing.CliRunner().invoke(
+        _app(), ["bench", "--index", index, "--no-peers", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
 def test_bench_runs_a_user_catalog_from_jsonl(tmp_path):
     from toolsearch.bench.data import Catalog, Query, QuerySet
     from toolsearch.bench.loaders import load_bundled

@@ -117,7 +117,10 @@ def _app() -> Any:
             raise typer.BadParameter("provider must be openai, anthropic or gemini")
         model_factory = _live_model_factory(live) if live is not None else None
         counter = BpeTokenCounter(tokenizer)
-        specs = available_indexes(indexes, peers=peers)
+        try:
+            specs = available_indexes(indexes, peers=peers)
+        except ValueError as exc:  # an unknown index or embedder name
+            raise typer.BadParameter(str(exc), param_hint="--index") from None
         if model_factory is not None:
             _run_live(
                 console,

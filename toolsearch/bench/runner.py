@@ -110,7 +110,7 @@ def index_factory(name: str) -> Callable[[], ToolIndex]:
     without building anything; ``ValueError`` for an unknown name.
 
     ``vector`` and ``hybrid`` take an embedder after a colon, in the names
-    :func:`toolsearch.catalog.index.resolve_embedder` knows: ``hybrid:tuned``,
+    :func:`toolsearch.indexes.load_embedder` knows: ``hybrid:tuned``,
     ``vector:static``, ``hybrid:/path/to/model``. Without one they use the packaged MiniLM.
     """
     makers = _makers()
@@ -127,14 +127,13 @@ def index_factory(name: str) -> Callable[[], ToolIndex]:
 
 @functools.cache  # one factory (and one loaded model) per name and process
 def _with_embedder(kind: str, spec: str) -> Callable[[], ToolIndex]:
-    from toolsearch.catalog.index import resolve_embedder
-    from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+    from toolsearch.indexes import HybridToolIndex, VectorToolIndex, load_embedder
 
     loaded: list[Any] = []
 
     def embedder() -> Any:  # load the model once, on first use
         if not loaded:
-            loaded.append(resolve_embedder(spec))
+            loaded.append(load_embedder(spec))
         return loaded[0]
 
     if kind == "vector":
