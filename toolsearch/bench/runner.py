@@ -129,12 +129,7 @@ def index_factory(name: str) -> Callable[[], ToolIndex]:
 def _with_embedder(kind: str, spec: str) -> Callable[[], ToolIndex]:
     from toolsearch.indexes import HybridToolIndex, VectorToolIndex, load_embedder
 
-    loaded: list[Any] = []
-
-    def embedder() -> Any:  # load the model once, on first use
-        if not loaded:
-            loaded.append(load_embedder(spec))
-        return loaded[0]
+    embedder = functools.cache(lambda: load_embedder(spec))  # loaded once, on first use
 
     if kind == "vector":
         return lambda: VectorToolIndex(embedder=embedder())

@@ -209,8 +209,10 @@ def _finetuned_id(folder: Path) -> str:
     """``#<weights digest>`` for a model ``toolsearch embedder finetune`` wrote, else ``""``."""
     import json
 
+    from toolsearch.tuning.train import RECORD_FILE
+
     try:
-        record = json.loads((folder / "toolsearch-finetune.json").read_text(encoding="utf-8"))
+        record = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ""
     model_id = record.get("model_id") if isinstance(record, dict) else None

@@ -7,6 +7,7 @@ missing extra.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -224,23 +225,14 @@ def _train(pairs: list[Any], target: Path, settings: Any, base_model: str | None
     started = time.perf_counter()
 
     def log_line(step: int, total: int, loss: float) -> None:
-        # without a terminal the bar is not drawn: print a line per 5 % of the run instead
+        # a line per 5 % of the run, for logs
         if step % max(1, total // 20) == 0 or step == total:
             console.print(
                 f"step {step:,}/{total:,} loss {loss:.3f} {time.perf_counter() - started:,.0f} s",
                 highlight=False,
             )
 
-    if not console.is_terminal:
-        return finetune_embedder(
-            pairs,
-            target,
-            base_model=base_model,
-            settings=settings,
-            on_step=log_line,
-            overwrite=True,
-        )
-    with Progress(
+    progress = Progress(
         TextColumn("[bold]training"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -248,12 +240,19 @@ def _train(pairs: list[Any], target: Path, settings: Any, base_model: str | None
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,
-    ) as progress:
-        task = progress.add_task("training", total=None, loss="-")
+    )
+    task = progress.add_task("training", total=None, loss="-")
 
-        def on_step(step: int, total: int, loss: float) -> None:
-            progress.update(task, completed=step, total=total, loss=f"{loss:.3f}")
+    def draw(step: int, total: int, loss: float) -> None:
+        progress.update(task, completed=step, total=total, loss=f"{loss:.3f}")
 
+    drawn = console.is_terminal  # without a terminal the bar is not drawn
+    with progress if drawn else contextlib.nullcontext():
         return finetune_embedder(
-            pairs, target, base_model=base_model, settings=settings, on_step=on_step, overwrite=True
+            pairs,
+            target,
+            base_model=base_model,
+            settings=settings,
+            on_step=draw if drawn else log_line,
+            overwrite=True,
         )
