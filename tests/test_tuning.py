@@ -12,6 +12,7 @@ from toolsearch.tuning import (
     RECORD_FILE,
     FinetuneSettings,
     TrainingPair,
+    labeled_pairs,
     read_pairs,
     split_summary,
     training_pairs,
@@ -105,6 +106,33 @@ def test_pairs_depend_only_on_the_tools_and_the_seed():
 def test_bad_pair_options_are_refused(kwargs):
     with pytest.raises(ValueError, match=r"must be|need"):
         training_pairs([], **kwargs)
+
+
+def test_labeled_requests_pair_with_each_tool_they_need():
+    from toolsearch.indexes.text import prepare_tool
+
+    mail = tool("mail_send", "Send an email.", to="recipient")
+    trip = tool("flights_search", "Search flights.", origin="from")
+    pairs = labeled_pairs(
+        [mail, trip],
+        [
+            ("email my boss", ["mail_send"]),
+            ("book a trip and tell my boss", ["flights_search", "mail_send"]),
+            ("email my boss", ["mail_send"]),  # a repeat adds nothing
+        ],
+        group="logs",
+    )
+    assert [(p.query, p.document) for p in pairs] == [
+        ("email my boss", prepare_tool(mail).full_text),
+        ("book a trip and tell my boss", prepare_tool(trip).full_text),
+        ("book a trip and tell my boss", prepare_tool(mail).full_text),
+    ]
+    assert "Send an email." in pairs[0].document  # the whole tool text, summary included
+    assert {p.group for p in pairs} == {"logs"}
+    with pytest.raises(ValueError, match=r"request 2 .*unknown tool 'calendar_add'"):
+        labeled_pairs([mail], [("email", ["mail_send"]), ("meet", ["calendar_add"])])
+    with pytest.raises(ValueError, match="request 1 is blank"):
+        labeled_pairs([mail], [("  ", ["mail_send"])])
 
 
 def test_pairs_round_trip_through_jsonl(tmp_path):
@@ -209,6 +237,51 @@ def test_training_writes_a_loadable_model_that_matches_its_pairs_better(trained)
     base = SentenceTransformerEmbedder()
     assert tuned.dimension == base.dimension == 384
     assert _matched_margin(tuned) > _matched_margin(base)
+
+
+def test_a_text_twice_in_a_batch_is_not_its_own_negative():
+    # one request with two gold tools, or one tool asked for by two requests: the twin
+    # pairs must not push each other apart, so a batch of only twins costs nothing
+    _model_extra()
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from toolsearch.indexes.embedders import packaged_minilm_path
+    from toolsearch.tuning.train import _contrastive_loss
+
+    model = SentenceTransformer(str(packaged_minilm_path()), device="cpu")
+    settings = FinetuneSettings(batch_size=2)
+    with torch.no_grad():
+        same_tool = _contrastive_loss(
+            torch,
+            model,
+            [
+                TrainingPair("send an email", "mail send"),
+                TrainingPair("email my boss", "mail send"),
+            ],
+            settings,
+        )
+        same_request = _contrastive_loss(
+            torch,
+            model,
+            [
+                TrainingPair("book a trip", "flights search"),
+                TrainingPair("book a trip", "hotels search"),
+            ],
+            settings,
+        )
+        distinct = _contrastive_loss(
+            torch,
+            model,
+            [
+                TrainingPair("send an email", "mail send"),
+                TrainingPair("book a trip", "flights search"),
+            ],
+            settings,
+        )
+    assert float(same_tool) == pytest.approx(0.0, abs=1e-6)
+    assert float(same_request) == pytest.approx(0.0, abs=1e-6)
+    assert float(distinct) > 1e-3
 
 
 def test_training_is_reproducible_with_a_seed(trained, tmp_path):
@@ -343,6 +416,54 @@ def test_the_command_makes_pairs_trains_and_saves(tmp_path):
     again = runner.invoke(app, args, catch_exceptions=False)
     assert again.exit_code == 2
     assert "--overwrite" in again.output
+
+
+def test_the_command_mixes_in_labeled_requests(tmp_path):
+    _model_extra()
+    runner, app = _cli()
+    catalog = tmp_path / "tools.jsonl"
+    queries = tmp_path / "requests.jsonl"
+    tools = [{"name": f"op_{i}", "description": p.query} for i, p in enumerate(PAIRS)]
+    asks = [{"id": f"q{i}", "text": p.document, "gold": [f"op_{i}"]} for i, p in enumerate(PAIRS)]
+    catalog.write_text("".join(json.dumps(t) + "\n" for t in tools), encoding="utf-8")
+    queries.write_text("".join(json.dumps(q) + "\n" for q in asks), encoding="utf-8")
+    pairs_out = tmp_path / "pairs.jsonl"
+    out = ["--out", str(tmp_path / "model"), "--overwrite"]
+    args = ["embedder", "finetune", *out, "--batch-size", "4"]
+    done = runner.invoke(
+        app,
+        [
+            *args,
+            "--steps",
+            "1",
+            "--labeled-catalog",
+            str(catalog),
+            "--labeled-queries",
+            str(queries),
+            "--save-pairs",
+            str(pairs_out),
+        ],
+        catch_exceptions=False,
+    )
+    assert done.exit_code == 0, done.output
+    assert "8 pairs from labeled requests" in done.output
+    saved = list(read_pairs(pairs_out))
+    assert sorted(p.query for p in saved) == sorted(p.document for p in PAIRS)
+    assert {p.group for p in saved} == {"labeled:tools"}
+
+    unknown = runner.invoke(app, [*args, "--labeled", "no-such-set"])
+    assert unknown.exit_code == 2
+    assert "unknown data set" in unknown.output
+    assert "nestful" in unknown.output
+    alone = runner.invoke(app, [*args, "--labeled-catalog", str(catalog)])
+    assert alone.exit_code == 2
+    assert "go together" in alone.output
+    queries.write_text(json.dumps({"id": "x", "text": "hi", "gold": ["nope"]}) + "\n")
+    bad = runner.invoke(
+        app, [*args, "--labeled-catalog", str(catalog), "--labeled-queries", str(queries)]
+    )
+    assert bad.exit_code == 1
+    assert "nope" in bad.output
 
 
 def test_the_command_explains_bad_input(tmp_path):

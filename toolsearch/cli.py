@@ -77,26 +77,14 @@ def _app() -> Any:
     ) -> None:
         """Token savings, success rate, retrieval quality and latency of tool search."""
         from toolsearch.bench.agent import QueryPolicy
-        from toolsearch.bench.loaders import (
-            load_bfcl,
-            load_bundled,
-            load_livemcpbench,
-            load_nestful,
-            load_tau2,
-        )
+        from toolsearch.bench.loaders import DATASETS
         from toolsearch.bench.report import write_report
         from toolsearch.bench.runner import available_indexes, run_dataset
         from toolsearch.bench.tokens import BpeTokenCounter
 
         console = Console(width=max(Console().width, 120))  # keep the table readable in pipes
         _quiet_model_loading()
-        loaders: dict[str, Any] = {
-            "acme": load_bundled,
-            "livemcpbench": load_livemcpbench,
-            "bfcl": load_bfcl,
-            "nestful": load_nestful,
-            "tau2": load_tau2,
-        }
+        loaders: dict[str, Any] = dict(DATASETS)
         if (catalog_file is None) != (queries_file is None):
             raise typer.BadParameter("--catalog and --queries go together")
         if catalog_file is not None and queries_file is not None:

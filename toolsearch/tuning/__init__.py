@@ -14,6 +14,7 @@ from pathlib import Path
 from toolsearch.indexes.embedders import default_cache_dir
 from toolsearch.tuning.pairs import (
     TrainingPair,
+    labeled_pairs,
     read_pairs,
     split_summary,
     training_pairs,
@@ -34,6 +35,7 @@ __all__ = [
     "TrainingPair",
     "default_tuned_model_path",
     "finetune_embedder",
+    "labeled_pairs",
     "read_pairs",
     "split_summary",
     "training_pairs",

@@ -8,6 +8,7 @@ missing extra.
 from __future__ import annotations
 
 import contextlib
+import random
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -73,6 +74,32 @@ def embedder_app() -> Any:
                 "--save-pairs", help="Also write the pairs made, as JSONL.", show_default=False
             ),
         ] = None,
+        labeled: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--labeled",
+                help="Also train on this data set's requests and their gold tools (a name "
+                "`toolsearch bench --dataset` takes, e.g. nestful). Never one you evaluate on.",
+                show_default=False,
+            ),
+        ] = None,
+        labeled_catalog: Annotated[
+            Path | None,
+            typer.Option(
+                "--labeled-catalog",
+                help="Your own tools (JSONL: name, description, input_schema) for "
+                "--labeled-queries.",
+                show_default=False,
+            ),
+        ] = None,
+        labeled_queries: Annotated[
+            Path | None,
+            typer.Option(
+                "--labeled-queries",
+                help="Your own requests with their tools (JSONL: id, text, gold), e.g. from logs.",
+                show_default=False,
+            ),
+        ] = None,
         source_kind: Annotated[
             str, typer.Option("--source-kind", help="auto, jsonl, mcp or openapi.")
         ] = "auto",
@@ -107,7 +134,10 @@ def embedder_app() -> Any:
             bool, typer.Option(help="Replace an existing model at --out.")
         ] = False,
     ) -> None:
-        """Make (summary, tool text) pairs from a catalog and fine-tune the embedder on them."""
+        """Make (summary, tool text) pairs from a catalog and fine-tune the embedder on them.
+
+        With --labeled, real requests and the tools they need are mixed in.
+        """
         from toolsearch.cli import _quiet_model_loading
         from toolsearch.tuning import (
             FinetuneSettings,
@@ -117,15 +147,22 @@ def embedder_app() -> Any:
         )
 
         _quiet_model_loading()
-        if bool(sources) == (pairs_file is not None):
-            raise typer.BadParameter("give SOURCE... or --pairs FILE (one of them)")
+        if sources and pairs_file is not None:
+            raise typer.BadParameter("give SOURCE... or --pairs FILE, not both")
+        if (labeled_catalog is None) != (labeled_queries is None):
+            raise typer.BadParameter("--labeled-catalog and --labeled-queries go together")
+        if not (sources or pairs_file or labeled or labeled_queries):
+            raise typer.BadParameter(
+                "give SOURCE... or --pairs FILE, and/or --labeled data to train on"
+            )
         if source_kind not in _SOURCE_KINDS:
             raise typer.BadParameter(
                 f"choose one of {', '.join(_SOURCE_KINDS)}", param_hint="--source-kind"
             )
         missing = [
             str(s)
-            for s in [*(sources or []), *([pairs_file] if pairs_file else [])]
+            for s in [*(sources or []), pairs_file, labeled_catalog, labeled_queries]
+            if s is not None
             if not s.exists()
         ]
         if missing:
@@ -148,15 +185,23 @@ def embedder_app() -> Any:
         try:
             if pairs_file is not None:
                 pairs = list(read_pairs(pairs_file))
+            elif sources:
+                pairs = _make_pairs(sources, source_kind, per_group, max_pairs, seed)
             else:
-                pairs = _make_pairs(sources or [], source_kind, per_group, max_pairs, seed)
+                pairs = []
+            made = len(pairs)
+            pairs += _labeled(labeled or [], labeled_catalog, labeled_queries)
+            if len(pairs) > made:
+                # one seeded order, so labeled pairs are spread through training
+                random.Random(seed).shuffle(pairs)
+                err.print(f"{len(pairs) - made:,} pairs from labeled requests", highlight=False)
             if save_pairs is not None:
                 write_pairs(pairs, save_pairs)
             err.print(f"{len(pairs):,} training pairs", highlight=False)
             result = _train(pairs, target, settings, base_model)
         except MissingExtraError as exc:
             raise fail(exc, 2) from None
-        except (CatalogError, ValueError, OSError) as exc:
+        except (CatalogError, ValueError, KeyError, OSError) as exc:
             raise fail(exc) from None
         line = (
             f"saved {result.path}: {result.steps:,} steps over {result.pairs:,} pairs in "
@@ -167,6 +212,33 @@ def embedder_app() -> Any:
         Console().print(escape(line), highlight=False, soft_wrap=True)
 
     return app
+
+
+def _labeled(names: list[str], catalog_file: Path | None, queries_file: Path | None) -> list[Any]:
+    """Pairs from the named data sets' (and the user's) requests and gold tools."""
+    from toolsearch.tuning import labeled_pairs
+
+    sets: list[tuple[Any, Any]] = []
+    if names:
+        from toolsearch.bench.loaders import DATASETS
+
+        unknown = [n for n in names if n not in DATASETS]
+        if unknown:
+            raise typer.BadParameter(
+                f"unknown data set(s) {unknown}; choose from {sorted(DATASETS)}",
+                param_hint="--labeled",
+            )
+        sets += [DATASETS[name]() for name in dict.fromkeys(names)]
+    if catalog_file is not None and queries_file is not None:
+        from toolsearch.bench.data import Catalog, QuerySet
+
+        sets.append((Catalog.from_jsonl(catalog_file), QuerySet.from_jsonl(queries_file)))
+    pairs: list[Any] = []
+    for catalog, queries in sets:
+        pairs += labeled_pairs(
+            catalog.tools, [(q.text, q.gold) for q in queries], group=f"labeled:{catalog.name}"
+        )
+    return pairs
 
 
 def _make_pairs(

@@ -11,6 +11,9 @@ the parameters, as at search time.
 
 No queries or relevance labels are needed, so a catalog that no evaluation uses (the
 OpenAPI directory, or your own specs) can teach the model the request-to-tool mapping.
+Where real requests with their tools exist (your own logs, or a public data set that you
+do not evaluate on), :func:`labeled_pairs` turns each (request, tool) into a pair whose
+document is the tool's whole text; mixing them in teaches the model how people ask.
 """
 
 from __future__ import annotations
@@ -19,14 +22,21 @@ import json
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from toolsearch.indexes.text import prepare_tool
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["TrainingPair", "read_pairs", "split_summary", "training_pairs", "write_pairs"]
+__all__ = [
+    "TrainingPair",
+    "labeled_pairs",
+    "read_pairs",
+    "split_summary",
+    "training_pairs",
+    "write_pairs",
+]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _HTTP_LINE = ("GET /", "POST /", "PUT /", "DELETE /", "PATCH /", "HEAD /", "OPTIONS /")
@@ -96,6 +106,34 @@ def training_pairs(
         pairs.append(pair)
         if limit is not None and len(pairs) >= limit:
             break
+    return pairs
+
+
+def labeled_pairs(
+    tools: Iterable[ToolDefinition],
+    requests: Iterable[tuple[str, Sequence[str]]],
+    *,
+    group: str = "labeled",
+) -> list[TrainingPair]:
+    """One pair per (request, tool it needs): the request and the tool's whole text.
+
+    ``requests`` holds ``(request text, names of the tools it needs)``. A request that
+    needs two tools gives two pairs (training never uses one as the other's negative);
+    a repeated (request, tool) gives one. Raises ``ValueError`` naming the request when a
+    tool name is not among ``tools``, and when a request is blank.
+    """
+    documents = {tool.name: prepare_tool(tool).full_text for tool in tools}
+    pairs: list[TrainingPair] = []
+    seen: set[tuple[str, str]] = set()
+    for number, (text, names) in enumerate(requests, 1):
+        if not text.strip():
+            raise ValueError(f"request {number} is blank")
+        for name in names:
+            if name not in documents:
+                raise ValueError(f"request {number} ({text[:60]!r}) needs unknown tool {name!r}")
+            if (text, name) not in seen:
+                seen.add((text, name))
+                pairs.append(TrainingPair(text, documents[name], group))
     return pairs
 
 

@@ -213,6 +213,14 @@ def _contrastive_loss(
     queries = functional.normalize(queries, dim=-1)
     documents = functional.normalize(documents, dim=-1)
     scores = queries @ documents.T * settings.scale
+    # a text that occurs twice in the batch (one request with two gold tools, one tool
+    # asked for by two requests) is not a negative for its twin: mask those cells
+    twins = [
+        [j != i and (b.query == a.query or b.document == a.document) for j, b in enumerate(batch)]
+        for i, a in enumerate(batch)
+    ]
+    if any(any(row) for row in twins):
+        scores = scores.masked_fill(torch.tensor(twins), float("-inf"))
     labels = torch.arange(len(batch))
     return (
         functional.cross_entropy(scores, labels) + functional.cross_entropy(scores.T, labels)

@@ -20,9 +20,16 @@ Each module's docstring says what its loader does with odd records; the counts l
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from toolsearch.errors import MissingExtraError
 
+if TYPE_CHECKING:
+    from toolsearch.bench.data import Catalog, QuerySet
+
 __all__ = [
+    "DATASETS",
     "DatasetUnavailableError",
     "load_bfcl",
     "load_bundled",
@@ -59,3 +66,12 @@ from toolsearch.bench.loaders.bundled import load_bundled  # noqa: E402
 from toolsearch.bench.loaders.livemcpbench import load_livemcpbench  # noqa: E402
 from toolsearch.bench.loaders.nestful import load_nestful  # noqa: E402
 from toolsearch.bench.loaders.tau2 import load_tau2  # noqa: E402
+
+DATASETS: dict[str, Callable[[], tuple[Catalog, QuerySet]]] = {
+    "acme": load_bundled,
+    "livemcpbench": load_livemcpbench,
+    "bfcl": load_bfcl,
+    "nestful": load_nestful,
+    "tau2": load_tau2,
+}
+"""The datasets by the names ``toolsearch bench --dataset`` and ``--labeled`` take."""
