@@ -107,7 +107,10 @@ def embedder_app() -> Any:
             int, typer.Option(min=1, help="Pairs per category (API or server) at most.")
         ] = 15,
         max_pairs: Annotated[
-            int | None, typer.Option(min=1, help="Pairs at most.", show_default=False)
+            int | None,
+            typer.Option(
+                min=1, help="Summary pairs at most (labeled pairs come on top).", show_default=False
+            ),
         ] = None,
         steps: Annotated[
             int | None,
