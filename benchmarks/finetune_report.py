@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,8 @@ def markdown(
         f"Command: `{command}`. R@5 in percent; hybrid is BM25 + the model, RRF k = 5. Each "
         f"tuned model comes from `toolsearch embedder finetune` {data} with the default "
         "settings and the seed shown; no query or label of these three sets was used for "
-        "training or for choosing the settings.\n",
+        "training, and choices were made on the development set only (acme and BFCL's "
+        "odd half; LiveMCPBench never).\n",
         "| dataset | index | base | "
         + " | ".join(_label(m, records) for m in tuned)
         + " | tuned mean (min..max) |",
@@ -85,7 +87,7 @@ def markdown(
                 continue
             values = [by_model[m] for m in tuned if m in by_model]
             spread = (
-                f"{statistics.mean(values):.1f} ({min(values):.1f}..{max(values):.1f})"
+                f"{statistics.mean(values):.2f} ({min(values):.1f}..{max(values):.1f})"
                 if values
                 else "-"
             )
@@ -132,7 +134,7 @@ def main() -> None:
     for spec in ["minilm", *args.models]:
         rows += measure(spec)
     records = {m: training_record(m) for m in args.models}
-    command = "python benchmarks/finetune_report.py " + " ".join(sys.argv[1:])
+    command = shlex.join(["python", "benchmarks/finetune_report.py", *sys.argv[1:]])
     args.out.mkdir(parents=True, exist_ok=True)
     payload = {"command": command, "data": args.data, "rows": rows, "training": records}
     report = markdown(rows, records, command, args.data)
