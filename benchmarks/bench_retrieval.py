@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -258,7 +259,7 @@ def main() -> None:
         "platform": platform.platform(),
         "loadavg_start": load_at_start,
         "loadavg_end": _loadavg(),
-        "command": " ".join(["python benchmarks/bench_retrieval.py", *sys.argv[1:]]),
+        "command": shlex.join(["python", "benchmarks/bench_retrieval.py", *sys.argv[1:]]),
     }
     payload = {
         "machine": machine,

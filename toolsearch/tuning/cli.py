@@ -141,6 +141,7 @@ def embedder_app() -> Any:
 
         With --labeled, real requests and the tools they need are mixed in.
         """
+        from toolsearch.bench.loaders import DATASETS
         from toolsearch.cli import _quiet_model_loading
         from toolsearch.tuning import (
             FinetuneSettings,
@@ -157,6 +158,12 @@ def embedder_app() -> Any:
         if not (sources or pairs_file or labeled or labeled_queries):
             raise typer.BadParameter(
                 "give SOURCE... or --pairs FILE, and/or --labeled data to train on"
+            )
+        unknown = [name for name in labeled or [] if name not in DATASETS]
+        if unknown:  # before any catalog is read
+            raise typer.BadParameter(
+                f"unknown data set(s) {unknown}; choose from {sorted(DATASETS)}",
+                param_hint="--labeled",
             )
         if source_kind not in _SOURCE_KINDS:
             raise typer.BadParameter(
@@ -204,7 +211,7 @@ def embedder_app() -> Any:
             result = _train(pairs, target, settings, base_model)
         except MissingExtraError as exc:
             raise fail(exc, 2) from None
-        except (CatalogError, ValueError, KeyError, OSError) as exc:
+        except (CatalogError, ValueError, OSError) as exc:
             raise fail(exc) from None
         line = (
             f"saved {result.path}: {result.steps:,} steps over {result.pairs:,} pairs in "
@@ -219,19 +226,10 @@ def embedder_app() -> Any:
 
 def _labeled(names: list[str], catalog_file: Path | None, queries_file: Path | None) -> list[Any]:
     """Pairs from the named data sets' (and the user's) requests and gold tools."""
+    from toolsearch.bench.loaders import DATASETS
     from toolsearch.tuning import labeled_pairs
 
-    sets: list[tuple[Any, Any]] = []
-    if names:
-        from toolsearch.bench.loaders import DATASETS
-
-        unknown = [n for n in names if n not in DATASETS]
-        if unknown:
-            raise typer.BadParameter(
-                f"unknown data set(s) {unknown}; choose from {sorted(DATASETS)}",
-                param_hint="--labeled",
-            )
-        sets += [DATASETS[name]() for name in dict.fromkeys(names)]
+    sets: list[tuple[Any, Any]] = [DATASETS[name]() for name in dict.fromkeys(names)]
     if catalog_file is not None and queries_file is not None:
         from toolsearch.bench.data import Catalog, QuerySet
 
