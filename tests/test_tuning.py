@@ -162,11 +162,36 @@ def test_a_malformed_pairs_file_names_the_line(tmp_path):
         {"learning_rate": 0},
         {"warmup_ratio": 1.0},
         {"document_max_tokens": 4},
+        {"group_run": 0},
+        {"group_run": 33},
     ],
 )
 def test_bad_training_settings_are_refused(kwargs):
     with pytest.raises(ValueError, match="must be"):
         FinetuneSettings(**kwargs)
+
+
+def test_group_runs_put_neighbouring_tools_in_one_batch():
+    from toolsearch.tuning.train import _batches
+
+    pairs = [TrainingPair(f"q{i}", f"d{i}", f"api{i % 100}") for i in range(800)]
+    pairs += [TrainingPair(f"loose{i}", f"x{i}") for i in range(16)]
+    free = _batches(pairs, FinetuneSettings(batch_size=32))
+    grouped = _batches(pairs, FinetuneSettings(batch_size=32, group_run=4))
+
+    def crowding(batches):  # pairs per batch that share their group with another pair
+        return sum(
+            sum(1 for p in b if p.group and sum(q.group == p.group for q in b) > 1) for b in batches
+        ) / len(batches)
+
+    assert crowding(grouped) > 2 * crowding(free)
+    assert all(max(sum(q.group == p.group for q in b) for p in b) >= 4 for b in grouped)
+    # every pair is still used once (the last partial batch dropped), in a seeded order
+    used = [p for b in grouped for p in b]
+    assert len(used) == len(set(used)) == 816 // 32 * 32
+    assert grouped == _batches(pairs, FinetuneSettings(batch_size=32, group_run=4))
+    # the default keeps the order runs made before the option existed
+    assert free == _batches(pairs, FinetuneSettings(batch_size=32, group_run=1))
 
 
 # -- training ----------------------------------------------------------------------------
@@ -406,12 +431,15 @@ def test_the_command_makes_pairs_trains_and_saves(tmp_path):
         "4",
         "--steps",
         "2",
+        "--group-run",
+        "2",
     ]
     done = runner.invoke(app, [*args, "--save-pairs", str(pairs_out)], catch_exceptions=False)
     assert done.exit_code == 0, done.output
     assert "8 training pairs" in done.output
     assert f"saved {out}" in done.output
-    assert (out / RECORD_FILE).is_file()
+    record = json.loads((out / RECORD_FILE).read_text(encoding="utf-8"))
+    assert record["settings"]["group_run"] == 2
     assert len(list(read_pairs(pairs_out))) == 8
     again = runner.invoke(app, args, catch_exceptions=False)
     assert again.exit_code == 2

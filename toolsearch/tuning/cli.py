@@ -119,6 +119,14 @@ def embedder_app() -> Any:
             ),
         ] = None,
         batch_size: Annotated[int, typer.Option(min=2, help="Pairs per step.")] = 32,
+        group_run: Annotated[
+            int,
+            typer.Option(
+                min=1,
+                help="Keep pairs of one API or server together in runs of this length, so "
+                "a batch holds neighbouring tools as negatives (1: shuffle freely).",
+            ),
+        ] = 1,
         learning_rate: Annotated[float, typer.Option(min=1e-8, help="Peak learning rate.")] = 3e-5,
         seed: Annotated[int, typer.Option(help="Sampling, shuffling and dropout seed.")] = 0,
         threads: Annotated[
@@ -186,6 +194,7 @@ def embedder_app() -> Any:
             settings = FinetuneSettings(
                 steps=steps,
                 batch_size=batch_size,
+                group_run=group_run,
                 learning_rate=learning_rate,
                 seed=seed,
                 threads=threads,

@@ -46,6 +46,10 @@ class FinetuneSettings:
     linearly to zero. ``scale`` multiplies cosine similarities before the softmax.
     Texts are cut to ``query_max_tokens`` / ``document_max_tokens`` while training only.
     ``threads`` sets torch's thread count for the whole process (``None`` leaves it).
+    ``group_run`` above 1 keeps pairs of one group (:attr:`TrainingPair.group`, the API
+    or server) together in runs of that length, so a batch holds a tool's neighbours as
+    negatives (operations of the same API), not only strangers; 1 shuffles freely.
+    Pairs without a group are never grouped.
     """
 
     steps: int | None = None
@@ -59,6 +63,7 @@ class FinetuneSettings:
     max_grad_norm: float = 1.0
     seed: int = 0
     threads: int | None = None
+    group_run: int = 1
 
     def __post_init__(self) -> None:
         if self.steps is not None and self.steps < 1:
@@ -71,6 +76,11 @@ class FinetuneSettings:
             raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
         if not 0 <= self.warmup_ratio < 1:
             raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        if not 1 <= self.group_run <= self.batch_size:
+            raise ValueError(
+                f"group_run must be between 1 and batch_size ({self.batch_size}), "
+                f"got {self.group_run}"
+            )
         if self.query_max_tokens < 8 or self.document_max_tokens < 8:
             raise ValueError("query_max_tokens and document_max_tokens must be at least 8")
 
@@ -181,7 +191,10 @@ def _batches(pairs: Sequence[TrainingPair], settings: FinetuneSettings) -> list[
     import random
 
     order = list(pairs)
-    random.Random(settings.seed).shuffle(order)
+    rng = random.Random(settings.seed)
+    rng.shuffle(order)
+    if settings.group_run > 1:
+        order = _grouped_runs(order, settings.group_run, rng)
     size = settings.batch_size
     batches = [order[i : i + size] for i in range(0, len(order) - size + 1, size)]
     if settings.steps is not None:
@@ -191,6 +204,21 @@ def _batches(pairs: Sequence[TrainingPair], settings: FinetuneSettings) -> list[
         else:
             batches = batches[: settings.steps]
     return batches
+
+
+def _grouped_runs(order: list[TrainingPair], run: int, rng: Any) -> list[TrainingPair]:
+    """``order`` regrouped: runs of up to ``run`` pairs of one group, runs shuffled."""
+    by_group: dict[str, list[TrainingPair]] = {}
+    runs: list[list[TrainingPair]] = []
+    for pair in order:
+        if pair.group:
+            by_group.setdefault(pair.group, []).append(pair)
+        else:
+            runs.append([pair])
+    for members in by_group.values():
+        runs += [members[i : i + run] for i in range(0, len(members), run)]
+    rng.shuffle(runs)
+    return [pair for chunk in runs for pair in chunk]
 
 
 def _warmup_then_linear(total: int, warmup_ratio: float) -> Callable[[int], float]:
