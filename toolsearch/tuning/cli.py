@@ -126,7 +126,7 @@ def embedder_app() -> Any:
                 help="Keep pairs of one API or server together in runs of this length, so "
                 "a batch holds neighbouring tools as negatives (1: shuffle freely).",
             ),
-        ] = 4,
+        ] = 1,
         learning_rate: Annotated[float, typer.Option(min=1e-8, help="Peak learning rate.")] = 3e-5,
         seed: Annotated[int, typer.Option(help="Sampling, shuffling and dropout seed.")] = 0,
         threads: Annotated[

@@ -48,8 +48,9 @@ class FinetuneSettings:
     ``threads`` sets torch's thread count for the whole process (``None`` leaves it).
     ``group_run`` above 1 keeps pairs of one group (:attr:`TrainingPair.group`, the API
     or server) together in runs of that length, so a batch holds a tool's neighbours as
-    negatives (operations of the same API), not only strangers; 1 shuffles freely
-    (4, the default, won on the development set: docs/finetune.md).
+    negatives (operations of the same API), not only strangers; 1 (the default) shuffles
+    freely. Runs of 4 did not win on the development set over two seeds
+    (docs/finetune.md).
     Pairs without a group are never grouped.
     """
 
@@ -64,7 +65,7 @@ class FinetuneSettings:
     max_grad_norm: float = 1.0
     seed: int = 0
     threads: int | None = None
-    group_run: int = 4
+    group_run: int = 1
 
     def __post_init__(self) -> None:
         if self.steps is not None and self.steps < 1:
