@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -190,8 +191,6 @@ def test_group_runs_put_neighbouring_tools_in_one_batch():
     assert len(used) == len(set(used)) == 816 // 32 * 32
     assert grouped == _batches(pairs, FinetuneSettings(batch_size=32, group_run=4))
     # group_run=1 is a plain seeded shuffle, the order runs made before the option
-    import random
-
     order = list(pairs)
     random.Random(0).shuffle(order)
     assert [p for b in free for p in b] == order[: len(used)]

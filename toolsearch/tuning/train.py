@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -187,8 +188,6 @@ def _base_model(base_model: str | Path | None) -> str:
 
 
 def _batches(pairs: Sequence[TrainingPair], settings: FinetuneSettings) -> list[list[TrainingPair]]:
-    import random
-
     order = list(pairs)
     rng = random.Random(settings.seed)
     rng.shuffle(order)
@@ -205,7 +204,7 @@ def _batches(pairs: Sequence[TrainingPair], settings: FinetuneSettings) -> list[
     return batches
 
 
-def _grouped_runs(order: list[TrainingPair], run: int, rng: Any) -> list[TrainingPair]:
+def _grouped_runs(order: list[TrainingPair], run: int, rng: random.Random) -> list[TrainingPair]:
     """``order`` regrouped: runs of up to ``run`` pairs of one group, runs shuffled."""
     by_group: dict[str, list[TrainingPair]] = {}
     runs: list[list[TrainingPair]] = []
