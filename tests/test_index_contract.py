@@ -349,6 +349,7 @@ SEARCH_TYPES = {
     "vector-minilm": "vector",
     "hybrid-hashing": "hybrid",
     "hybrid-minilm": "hybrid",
+    "rerank-bm25": "rerank",
 }
 
 # --------------------------------------------------------------------------------------
@@ -376,6 +377,10 @@ def minilm_ready() -> None:
         pytest.skip(f"the packaged MiniLM cannot be loaded: {exc}")
 
 
+def _word_overlap(query: str, document: str) -> float:
+    return float(len(set(query.lower().split()) & set(document.lower().split())))
+
+
 def _need(module: str, extra: str) -> None:
     importorskip(module, reason=f"toolsearch[{extra}] is not installed ({module})")
 
@@ -388,6 +393,10 @@ def _factory(backend: str, request: pytest.FixtureRequest) -> Callable[[], Any]:
     _need("tantivy", "bm25")
     if backend == "bm25":
         return lambda: indexes.Bm25ToolIndex()
+    if backend == "rerank-bm25":  # the reranking wrapper, with a word-overlap test double
+        return lambda: indexes.RerankingToolIndex(
+            indexes.FunctionReranker(_word_overlap), first_stage=indexes.Bm25ToolIndex()
+        )
     _need("numpy", "vector")
     _need("faiss", "vector")
     if backend == "vector-hashing":

@@ -429,6 +429,25 @@ def test_the_embedder_setting_reaches_vector_and_hybrid_indexes() -> None:
     assert hybrid.tool_index.bm25.min_score == 0.2
 
 
+def test_the_reranker_setting_wraps_any_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolsearch.indexes import rerank
+
+    loaded: list[str] = []
+
+    def fake_load(name: str) -> rerank.FunctionReranker:
+        loaded.append(name)
+        return rerank.FunctionReranker(lambda query, document: 0.0, name=name)
+
+    monkeypatch.setattr(rerank, "load_reranker", fake_load)
+    advisor = tool_search_advisor(ToolSearchSettings(index_type="regex", reranker="/models/ce"))
+    assert isinstance(advisor.tool_index, rerank.RerankingToolIndex)
+    assert type(advisor.tool_index.first_stage).__name__ == "RegexToolIndex"
+    assert advisor.tool_index.reranker.name == "/models/ce"
+    assert loaded == ["/models/ce"]
+    plain = tool_search_advisor(ToolSearchSettings(index_type="regex"))
+    assert not isinstance(plain.tool_index, rerank.RerankingToolIndex)
+
+
 def test_an_embedder_without_vectors_or_unknown_is_refused() -> None:
     with pytest.raises(ValidationError, match="applies to index_type"):
         ToolSearchSettings(index_type="bm25", embedder="minilm")

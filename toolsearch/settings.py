@@ -54,6 +54,9 @@ class ToolSearchSettings(BaseModel):
     embedder: str | None = None
     """For ``vector`` and ``hybrid``: ``minilm`` (the default), ``static``, ``tuned`` (made by
     ``toolsearch embedder finetune``) or a sentence-transformers model folder."""
+    reranker: str | None = None
+    """The folder of a cross-encoder (:class:`~toolsearch.indexes.CrossEncoderReranker`):
+    it re-orders the index's top 20 hits for each search (any ``index_type``)."""
     pinned_tools: list[str] = Field(default_factory=list)
     search_tool_name: str = "toolSearchTool"
     undiscovered_tool_policy: Literal["execute", "hint"] = "execute"
@@ -126,6 +129,16 @@ def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAd
 
 
 def _index(settings: ToolSearchSettings) -> Any:
+    from toolsearch import indexes
+
+    first_stage = _first_stage(settings)
+    if settings.reranker is None:
+        return first_stage
+    reranker = indexes.load_reranker(settings.reranker)
+    return indexes.RerankingToolIndex(reranker, first_stage=first_stage)
+
+
+def _first_stage(settings: ToolSearchSettings) -> Any:
     from toolsearch import indexes
 
     if settings.index_type == "regex":

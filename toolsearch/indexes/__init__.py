@@ -2,7 +2,8 @@
 
 ``RegexToolIndex`` needs nothing extra (its pattern mode needs ``toolsearch[regex]``);
 ``Bm25ToolIndex`` needs ``toolsearch[bm25]``; ``VectorToolIndex`` and ``HybridToolIndex``
-need ``toolsearch[vector]``. Backends load on first use, so importing this package is cheap.
+need ``toolsearch[vector]``, as does ``RerankingToolIndex`` with a ``CrossEncoderReranker``.
+Backends load on first use, so importing this package is cheap.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ if TYPE_CHECKING:
     )
     from toolsearch.indexes.hybrid import HybridToolIndex
     from toolsearch.indexes.regex import RegexToolIndex
+    from toolsearch.indexes.rerank import (
+        CrossEncoderReranker,
+        FunctionReranker,
+        Reranker,
+        RerankingToolIndex,
+        load_reranker,
+    )
     from toolsearch.indexes.text import PreparedTool, prepare_tool, split_name
     from toolsearch.indexes.vector import VectorToolIndex
 
@@ -36,6 +44,11 @@ _LOCATIONS = {
     "load_embedder": "embedders",
     "HybridToolIndex": "hybrid",
     "RegexToolIndex": "regex",
+    "CrossEncoderReranker": "rerank",
+    "FunctionReranker": "rerank",
+    "Reranker": "rerank",
+    "RerankingToolIndex": "rerank",
+    "load_reranker": "rerank",
     "PreparedTool": "text",
     "prepare_tool": "text",
     "split_name": "text",
@@ -45,16 +58,21 @@ _LOCATIONS = {
 __all__ = [
     "BaseToolIndex",
     "Bm25ToolIndex",
+    "CrossEncoderReranker",
     "Embedder",
+    "FunctionReranker",
     "HashingEmbedder",
     "HybridToolIndex",
     "PreparedTool",
     "RegexToolIndex",
+    "Reranker",
+    "RerankingToolIndex",
     "SentenceTransformerEmbedder",
     "SessionTools",
     "StaticEmbedder",
     "VectorToolIndex",
     "load_embedder",
+    "load_reranker",
     "prepare_tool",
     "split_name",
 ]

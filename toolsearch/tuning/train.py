@@ -266,14 +266,20 @@ def _tail_mean(losses: list[float], tail: int = 20) -> float:
 
 
 def _save(model: Any, target: Path, result: FinetuneResult) -> None:
+    record = {k: v for k, v in asdict(result).items() if k != "path"}
+    _save_folder(target, lambda folder: model.save(str(folder)), record)
+
+
+def _save_folder(target: Path, write: Callable[[Path], None], record: dict[str, Any]) -> None:
+    """Write a model with ``write`` into a staging folder beside ``target``, add the record
+    (``model_id`` first), then move it into place, so ``target`` is never half-written."""
     staging = target.with_name(f".{target.name}.tmp{os.getpid()}")
     if staging.exists():
         shutil.rmtree(staging)
     target.parent.mkdir(parents=True, exist_ok=True)
-    model.save(str(staging))
-    record = {"model_id": _weights_digest(staging)}
-    record.update((k, v) for k, v in asdict(result).items() if k != "path")
-    (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write(staging)
+    full = {"model_id": _weights_digest(staging), **record}
+    (staging / RECORD_FILE).write_text(json.dumps(full, indent=2) + "\n", encoding="utf-8")
     if target.exists():
         shutil.rmtree(target)
     os.replace(staging, target)
