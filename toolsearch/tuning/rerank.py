@@ -26,7 +26,6 @@ measure a reranker trained on your own requests.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,9 +38,9 @@ from toolsearch.tuning.pairs import TrainingPair
 from toolsearch.tuning.train import (
     StepCallback,
     _base_model,
+    _optimize,
     _save_folder,
     _tail_mean,
-    _warmup_then_linear,
 )
 
 __all__ = [
@@ -287,15 +286,8 @@ def finetune_reranker(
     model.train()
     size = settings.batch_size
     batches = [examples[i : i + size] for i in range(0, len(examples), size)]
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
-    )
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, _warmup_then_linear(len(batches), settings.warmup_ratio)
-    )
-    started = time.perf_counter()
-    losses: list[float] = []
-    for number, batch in enumerate(batches, 1):
+
+    def loss_of(batch: Sequence[RerankExample]) -> Any:
         queries = [example.query for example in batch for _ in range(group_size)]
         documents = [text for example in batch for text in (example.positive, *example.negatives)]
         encoded = tokenizer(
@@ -307,22 +299,16 @@ def finetune_reranker(
             return_tensors="pt",
         )
         logits = model(**encoded).logits.view(len(batch), group_size)
-        loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
-        losses.append(float(loss.item()))
-        if on_step is not None:
-            on_step(number, len(batches), losses[-1])
+        return torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long))
+
+    losses, seconds = _optimize(torch, model, batches, loss_of, settings, on_step)
     model.eval()
     result = RerankerResult(
         path=target,
         base_model=base,
         examples=len(examples),
         steps=len(batches),
-        seconds=round(time.perf_counter() - started, 1),
+        seconds=round(seconds, 1),
         first_loss=round(losses[0], 4),
         last_loss=round(_tail_mean(losses), 4),
         settings=settings,

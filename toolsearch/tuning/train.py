@@ -131,25 +131,14 @@ def finetune_embedder(
     torch.manual_seed(settings.seed)  # after loading: dropout draws from here on
     model.train()
     batches = _batches(pairs, settings)
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
+    losses, seconds = _optimize(
+        torch,
+        model,
+        batches,
+        lambda batch: _contrastive_loss(torch, model, batch, settings),
+        settings,
+        on_step,
     )
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, _warmup_then_linear(len(batches), settings.warmup_ratio)
-    )
-    started = time.perf_counter()
-    losses: list[float] = []
-    for number, batch in enumerate(batches, 1):
-        loss = _contrastive_loss(torch, model, batch, settings)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
-        losses.append(float(loss.item()))
-        if on_step is not None:
-            on_step(number, len(batches), losses[-1])
-    seconds = time.perf_counter() - started
     model.eval()
     result = FinetuneResult(
         path=target,
@@ -217,6 +206,38 @@ def _grouped_runs(order: list[TrainingPair], run: int, rng: random.Random) -> li
         runs += [members[i : i + run] for i in range(0, len(members), run)]
     rng.shuffle(runs)
     return [pair for chunk in runs for pair in chunk]
+
+
+def _optimize(
+    torch: Any,
+    model: Any,
+    batches: Sequence[Any],
+    loss_of: Callable[[Any], Any],
+    settings: Any,
+    on_step: StepCallback | None,
+) -> tuple[list[float], float]:
+    """One AdamW step per batch (``settings``: ``learning_rate``, ``weight_decay``,
+    ``warmup_ratio``, ``max_grad_norm``), warm-up then linear decay, gradients clipped.
+    Returns the losses and the seconds it took."""
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, _warmup_then_linear(len(batches), settings.warmup_ratio)
+    )
+    started = time.perf_counter()
+    losses: list[float] = []
+    for number, batch in enumerate(batches, 1):
+        loss = loss_of(batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        losses.append(float(loss.item()))
+        if on_step is not None:
+            on_step(number, len(batches), losses[-1])
+    return losses, time.perf_counter() - started
 
 
 def _warmup_then_linear(total: int, warmup_ratio: float) -> Callable[[int], float]:
