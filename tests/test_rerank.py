@@ -132,9 +132,23 @@ def test_a_reranker_that_miscounts_is_an_error():
         names(index)
 
 
+def test_a_failing_reranker_can_fall_back_to_the_first_stage(caplog):
+    def broken(query: str, document: str) -> float:
+        raise ConnectionError("reranking service unreachable")
+
+    strict = reranking(FunctionReranker(broken, name="hosted"))
+    with pytest.raises(ConnectionError):
+        names(strict)
+    lenient = reranking(FunctionReranker(broken, name="hosted"), on_error="first_stage")
+    with caplog.at_level("WARNING", logger="toolsearch.indexes.rerank"):
+        assert names(lenient) == [t.name for t in TOOLS]
+    assert "reranker 'hosted' failed" in caplog.text
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
+        {"on_error": "ignore"},
         {"depth": 0},
         {"rrf_k": -1},
         {"first_stage_weight": -1},
@@ -142,7 +156,7 @@ def test_a_reranker_that_miscounts_is_an_error():
     ],
 )
 def test_bad_index_settings_are_refused(kwargs):
-    with pytest.raises(ValueError, match=r"depth|rrf_k|weights"):
+    with pytest.raises(ValueError, match=r"depth|rrf_k|weights|on_error"):
         RerankingToolIndex(FunctionReranker(lambda q, d: 0.0), first_stage=FixedOrder(), **kwargs)
 
 

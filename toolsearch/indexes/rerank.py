@@ -19,13 +19,16 @@ wraps a plain function: a test double, or a way to plug in a hosted reranking AP
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.base import BaseToolIndex, SessionTools
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "CrossEncoderReranker",
@@ -137,6 +140,9 @@ class RerankingToolIndex(BaseToolIndex[Any]):
         first_stage_weight: Weight of the first-stage rank in the fusion.
         reranker_weight: Weight of the reranker's rank (0 keeps the first-stage order).
         rrf_k: The rank-fusion constant (5, as in the hybrid index).
+        on_error: What a search does when the reranker raises (a hosted API down, say):
+            ``"raise"`` (default) passes the error on; ``"first_stage"`` logs a warning
+            and answers in first-stage order.
     """
 
     search_type = "rerank"
@@ -150,7 +156,10 @@ class RerankingToolIndex(BaseToolIndex[Any]):
         first_stage_weight: float = 1.0,
         reranker_weight: float = 1.0,
         rrf_k: float = 5.0,
+        on_error: Literal["raise", "first_stage"] = "raise",
     ) -> None:
+        if on_error not in ("raise", "first_stage"):
+            raise ValueError(f"on_error must be 'raise' or 'first_stage', got {on_error!r}")
         if depth < 1 or rrf_k < 0:
             raise ValueError("depth must be at least 1 and rrf_k non-negative")
         if first_stage_weight < 0 or reranker_weight < 0:
@@ -168,6 +177,7 @@ class RerankingToolIndex(BaseToolIndex[Any]):
         self.first_stage_weight = first_stage_weight
         self.reranker_weight = reranker_weight
         self.rrf_k = rrf_k
+        self.on_error = on_error
 
     def _build_view(self, snapshot: SessionTools) -> Any:
         return self.first_stage._build_view(snapshot)
@@ -186,12 +196,17 @@ class RerankingToolIndex(BaseToolIndex[Any]):
         head, tail = ranked[: self.depth], ranked[self.depth :]
         if not head or self.reranker_weight == 0:
             return ranked[:limit], total
-        scores = self.reranker.score(query, [snapshot.prepared[i].full_text for i, _score in head])
-        if len(scores) != len(head):
-            raise ValueError(
-                f"reranker {self.reranker.name!r} returned {len(scores)} scores for "
-                f"{len(head)} documents"
+        try:
+            scores = self._scores(query, [snapshot.prepared[i].full_text for i, _ in head])
+        except Exception:
+            if self.on_error == "raise":
+                raise
+            logger.warning(
+                "reranker %r failed; answering in first-stage order",
+                self.reranker.name,
+                exc_info=True,
             )
+            return ranked[:limit], total
         by_reranker = sorted(range(len(head)), key=lambda j: (-scores[j], j))
         reranker_rank = {j: rank for rank, j in enumerate(by_reranker, start=1)}
         fused = [
@@ -209,6 +224,15 @@ class RerankingToolIndex(BaseToolIndex[Any]):
             for rank, (position, _score) in enumerate(tail, start=len(head) + 1)
         ]
         return ordered[:limit], total
+
+    def _scores(self, query: str, documents: list[str]) -> list[float]:
+        scores = list(self.reranker.score(query, documents))
+        if len(scores) != len(documents):
+            raise ValueError(
+                f"reranker {self.reranker.name!r} returned {len(scores)} scores for "
+                f"{len(documents)} documents"
+            )
+        return scores
 
 
 def load_reranker(name: str | Path) -> Reranker:
