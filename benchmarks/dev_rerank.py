@@ -61,7 +61,12 @@ def train(catalog: Path, out: Path, seed: int) -> None:
 
 def measure(model: Path, embedder: str) -> None:
     from toolsearch.catalog.index import resolve_embedder
-    from toolsearch.indexes import CrossEncoderReranker, HybridToolIndex, VectorToolIndex
+    from toolsearch.indexes import (
+        CrossEncoderReranker,
+        HybridToolIndex,
+        VectorToolIndex,
+        prepare_tool,
+    )
     from toolsearch.search.types import ToolSearchRequest
 
     reranker = CrossEncoderReranker(model)
@@ -70,13 +75,13 @@ def measure(model: Path, embedder: str) -> None:
     for catalog, queries in (acme, (bfcl_catalog, odd_half(bfcl_queries))):
         index = HybridToolIndex(vector=VectorToolIndex(embedder=resolve_embedder(embedder)))
         index.index_tools("dev", list(catalog.tools))
-        texts = {t.name: t for t in catalog.tools}
+        texts = {t.name: prepare_tool(t).full_text for t in catalog.tools}
         variants: dict[str, list[tuple[Any, Any]]] = {}
         started = time.perf_counter()
         for query in queries:
             response = index.search(ToolSearchRequest("dev", query.text, max_results=30))
             ranked = response.tool_names
-            scores = reranker.score(query.text, [_text(texts[name]) for name in ranked])
+            scores = reranker.score(query.text, [texts[name] for name in ranked])
             for name, order in _orders(ranked, scores).items():
                 variants.setdefault(name, []).append(
                     (_accept_alternatives(order, query), query.gold)
@@ -90,12 +95,6 @@ def measure(model: Path, embedder: str) -> None:
             metrics = score_rankings(rankings).as_dict()
             row[name] = [round(metrics[k], 1) for k in ("R@1", "R@5", "R@10")]
         print(json.dumps(row), flush=True)
-
-
-def _text(tool: Any) -> str:
-    from toolsearch.indexes import prepare_tool
-
-    return prepare_tool(tool).full_text
 
 
 def _orders(ranked: list[str], scores: list[float]) -> dict[str, list[str]]:

@@ -91,7 +91,8 @@ class CrossEncoderReranker:
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as exc:
             raise MissingExtraError("CrossEncoderReranker", "vector", "transformers") from exc
-        source = str(Path(model).expanduser()) if Path(str(model)).expanduser().exists() else model
+        path = Path(model).expanduser()
+        source = str(path) if path.exists() else str(model)
         self._torch = torch
         self._tokenizer = AutoTokenizer.from_pretrained(source)
         loaded = AutoModelForSequenceClassification.from_pretrained(source)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -150,6 +149,7 @@ def embedder_app() -> Any:
 
         With --labeled, real requests and the tools they need are mixed in.
         """
+        from toolsearch.bench.loaders import DATASETS
         from toolsearch.cli import _quiet_model_loading
         from toolsearch.tuning import (
             FinetuneSettings,
@@ -159,7 +159,32 @@ def embedder_app() -> Any:
         )
 
         _quiet_model_loading()
-        _check_inputs(sources, pairs_file, labeled, labeled_catalog, labeled_queries, source_kind)
+        if sources and pairs_file is not None:
+            raise typer.BadParameter("give SOURCE... or --pairs FILE, not both")
+        if (labeled_catalog is None) != (labeled_queries is None):
+            raise typer.BadParameter("--labeled-catalog and --labeled-queries go together")
+        if not (sources or pairs_file or labeled or labeled_queries):
+            raise typer.BadParameter(
+                "give SOURCE... or --pairs FILE, and/or --labeled data to train on"
+            )
+        unknown = [name for name in labeled or [] if name not in DATASETS]
+        if unknown:  # before any catalog is read
+            raise typer.BadParameter(
+                f"unknown data set(s) {unknown}; choose from {sorted(DATASETS)}",
+                param_hint="--labeled",
+            )
+        if source_kind not in _SOURCE_KINDS:
+            raise typer.BadParameter(
+                f"choose one of {', '.join(_SOURCE_KINDS)}", param_hint="--source-kind"
+            )
+        missing = [
+            str(s)
+            for s in [*(sources or []), pairs_file, labeled_catalog, labeled_queries]
+            if s is not None
+            if not s.exists()
+        ]
+        if missing:
+            raise typer.BadParameter(f"no such file or folder: {', '.join(missing)}")
         target = out or default_tuned_model_path()
         if target.exists() and not overwrite:
             raise typer.BadParameter(
@@ -210,67 +235,20 @@ def embedder_app() -> Any:
 
 def _labeled(names: list[str], catalog_file: Path | None, queries_file: Path | None) -> list[Any]:
     """Pairs from the named data sets' (and the user's) requests and gold tools."""
+    from toolsearch.bench.loaders import DATASETS
     from toolsearch.tuning import labeled_pairs
-
-    pairs: list[Any] = []
-    for catalog, queries in _labeled_sets(names, catalog_file, queries_file):
-        pairs += labeled_pairs(
-            catalog.tools, [(q.text, q.gold) for q in queries], group=f"labeled:{catalog.name}"
-        )
-    return pairs
-
-
-def _check_inputs(
-    sources: list[Path] | None,
-    pairs_file: Path | None,
-    labeled: list[str] | None,
-    labeled_catalog: Path | None,
-    labeled_queries: Path | None,
-    source_kind: str,
-) -> None:
-    """Usage errors about what to train on, before anything is read."""
-    from toolsearch.bench.loaders import DATASETS
-
-    if sources and pairs_file is not None:
-        raise typer.BadParameter("give SOURCE... or --pairs FILE, not both")
-    if (labeled_catalog is None) != (labeled_queries is None):
-        raise typer.BadParameter("--labeled-catalog and --labeled-queries go together")
-    if not (sources or pairs_file or labeled or labeled_queries):
-        raise typer.BadParameter(
-            "give SOURCE... or --pairs FILE, and/or --labeled data to train on"
-        )
-    unknown = [name for name in labeled or [] if name not in DATASETS]
-    if unknown:  # before any catalog is read
-        raise typer.BadParameter(
-            f"unknown data set(s) {unknown}; choose from {sorted(DATASETS)}",
-            param_hint="--labeled",
-        )
-    if source_kind not in _SOURCE_KINDS:
-        raise typer.BadParameter(
-            f"choose one of {', '.join(_SOURCE_KINDS)}", param_hint="--source-kind"
-        )
-    missing = [
-        str(s)
-        for s in [*(sources or []), pairs_file, labeled_catalog, labeled_queries]
-        if s is not None
-        if not s.exists()
-    ]
-    if missing:
-        raise typer.BadParameter(f"no such file or folder: {', '.join(missing)}")
-
-
-def _labeled_sets(
-    names: list[str], catalog_file: Path | None, queries_file: Path | None
-) -> list[tuple[Any, Any]]:
-    """``(catalog, queries)`` of the named data sets, then the user's own."""
-    from toolsearch.bench.loaders import DATASETS
 
     sets: list[tuple[Any, Any]] = [DATASETS[name]() for name in dict.fromkeys(names)]
     if catalog_file is not None and queries_file is not None:
         from toolsearch.bench.data import Catalog, QuerySet
 
         sets.append((Catalog.from_jsonl(catalog_file), QuerySet.from_jsonl(queries_file)))
-    return sets
+    pairs: list[Any] = []
+    for catalog, queries in sets:
+        pairs += labeled_pairs(
+            catalog.tools, [(q.text, q.gold) for q in queries], group=f"labeled:{catalog.name}"
+        )
+    return pairs
 
 
 def _make_pairs(
@@ -313,22 +291,6 @@ def _make_pairs(
 
 
 def _train(pairs: list[Any], target: Path, settings: Any, base_model: str | None) -> Any:
-    from toolsearch.tuning import finetune_embedder
-
-    return _with_progress(
-        lambda on_step: finetune_embedder(
-            pairs,
-            target,
-            base_model=base_model,
-            settings=settings,
-            on_step=on_step,
-            overwrite=True,
-        )
-    )
-
-
-def _with_progress(run: Callable[[Callable[[int, int, float], None]], Any]) -> Any:
-    """Call ``run(on_step)`` with a progress bar on a terminal, else a log line per 5 %."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -338,6 +300,8 @@ def _with_progress(run: Callable[[Callable[[int, int, float], None]], Any]) -> A
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+
+    from toolsearch.tuning import finetune_embedder
 
     console = Console(stderr=True)
     started = time.perf_counter()
@@ -366,4 +330,11 @@ def _with_progress(run: Callable[[Callable[[int, int, float], None]], Any]) -> A
 
     drawn = console.is_terminal  # without a terminal the bar is not drawn
     with progress if drawn else contextlib.nullcontext():
-        return run(draw if drawn else log_line)
+        return finetune_embedder(
+            pairs,
+            target,
+            base_model=base_model,
+            settings=settings,
+            on_step=draw if drawn else log_line,
+            overwrite=True,
+        )
