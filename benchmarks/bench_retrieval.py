@@ -486,6 +486,26 @@ TRIED_ROWS = [
         "loses BFCL's dev set at every setting and costs about 0.6 s per search (30 pairs "
         "on two cores); not kept: the index wrapper stays as a seam for a better reranker",
     ),
+    (
+        "rank ensembles: BM25 fused with two to four embedders' rankings (tuned + MiniLM, "
+        "tuned + static, tuned + openapi-only, all four; weights 1 or 0.5 per embedder; "
+        "`benchmarks/dev_fusion.py ensembles`)",
+        "83.9..87.1 (BM25 + tuned 87.3)",
+        "88.1..89.6 (89.6)",
+        "not run",
+        "no combination beats BM25 + one tuned embedder; not kept",
+    ),
+    (
+        "BM25 settings under the hybrid: name weight 1.5..6 x parameter weight 0.25..1 x "
+        "k1 0.6..2 x b 0.3..0.9 (300 settings), each fused with the tuned and the stock "
+        "MiniLM (`benchmarks/dev_fusion.py bm25-grid`)",
+        "BM25 81.3..84.4 (83.1); hybrid tuned 86.3..88.1 (87.3), MiniLM 83.6..85.3 (84.7)",
+        "BM25 83.0..86.5 (85.9); hybrid tuned 89.0..90.4 (89.6), MiniLM 87.8..89.1 (88.6)",
+        "not run",
+        "a plateau: the best of 300 gains 0.3 per cell on average, less than one query "
+        "set's noise; no setting is better in all four hybrid cells by more than 0.4; "
+        "defaults kept",
+    ),
 ]
 
 TRIED = (

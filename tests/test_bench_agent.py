@@ -49,6 +49,28 @@ def test_split_clauses():
     assert split_clauses("ok") == ["ok"]
 
 
+def test_split_clauses_splits_at_a_plain_and_but_keeps_pieces_of_three_words():
+    assert split_clauses("get payouts for May and add them to the reconciliation sheet") == [
+        "get payouts for May",
+        "add them to the reconciliation sheet",
+    ]
+    # "salt and pepper" would leave one-word pieces: they are merged back
+    assert split_clauses("Find a recipe with salt and pepper") == [
+        "Find a recipe with salt pepper"
+    ]
+    assert split_clauses("Cancel sub_7012, mark deal dl_4455 lost and email their admin") == [
+        "Cancel sub_7012, mark deal dl_4455 lost",
+        "email their admin",
+    ]
+
+
+def test_default_policy_searches_every_clause_of_a_long_request():
+    request = ". ".join(f"Step {i} does thing number {i}" for i in range(1, 8)) + "."
+    queries = QueryPolicy().queries(request)
+    assert queries[0] == request
+    assert queries[1:] == [f"Step {i} does thing number {i}" for i in range(1, 8)]
+
+
 def test_policy_starts_with_the_whole_request_then_clauses_up_to_max_rounds():
     assert QueryPolicy(max_rounds=4).queries(REQUEST) == [REQUEST, *split_clauses(REQUEST)]
     assert QueryPolicy(max_rounds=1).queries(REQUEST) == [REQUEST]

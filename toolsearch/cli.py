@@ -55,7 +55,7 @@ def _app() -> Any:
         ),
         provider: str = typer.Option("openai", help="request shape: openai, anthropic, gemini"),
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
-        max_rounds: int = typer.Option(4, min=1, help="searches per task at most"),
+        max_rounds: int = typer.Option(12, min=1, help="searches per task at most"),
         max_results: int = typer.Option(5, min=1, max=10, help="tools per search"),
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="your own catalog (JSONL: name, description, input_schema)"

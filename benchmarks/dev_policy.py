@@ -1,0 +1,134 @@
+"""How the simulated agent's query policy was chosen: success on the development sets only.
+
+    python benchmarks/dev_policy.py [--index bm25|minilm|tuned|FOLDER] [--dataset acme ...]
+
+For each development set (acme, BFCL's odd half, NESTFUL, tau2; LiveMCPBench and BFCL's
+even half are never read here) and each policy, the agent's discovery is replayed on the
+index directly: the policy's queries in order, ``max_results`` 5 each, stopping once every
+needed tool was found (as the agent in the tool loop does); a task succeeds when all its
+tools were found. This equals the loop's success (the loop calls a tool once it is
+discovered) at a fraction of the cost.
+
+Policies: the clause splitter before the change (sentences, then ", and", "then", "also"...)
+and the current one (also a plain "and"), each with 4 to 16 searches at most. Prints one
+line per set x splitter x rounds: success overall and on multi-tool tasks, and searches
+per task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from typing import Any
+
+from dev_retrieval import odd_half
+
+from toolsearch.bench.agent import _SENTENCES, split_clauses
+from toolsearch.bench.retrieval import _accept_alternatives
+
+ROUNDS = (4, 6, 8, 12, 16)
+MAX_RESULTS = 5
+
+_PREVIOUS_CONNECTIVES = re.compile(
+    r",?\s+(?:and then|then|after that|afterwards|also|and also|plus|as well as)\s+"
+    r"|,\s+and\s+|;\s*",
+    re.IGNORECASE,
+)
+
+
+def previous_split(text: str, *, min_words: int = 3) -> list[str]:
+    """The splitter the agent used before a plain "and" split too."""
+    pieces: list[str] = []
+    for sentence in _SENTENCES.split(text):
+        for piece in _PREVIOUS_CONNECTIVES.split(sentence):
+            piece = piece.strip(" ,.;")
+            if not piece:
+                continue
+            if pieces and len(piece.split()) < min_words:
+                pieces[-1] = f"{pieces[-1]} {piece}"
+            else:
+                pieces.append(piece)
+    return pieces
+
+
+def policy_queries(text: str, splitter: Callable[[str], list[str]], rounds: int) -> list[str]:
+    queries = [text.strip()]
+    for clause in splitter(text):
+        if clause not in queries:
+            queries.append(clause)
+    return queries[:rounds]
+
+
+def load(name: str) -> tuple[Any, Any]:
+    from toolsearch.bench.loaders import load_bfcl, load_bundled, load_nestful, load_tau2
+
+    if name == "bfcl-odd":
+        catalog, queries = load_bfcl()
+        return catalog, odd_half(queries)
+    return {"acme": load_bundled, "nestful": load_nestful, "tau2": load_tau2}[name]()
+
+
+def make_index(spec: str) -> Any:
+    from toolsearch.indexes import Bm25ToolIndex, HybridToolIndex, VectorToolIndex
+
+    if spec == "bm25":
+        return Bm25ToolIndex()
+    from toolsearch.catalog.index import resolve_embedder
+
+    return HybridToolIndex(vector=VectorToolIndex(embedder=resolve_embedder(spec)))
+
+
+def measure(dataset: str, spec: str) -> None:
+    from toolsearch.search.types import ToolSearchRequest
+
+    catalog, queries = load(dataset)
+    index = make_index(spec)
+    index.index_tools("dev", list(catalog.tools))
+    found_by: dict[str, list[str]] = {}
+
+    def search(text: str) -> list[str]:
+        if text not in found_by:
+            request = ToolSearchRequest("dev", text, MAX_RESULTS)
+            found_by[text] = index.search(request).tool_names
+        return found_by[text]
+
+    multi = sum(1 for q in queries if len(set(q.gold)) > 1)
+    for label, splitter in (("previous", previous_split), ("current", split_clauses)):
+        for rounds in ROUNDS:
+            success = success_multi = searches = 0
+            for query in queries:
+                gold, found = set(query.gold), set()
+                for text in policy_queries(query.text, splitter, rounds):
+                    if gold <= found:
+                        break
+                    searches += 1
+                    found |= set(_accept_alternatives(search(text), query))
+                success += gold <= found
+                success_multi += gold <= found and len(gold) > 1
+            print(
+                f"{dataset} {spec} {label} rounds={rounds}: success "
+                f"{100 * success / len(queries):.1f}, multi-tool "
+                f"{100 * success_multi / max(1, multi):.1f} ({multi} tasks), searches/task "
+                f"{searches / len(queries):.2f}",
+                flush=True,
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", action="append", default=[], help="bm25, minilm, tuned...")
+    parser.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        choices=("acme", "bfcl-odd", "nestful", "tau2"),
+    )
+    args = parser.parse_args()
+    for spec in args.index or ["bm25", "minilm"]:
+        for dataset in args.dataset or ["acme", "bfcl-odd", "nestful", "tau2"]:
+            measure(dataset, spec)
+
+
+if __name__ == "__main__":
+    main()
