@@ -24,7 +24,7 @@ from typing import Any
 
 from dev_retrieval import odd_half
 
-from toolsearch.bench.agent import _SENTENCES, split_clauses
+from toolsearch.bench.agent import split_clauses
 from toolsearch.bench.retrieval import _accept_alternatives
 
 ROUNDS = (4, 6, 8, 12, 16)
@@ -37,19 +37,9 @@ _PREVIOUS_CONNECTIVES = re.compile(
 )
 
 
-def previous_split(text: str, *, min_words: int = 3) -> list[str]:
+def previous_split(text: str) -> list[str]:
     """The splitter the agent used before a plain "and" split too."""
-    pieces: list[str] = []
-    for sentence in _SENTENCES.split(text):
-        for piece in _PREVIOUS_CONNECTIVES.split(sentence):
-            piece = piece.strip(" ,.;")
-            if not piece:
-                continue
-            if pieces and len(piece.split()) < min_words:
-                pieces[-1] = f"{pieces[-1]} {piece}"
-            else:
-                pieces.append(piece)
-    return pieces
+    return split_clauses(text, connectives=_PREVIOUS_CONNECTIVES)
 
 
 def policy_queries(text: str, splitter: Callable[[str], list[str]], rounds: int) -> list[str]:

@@ -55,9 +55,7 @@ def test_split_clauses_splits_at_a_plain_and_but_keeps_pieces_of_three_words():
         "add them to the reconciliation sheet",
     ]
     # "salt and pepper" would leave one-word pieces: they are merged back
-    assert split_clauses("Find a recipe with salt and pepper") == [
-        "Find a recipe with salt pepper"
-    ]
+    assert split_clauses("Find a recipe with salt and pepper") == ["Find a recipe with salt pepper"]
     assert split_clauses("Cancel sub_7012, mark deal dl_4455 lost and email their admin") == [
         "Cancel sub_7012, mark deal dl_4455 lost",
         "email their admin",

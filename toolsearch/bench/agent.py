@@ -35,7 +35,9 @@ _CONNECTIVES = re.compile(
 )
 
 
-def split_clauses(text: str, *, min_words: int = 3) -> list[str]:
+def split_clauses(
+    text: str, *, min_words: int = 3, connectives: re.Pattern[str] = _CONNECTIVES
+) -> list[str]:
     """The request's sentences, each split further at connectives ("then", "and"...).
 
     Pieces shorter than ``min_words`` words are merged into the piece before them. A
@@ -43,10 +45,11 @@ def split_clauses(text: str, *, min_words: int = 3) -> list[str]:
     for May and add them to the sheet"). A split inside a noun phrase ("the high and low
     temperatures") gives a piece that names no task; it costs a search at most, since the
     whole request is searched first and the agent stops once it has its tools.
+    ``connectives`` replaces the pattern the sentences are split at.
     """
     pieces: list[str] = []
     for sentence in _SENTENCES.split(text):
-        for piece in _CONNECTIVES.split(sentence):
+        for piece in connectives.split(sentence):
             piece = piece.strip(" ,.;")
             if not piece:
                 continue
