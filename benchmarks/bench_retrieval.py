@@ -487,6 +487,16 @@ TRIED_ROWS = [
         "on two cores); not kept: the index wrapper stays as a seam for a better reranker",
     ),
     (
+        "the tuned model's data with one mined hard negative per pair (BM25's closest other "
+        "operation for a summary, one of the 8 closest non-gold tools for a NESTFUL "
+        "request; a third text column in the same two-way InfoNCE; 673 steps, 50 min; "
+        "`benchmarks/dev_hard_negatives.py`)",
+        "vector 81.7 (81.0), hybrid 88.2 (87.2)",
+        "vector 85.5 (87.5), hybrid 89.0 (89.6)",
+        "not run",
+        "better on acme, worse on BFCL's dev half on both sides; not kept",
+    ),
+    (
         "rank ensembles: BM25 fused with two to four embedders' rankings (tuned + MiniLM, "
         "tuned + static, tuned + openapi-only, all four; weights 1 or 0.5 per embedder; "
         "`benchmarks/dev_fusion.py ensembles`)",
