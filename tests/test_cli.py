@@ -194,3 +194,15 @@ def test_live_runs_the_tasks_through_the_injected_model(tmp_path, monkeypatch):
     assert records[0]["success_rate"] == 100.0
     assert records[0]["model"] == "openai:scripted"
     assert "synthetic" in (tmp_path / "out" / "live.md").read_text()
+
+
+def test_bench_max_rounds_default_is_the_query_policys():
+    """The option repeats QueryPolicy's default for --help; the two must not drift apart."""
+    import inspect
+
+    from toolsearch.bench.agent import QueryPolicy
+    from toolsearch.cli import _app
+
+    bench = next(c for c in _app().registered_commands if c.callback.__name__ == "bench")
+    option = inspect.signature(bench.callback).parameters["max_rounds"].default
+    assert option.default == QueryPolicy().max_rounds
