@@ -1,18 +1,19 @@
 """How the simulated agent's query policy was chosen: success on the development sets only.
 
-    python benchmarks/dev_policy.py [--index bm25|minilm|tuned|FOLDER] [--dataset acme ...]
+    python benchmarks/dev_policy.py [--index bm25|minilm|tuned|peer|FOLDER] [--dataset acme ...]
 
 For each development set (acme, BFCL's odd half, NESTFUL, tau2; LiveMCPBench and BFCL's
 even half are never read here) and each policy, the agent's discovery is replayed on the
 index directly: the policy's queries in order, ``max_results`` 5 each, stopping once every
 needed tool was found (as the agent in the tool loop does); a task succeeds when all its
 tools were found. This equals the loop's success (the loop calls a tool once it is
-discovered) at a fraction of the cost.
+discovered) at a fraction of the cost. ``peer`` is the reference's regex algorithm.
 
 Policies: the clause splitter before the change (sentences, then ", and", "then", "also"...)
-and the current one (also a plain "and"), each with 4 to 16 searches at most. Prints one
-line per set x splitter x rounds: success overall and on multi-tool tasks, and searches
-per task.
+and the current one (also a plain "and"), each with 4 to 16 searches at most; then the
+current one at 12 searches with and without the advisor's ``exclude_loaded_tools`` (a
+search skips the tools found before, so each brings 5 new ones). Prints one line per set x
+policy: success overall and on multi-tool tasks, searches and tools shown per task.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ def previous_split(text: str) -> list[str]:
     return split_clauses(text, connectives=_PREVIOUS_CONNECTIVES)
 
 
+SPLITTERS: tuple[tuple[str, Callable[[str], list[str]]], ...] = (
+    ("previous", previous_split),
+    ("current", split_clauses),
+)
+
+
 def policy_queries(text: str, splitter: Callable[[str], list[str]], rounds: int) -> list[str]:
     queries = [text.strip()]
     for clause in splitter(text):
@@ -64,6 +71,10 @@ def make_index(spec: str) -> Any:
 
     if spec == "bm25":
         return Bm25ToolIndex()
+    if spec == "peer":
+        from toolsearch.bench.peers import ReferenceRegexIndex
+
+        return ReferenceRegexIndex()
     from toolsearch.catalog.index import resolve_embedder
 
     return HybridToolIndex(vector=VectorToolIndex(embedder=resolve_embedder(spec)))
@@ -75,39 +86,50 @@ def measure(dataset: str, spec: str) -> None:
     catalog, queries = load(dataset)
     index = make_index(spec)
     index.index_tools("dev", list(catalog.tools))
-    found_by: dict[str, list[str]] = {}
+    ranked: dict[tuple[str, int], list[str]] = {}
 
-    def search(text: str) -> list[str]:
-        if text not in found_by:
-            request = ToolSearchRequest("dev", text, MAX_RESULTS)
-            found_by[text] = index.search(request).tool_names
-        return found_by[text]
+    def search(text: str, shown: list[str], exclude: bool) -> list[str]:
+        limit = MAX_RESULTS + (len(shown) if exclude else 0)
+        if (text, limit) not in ranked:
+            request = ToolSearchRequest("dev", text, limit)
+            ranked[text, limit] = index.search(request).tool_names
+        names = ranked[text, limit]
+        if exclude:  # as the advisor does: tools found before are skipped
+            names = [n for n in names if n not in shown]
+        return names[:MAX_RESULTS]
 
     multi = sum(1 for q in queries if len(set(q.gold)) > 1)
-    for label, splitter in (("previous", previous_split), ("current", split_clauses)):
-        for rounds in ROUNDS:
-            success = success_multi = searches = 0
-            for query in queries:
-                gold, found = set(query.gold), set()
-                for text in policy_queries(query.text, splitter, rounds):
-                    if gold <= found:
-                        break
-                    searches += 1
-                    found |= set(_accept_alternatives(search(text), query))
-                success += gold <= found
-                success_multi += gold <= found and len(gold) > 1
-            print(
-                f"{dataset} {spec} {label} rounds={rounds}: success "
-                f"{100 * success / len(queries):.1f}, multi-tool "
-                f"{100 * success_multi / max(1, multi):.1f} ({multi} tasks), searches/task "
-                f"{searches / len(queries):.2f}",
-                flush=True,
-            )
+    variants = [
+        *((label, splitter, rounds, False) for label, splitter in SPLITTERS for rounds in ROUNDS),
+        ("current", split_clauses, 12, True),
+    ]
+    for label, splitter, rounds, exclude in variants:
+        success = success_multi = searches = shown_total = 0
+        for query in queries:
+            gold, found, shown = set(query.gold), set(), []
+            for text in policy_queries(query.text, splitter, rounds):
+                if gold <= found:
+                    break
+                searches += 1
+                names = search(text, shown, exclude)
+                shown.extend(n for n in names if n not in shown)
+                found |= set(_accept_alternatives(names, query))
+            success += gold <= found
+            success_multi += gold <= found and len(gold) > 1
+            shown_total += len(shown)
+        print(
+            f"{dataset} {spec} {label} rounds={rounds}"
+            f"{' exclude-loaded' if exclude else ''}: success "
+            f"{100 * success / len(queries):.1f}, multi-tool "
+            f"{100 * success_multi / max(1, multi):.1f} ({multi} tasks), searches/task "
+            f"{searches / len(queries):.2f}, tools shown/task {shown_total / len(queries):.2f}",
+            flush=True,
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", action="append", default=[], help="bm25, minilm, tuned...")
+    parser.add_argument("--index", action="append", default=[], help="bm25, minilm, tuned, peer...")
     parser.add_argument(
         "--dataset",
         action="append",

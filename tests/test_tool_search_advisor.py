@@ -384,9 +384,11 @@ def search_names(data: str) -> list[str]:
 
 
 def task_agent(messages: list[Any], tools: list[ToolDefinition]) -> AssistantMessage:
-    """One task: search with the user's words, call the best visible hit, then answer.
+    """One task: search with the user's words, call the best visible tool, then answer.
 
-    Without a search tool (the plain advisor) it picks the best of the visible tools.
+    After a search it weighs the hits (in rank order) and the tools it already had (searches
+    leave those out of their hits); without a search tool (the plain advisor) it picks the
+    best of the visible tools.
     """
     visible = {t.name: t for t in tools}
     request = last_user_text(messages) or ""
@@ -395,7 +397,8 @@ def task_agent(messages: list[Any], tools: list[ToolDefinition]) -> AssistantMes
         response = last.responses[0]
         if response.name != SEARCH:
             return AssistantMessage(content=f"Done: {response.response_data}")
-        candidates = [visible[n] for n in search_names(response.response_data) if n in visible]
+        hits = [n for n in search_names(response.response_data) if n in visible]
+        candidates = [visible[n] for n in dict.fromkeys([*hits, *visible]) if n != SEARCH]
         if not candidates:
             return AssistantMessage(content="I found no tool for that.")
         best = max(candidates, key=lambda t: overlap(request, t))  # first wins a tie
@@ -773,8 +776,9 @@ def test_lru_eviction_drops_the_least_recent_session_which_then_starts_over() ->
     assert "a" in index.cleared
 
     # "c" is kept: its next call starts with its discoveries
-    assert names_of(run("c")) == [SEARCH, *search.discovered_tools("c")]
-    assert len(search.discovered_tools("c")) > 1
+    known = search.discovered_tools("c")
+    assert len(known) > 1
+    assert names_of(run("c")) == [SEARCH, *known]
     # "a" was evicted: it starts over with only the search tool, and "b" is now the oldest
     assert names_of(run("a")) == [SEARCH]
     assert sorted(search.registry.session_ids()) == ["a", "c"]
@@ -800,7 +804,8 @@ def test_ttl_eviction_with_an_injected_clock() -> None:
     assert names_of(run("s1")) == [SEARCH]
     clock.advance(50)
     assert search.registry.evict_expired() == []
-    assert names_of(run("s1")) == [SEARCH, *search.discovered_tools("s1")]  # and touched
+    known = search.discovered_tools("s1")
+    assert names_of(run("s1")) == [SEARCH, *known]  # and touched
     clock.advance(59)
     assert search.registry.evict_expired() == []
     assert "s1" in search.registry
@@ -946,9 +951,8 @@ def test_pinned_tools_are_always_visible_first_and_never_duplicated() -> None:
     first, second, _ = model.requests
     assert names_of(first) == [SEARCH, "weather_get_forecast", "clock_now"]
     [hits] = search_results(second)
-    assert "weather_get_forecast" in hits  # also discovered
-    rest = [n for n in hits if n != "weather_get_forecast"]
-    assert names_of(second) == [SEARCH, "weather_get_forecast", "clock_now", *rest]
+    assert "weather_get_forecast" not in hits  # the model has it: the search skips it
+    assert names_of(second) == [SEARCH, "weather_get_forecast", "clock_now", *hits]
     assert len(names_of(second)) == len(set(names_of(second)))
 
 
@@ -1085,6 +1089,83 @@ def test_the_search_tool_on_its_own() -> None:
         "maps_find_nearby"
     )
     assert len(json.loads(asyncio.run(tool.acall('{"query": "service", "maxResults": 99}')))) == 10
+
+
+def _search_each(*queries: str) -> Callable[..., AssistantMessage]:
+    """Search each query in its own turn, then answer with every search result."""
+
+    def agent(messages: list[Any], tools: list[ToolDefinition]) -> AssistantMessage:
+        done = [r for m in messages if isinstance(m, ToolResponseMessage) for r in m.responses]
+        if len(done) < len(queries):
+            return calling(messages, (SEARCH, {"query": queries[len(done)]}))
+        return AssistantMessage(content=json.dumps([r.response_data for r in done]))
+
+    return agent
+
+
+def _results(answer: Any) -> list[list[str]]:
+    return [json.loads(data) for data in json.loads(answer.content() or "")]
+
+
+def test_a_later_search_skips_the_tools_the_model_already_has() -> None:
+    model = FunctionChatModel(_search_each("hotel room", "hotel room"))
+    search = advisor(max_results=3)
+    answer = client_with(model, search).prompt("x").tools(catalog(Executions())).call()
+
+    first, second = _results(answer)
+    assert len(first) == len(second) == 3  # max_results new tools each time
+    assert not set(first) & set(second)
+    assert second[0].startswith("hotels_")  # the next best hotel tools, not unrelated ones
+    assert names_of(model.requests[2]) == [SEARCH, *first, *second]
+
+
+def test_without_exclusion_a_repeated_search_repeats_its_hits() -> None:
+    model = FunctionChatModel(_search_each("hotel room", "hotel room"))
+    search = advisor(max_results=3, exclude_loaded_tools=False)
+    answer = client_with(model, search).prompt("x").tools(catalog(Executions())).call()
+
+    first, second = _results(answer)
+    assert first == second
+    assert names_of(model.requests[2]) == [SEARCH, *first]
+
+
+def test_an_exact_name_search_returns_a_loaded_tool_and_pinned_tools_are_skipped() -> None:
+    model = FunctionChatModel(
+        _search_each("weather forecast", "weather_get_forecast", "WEATHER_GET_FORECAST")
+    )
+    search = advisor(max_results=3, pinned_tools=["weather_get_forecast"])
+    answer = client_with(model, search).prompt("x").tools(catalog(Executions())).call()
+
+    by_words, by_name, by_other_case = _results(answer)
+    assert "weather_get_forecast" not in by_words  # pinned: the model has it
+    assert by_name[0] == by_other_case[0] == "weather_get_forecast"
+    assert not set(by_words) & set(by_name[1:])
+
+
+def test_without_accumulation_only_pinned_tools_are_skipped() -> None:
+    model = FunctionChatModel(_search_each("hotel room", "hotel room"))
+    search = advisor(
+        max_results=3, reference_tool_name_accumulation=False, pinned_tools=["hotels_book_room"]
+    )
+    answer = client_with(model, search).prompt("x").tools(catalog(Executions())).call()
+
+    first, second = _results(answer)
+    assert first == second  # a new round replaces the last one's tools: they come back
+    assert "hotels_book_room" not in first
+    assert names_of(model.requests[2]) == [SEARCH, "hotels_book_room", *second]
+
+
+def test_the_search_tool_on_its_own_skips_what_loaded_returns() -> None:
+    index = Bm25ToolIndex()
+    index.index_tools("s", [t.definition for t in catalog(Executions())])
+    plain = ToolSearchTool(index, "s", default_max_results=4, on_found=lambda _: None)
+    ranked = json.loads(plain.call('{"query": "hotel room", "maxResults": 8}'))
+    loaded = ranked[:2]
+    tool = ToolSearchTool(
+        index, "s", default_max_results=4, on_found=lambda _: None, loaded=lambda: loaded
+    )
+    assert json.loads(tool.call('{"query": "hotel room"}')) == ranked[2:6]
+    assert json.loads(tool.call(json.dumps({"query": ranked[1]})))[0] == ranked[1]
 
 
 @pytest.mark.parametrize("arguments", [{"query": ""}, {"query": "   "}, {}])

@@ -232,6 +232,7 @@ def test_every_setting_reaches_the_advisor(enabled: pytest.MonkeyPatch) -> None:
         "PINNED_TOOLS": '["notes_write_note"]',
         "SEARCH_TOOL_NAME": "findTools",
         "UNDISCOVERED_TOOL_POLICY": "hint",
+        "EXCLUDE_LOADED_TOOLS": "false",
     }.items():
         enabled.setenv(f"TOOLSEARCH_TOOL_SEARCH__{key}", value)
     model = FunctionChatModel(agent)
@@ -246,6 +247,7 @@ def test_every_setting_reaches_the_advisor(enabled: pytest.MonkeyPatch) -> None:
     assert search.tool_index.min_score == 0.25
     assert search.search_tool_name == "findTools"
     assert search.undiscovered_tool_policy == "hint"
+    assert search.exclude_loaded_tools is False
 
     client.prompt(TASK).tools(tools([])).advisors(lambda a: a.param("tenant", "t1")).call()
     first = model.requests[0]

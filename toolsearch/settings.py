@@ -60,6 +60,8 @@ class ToolSearchSettings(BaseModel):
     pinned_tools: list[str] = Field(default_factory=list)
     search_tool_name: str = "toolSearchTool"
     undiscovered_tool_policy: Literal["execute", "hint"] = "execute"
+    exclude_loaded_tools: bool = True
+    """Searches skip the tools the model already sees, so each returns new ones."""
 
     @model_validator(mode="after")
     def _embedder_needs_vectors(self) -> ToolSearchSettings:
@@ -125,6 +127,7 @@ def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAd
         pinned_tools=settings.pinned_tools,
         search_tool_name=settings.search_tool_name,
         undiscovered_tool_policy=settings.undiscovered_tool_policy,
+        exclude_loaded_tools=settings.exclude_loaded_tools,
     )
 
 

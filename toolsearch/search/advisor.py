@@ -109,6 +109,10 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             hint to search first (``"hint"``).
         search_results_with_summaries: The search tool returns ``[{"name", "summary"}]``
             instead of a list of names.
+        exclude_loaded_tools: Searches leave out the tools the model already sees (pinned,
+            and discovered when accumulation is on), so each search returns ``max_results``
+            tools new to the model instead of repeating what it has (default). A search for
+            an exact tool name still returns that tool.
         loop_options: Further :class:`ToolCallingAdvisor` options (``max_iterations``,
             ``stream_mode``, ``conversation_history_enabled``, ``eligibility_checker``).
     """
@@ -128,6 +132,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
         undiscovered_tool_policy: UndiscoveredToolPolicy = "execute",
         search_results_with_summaries: bool = False,
+        exclude_loaded_tools: bool = True,
         **loop_options: Any,
     ) -> None:
         super().__init__(tool_calling_manager=tool_calling_manager, order=order, **loop_options)
@@ -144,6 +149,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         self.search_tool_name = search_tool_name
         self.undiscovered_tool_policy = undiscovered_tool_policy
         self.search_results_with_summaries = search_results_with_summaries
+        self.exclude_loaded_tools = exclude_loaded_tools
         self._pinned_names: list[str] = []
         self._pinned_callbacks: list[ToolCallback] = []
         for item in pinned_tools:
@@ -233,6 +239,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             name=self.search_tool_name,
             with_summaries=self.search_results_with_summaries,
             allowed_names=frozenset(registered),
+            loaded=(lambda: self._loaded(loop)) if self.exclude_loaded_tools else None,
         )
         prompt = request.prompt.augment_system_message(self._suffix(registered))
         return request.with_prompt(prompt).with_context(**{_STATE_KEY: loop})
@@ -290,6 +297,16 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     def _record_found(self, loop: _SearchLoop, names: Sequence[str]) -> None:
         loop.found(names)
         self.registry.mark_discovered(loop.session_id, names)
+
+    def _loaded(self, loop: _SearchLoop) -> list[str]:
+        """Tools the model sees whatever it searches next (those a search may skip).
+
+        Without accumulation a new search round replaces the last round's tools, so only
+        the pinned tools stay.
+        """
+        if not self.reference_tool_name_accumulation:
+            return list(loop.pinned)
+        return [*loop.pinned, *self.registry.discovered(loop.session_id)]
 
     def _visible(self, loop: _SearchLoop) -> list[ToolCallback]:
         assert loop.search_tool is not None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from toolsearch.errors import InvalidToolArgumentsError, ToolIndexError
@@ -26,7 +26,8 @@ def search_tool_definition(name: str = DEFAULT_SEARCH_TOOL_NAME) -> ToolDefiniti
             "Search the tools available to you and load the best matches. Describe the "
             "capability you need in a few words (e.g. 'send email', 'weather forecast', "
             "'create github issue') or give an exact tool name. The tools found become "
-            "callable on your next turn; the result lists their names."
+            "callable on your next turn; the result lists their names. Tools you already "
+            "have are not listed again, so search again for another capability."
         ),
         input_schema={
             "type": "object",
@@ -53,6 +54,10 @@ class ToolSearchTool:
     ``on_found`` receives the names of every search's hits (the advisor records them as
     discovered). Index errors (a bad regex in pattern mode...) come back to the model as
     ``{"error": code, "message": ...}``, never as an exception.
+
+    ``loaded`` returns the names the model already sees; they are left out of the results,
+    so every hit of a later search is a tool the model did not have (a search for an exact
+    tool name still returns that tool).
     """
 
     def __init__(
@@ -65,6 +70,7 @@ class ToolSearchTool:
         name: str = DEFAULT_SEARCH_TOOL_NAME,
         with_summaries: bool = False,
         allowed_names: frozenset[str] | None = None,
+        loaded: Callable[[], Collection[str]] | None = None,
     ) -> None:
         self._definition = search_tool_definition(name)
         self._index = index
@@ -73,6 +79,7 @@ class ToolSearchTool:
         self._on_found = on_found
         self._with_summaries = with_summaries
         self._allowed = allowed_names
+        self._loaded = loaded
 
     @property
     def definition(self) -> ToolDefinition:
@@ -90,14 +97,17 @@ class ToolSearchTool:
                 self._definition.name, "query: a non-empty string describing the tool you need"
             )
         limit = _clamp(arguments.get("maxResults"), self._default_max_results)
+        skipped = self._skipped(query)
+        request = ToolSearchRequest(self._session_id, query, limit + len(skipped))
         try:
-            response = self._index.search(ToolSearchRequest(self._session_id, query, limit))
+            response = self._index.search(request)
         except ToolIndexError as exc:
             return json.dumps(exc.to_tool_result())
         references = [
             ref
             for ref in response.tool_references
-            if self._allowed is None or ref.tool_name in self._allowed
+            if (self._allowed is None or ref.tool_name in self._allowed)
+            and ref.tool_name not in skipped
         ][:limit]
         names = [ref.tool_name for ref in references]
         self._on_found(names)
@@ -110,6 +120,16 @@ class ToolSearchTool:
 
     async def acall(self, input_json: str, context: ToolContext | None = None) -> str:
         return self.call(input_json, context)
+
+    def _skipped(self, query: str) -> frozenset[str]:
+        """The loaded tools this search leaves out: all of them but an exact-name match."""
+        if self._loaded is None:
+            return frozenset()
+        wanted = query.strip().casefold()
+        loaded = self._loaded()
+        if self._allowed is not None:
+            loaded = [n for n in loaded if n in self._allowed]
+        return frozenset(n for n in loaded if n.casefold() != wanted)
 
 
 def _clamp(value: Any, fallback: int) -> int:
