@@ -26,8 +26,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def embedder_rows(spec: str) -> list[tuple[str, Callable[[], Any], dict[str, Any]]]:
     """A vector and a hybrid row for the embedder ``spec`` (``tuned``, a model folder...)."""
-    from toolsearch.catalog.index import resolve_embedder
     from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+    from toolsearch.indexes.specs import resolve_embedder
 
     label = "tuned MiniLM" if spec == "tuned" else Path(spec).name or spec
     name = resolve_embedder(spec).name  # fails now, with the reason, if it cannot load
@@ -51,13 +51,13 @@ def embedder_rows(spec: str) -> list[tuple[str, Callable[[], Any], dict[str, Any
 
 def rerank_row(spec: str, reranker_spec: str) -> tuple[str, Callable[[], Any], dict[str, Any]]:
     """The hybrid row of the embedder ``spec``, its top 20 re-ordered by a reranker."""
-    from toolsearch.catalog.index import resolve_embedder
     from toolsearch.indexes import (
         HybridToolIndex,
         RerankingToolIndex,
         VectorToolIndex,
         load_reranker,
     )
+    from toolsearch.indexes.specs import resolve_embedder
 
     label = "tuned MiniLM" if spec == "tuned" else Path(spec).name or spec
     reranker = load_reranker(reranker_spec)  # loaded once; fails now if it cannot load

@@ -65,8 +65,8 @@ def dev_sets() -> list[tuple[Any, Any]]:
 
 
 def vector_rankings(embedders: list[str], sets: list[tuple[Any, Any]]) -> dict[str, list[Any]]:
-    from toolsearch.catalog.index import resolve_embedder
     from toolsearch.indexes import VectorToolIndex
+    from toolsearch.indexes.specs import resolve_embedder
 
     found: dict[str, list[Any]] = {}
     for spec in embedders:

@@ -67,17 +67,16 @@ def load(name: str) -> tuple[Any, Any]:
 
 
 def make_index(spec: str) -> Any:
-    from toolsearch.indexes import Bm25ToolIndex, HybridToolIndex, VectorToolIndex
-
-    if spec == "bm25":
-        return Bm25ToolIndex()
+    """``bm25``, ``peer`` or the hybrid index with the embedder ``spec`` names."""
     if spec == "peer":
         from toolsearch.bench.peers import ReferenceRegexIndex
 
         return ReferenceRegexIndex()
-    from toolsearch.catalog.index import resolve_embedder
+    from toolsearch.indexes import specs
 
-    return HybridToolIndex(vector=VectorToolIndex(embedder=resolve_embedder(spec)))
+    if spec == "bm25":
+        return specs.make_index("bm25")
+    return specs.make_index("hybrid", embedder=spec)
 
 
 def measure(dataset: str, spec: str) -> None:

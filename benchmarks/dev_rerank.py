@@ -60,13 +60,13 @@ def train(catalog: Path, out: Path, seed: int) -> None:
 
 
 def measure(model: Path, embedder: str) -> None:
-    from toolsearch.catalog.index import resolve_embedder
     from toolsearch.indexes import (
         CrossEncoderReranker,
         HybridToolIndex,
         VectorToolIndex,
         prepare_tool,
     )
+    from toolsearch.indexes.specs import resolve_embedder
     from toolsearch.search.types import ToolSearchRequest
 
     reranker = CrossEncoderReranker(model)

@@ -36,8 +36,8 @@ def main() -> None:
     parser.add_argument("--vector-weight", type=float, nargs="+", default=[1.0])
     args = parser.parse_args()
 
-    from toolsearch.catalog.index import resolve_embedder
     from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+    from toolsearch.indexes.specs import resolve_embedder
 
     acme_catalog, acme_queries = load_bundled()
     bfcl_catalog, bfcl_queries = load_bfcl()

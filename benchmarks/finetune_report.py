@@ -30,8 +30,8 @@ DATASETS = ("acme", "livemcpbench", "bfcl")
 def measure(spec: str) -> list[dict[str, Any]]:
     from toolsearch.bench.loaders import load_bfcl, load_bundled, load_livemcpbench
     from toolsearch.bench.retrieval import evaluate_index
-    from toolsearch.catalog.index import resolve_embedder
     from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+    from toolsearch.indexes.specs import resolve_embedder
 
     loaders = {"acme": load_bundled, "livemcpbench": load_livemcpbench, "bfcl": load_bfcl}
     embedder = resolve_embedder(spec)

@@ -5,7 +5,6 @@ import sys
 import pytest
 
 from toolsearch.bench import memory as memory_module
-from toolsearch.bench import runner as runner_module
 from toolsearch.bench.data import Catalog, Query, QuerySet
 from toolsearch.bench.memory import measure_peak_memory
 from toolsearch.bench.runner import IndexSpec, index_factory, run_dataset
@@ -47,7 +46,7 @@ def test_the_child_measures_what_the_index_allocates(tmp_path, monkeypatch):
     catalog, queries = _dataset()
     catalog.to_jsonl(tmp_path / "tools.jsonl")
     queries.to_jsonl(tmp_path / "queries.jsonl")
-    monkeypatch.setattr(runner_module, "index_factory", lambda name: _HungryIndex)
+    monkeypatch.setattr(memory_module, "index_factory", lambda name: _HungryIndex)
     result = memory_module._child(
         str(tmp_path / "tools.jsonl"), str(tmp_path / "queries.jsonl"), "x"
     )

@@ -402,7 +402,6 @@ def test_rebuild_reembeds_only_changed_tools(tmp_path):
 def test_rebuild_reuses_rows_by_embedded_text(tmp_path, monkeypatch):
     """Rows are reused when the text they embed is unchanged, not merely the definition:
     a new text preparation re-embeds everything, a change outside the text nothing."""
-    from toolsearch.catalog import index as catalog_index
 
     out = tmp_path / "by-text"
     CatalogIndex.build(TOOLS, out=out, kind="vector", embedder=CountingEmbedder())
@@ -415,13 +414,15 @@ def test_rebuild_reuses_rows_by_embedded_text(tmp_path, monkeypatch):
     CatalogIndex.build(retyped, out=out, kind="vector", embedder=same_text)
     assert same_text.documents == 0
 
-    prepare = catalog_index._prepare
+    from toolsearch.catalog import pipeline
+
+    prepare = pipeline._prepare
 
     def new_preparation(tool):  # as if a later toolsearch prepared text differently
         prepared = prepare(tool)
         return type(prepared)(**{**_fields(prepared), "description": prepared.description + "!"})
 
-    monkeypatch.setattr(catalog_index, "_prepare", new_preparation)
+    monkeypatch.setattr(pipeline, "_prepare", new_preparation)
     new_text = CountingEmbedder()
     CatalogIndex.build(retyped, out=out, kind="vector", embedder=new_text)
     assert new_text.documents == len(TOOLS)
@@ -549,8 +550,6 @@ def test_a_build_killed_at_each_step_of_the_swap_leaves_a_whole_index(tmp_path, 
 
 
 def test_an_error_between_the_renames_puts_the_old_index_back(tmp_path, monkeypatch):
-    from toolsearch.catalog import index as catalog_index
-
     index = build(tmp_path, "bm25")
     path = index.path
     index.close()
@@ -561,7 +560,9 @@ def test_an_error_between_the_renames_puts_the_old_index_back(tmp_path, monkeypa
             raise OSError(28, "No space left on device")
         replace(src, dst)
 
-    monkeypatch.setattr(catalog_index.os, "replace", failing_replace)
+    from toolsearch.catalog import swap
+
+    monkeypatch.setattr(swap.os, "replace", failing_replace)
     with pytest.raises(OSError, match="No space"):
         build(tmp_path, "bm25", tools=TOOLS[:10])
     monkeypatch.undo()
@@ -733,16 +734,18 @@ def test_sessions_with_the_same_tools_share_one_view(bm25_index):
     subset = TOOLS[:40]
     bm25_index.index_tools("x", subset)
     bm25_index.index_tools("y", list(subset))
-    assert bm25_index._sessions["x"] is bm25_index._sessions["y"]
+    assert bm25_index.session_ranker("x") is bm25_index.session_ranker("y")
+    assert bm25_index.prepared_count() == 1
     bm25_index.clear_index("x")
     assert bm25_index.search(ToolSearchRequest("y", "weather")).tool_names
     bm25_index.clear_index("y")
-    assert not bm25_index._views
+    assert bm25_index.prepared_count() == 0
 
 
 def test_a_session_over_the_whole_catalog_uses_the_catalog_structures(bm25_index):
     bm25_index.index_tools("all", TOOLS)
-    assert bm25_index._sessions["all"].scope is None  # no subset filter needed
+    whole = bm25_index.session_ranker("all")
+    assert whole is bm25_index.ranker.whole()  # the catalog's own structures, no subset
     assert hits(bm25_index.search(ToolSearchRequest("all", "get refund", 5))) == hits(
         bm25_index.search_catalog("get refund", 5)
     )
@@ -802,7 +805,7 @@ def test_sixteen_threads_search_while_another_session_reindexes(tmp_path, kind):
     assert index.session_ids() == list(sessions)
     for session in sessions:
         index.clear_index(session)
-    assert not index._views
+    assert index.prepared_count() == 0
 
 
 # -- the tool-search advisor over a loaded catalog -------------------------------------
@@ -863,8 +866,9 @@ def test_tool_search_advisor_runs_on_a_loaded_catalog(tmp_path):
 
 def test_session_setup_needs_no_reindexing(tmp_path, monkeypatch):
     """A session over catalog tools resolves fingerprints: nothing is analyzed or embedded."""
-    import toolsearch.catalog.bm25_artifact as artifact
-    import toolsearch.catalog.index as module
+    import toolsearch.catalog.pipeline as module
+    import toolsearch.catalog.ranker as ranker
+    import toolsearch.indexes.analysis as analysis
 
     embedder = CountingEmbedder()
     index = build(tmp_path, "hybrid", embedder=embedder)
@@ -873,7 +877,8 @@ def test_session_setup_needs_no_reindexing(tmp_path, monkeypatch):
     def fail(*_: Any) -> Any:
         raise AssertionError("a catalog session must not re-index tools")
 
-    monkeypatch.setattr(artifact, "tool_terms", fail)
+    monkeypatch.setattr(ranker, "tool_terms", fail)
+    monkeypatch.setattr(analysis, "_fields", fail)
     monkeypatch.setattr(module, "_prepare", fail)
     index.index_tools("fast", TOOLS[:100])
     assert index.search(ToolSearchRequest("fast", "weather radar")).tool_names
@@ -883,14 +888,14 @@ def test_session_setup_needs_no_reindexing(tmp_path, monkeypatch):
 
 def test_worker_processes_build_the_same_index(tmp_path, monkeypatch):
     """Parallel analysis (JSONL lines or tools sent to workers) changes nothing."""
-    import toolsearch.catalog.index as module
+    import toolsearch.catalog.pipeline as module
 
     source = tmp_path / "catalog.jsonl"
     source.write_text("\n".join(json.dumps(t.to_dict() | {"category": t.category})
                                 for t in TOOLS) + "\n", encoding="utf-8")  # fmt: skip
     serial = CatalogIndex.build(TOOLS, out=tmp_path / "serial", kind="bm25", workers=1)
-    monkeypatch.setattr(module, "_PARALLEL_FROM", 32)
-    monkeypatch.setattr(module, "_BATCH", 16)
+    monkeypatch.setattr(module, "PARALLEL_FROM", 32)
+    monkeypatch.setattr(module, "BATCH", 16)
     from_file = CatalogIndex.build([source], out=tmp_path / "file", kind="bm25", workers=2)
     from_tools = CatalogIndex.build(TOOLS, out=tmp_path / "tools", kind="bm25", workers=2)
     for index in (from_file, from_tools):
@@ -910,13 +915,13 @@ def test_specs_and_dumps_are_read_in_a_process_beside_the_build(tmp_path, monkey
     their errors arrive as the usual one-line CatalogSourceError."""
     import multiprocessing
 
-    import toolsearch.catalog.index as module
+    import toolsearch.catalog.pipeline as module
 
     fixtures = ROOT / "tests" / "fixtures" / "catalog"
     sources = [fixtures / "mcp", fixtures / "openapi"]
     here = CatalogIndex.build(sources, out=tmp_path / "here", workers=1)
-    monkeypatch.setattr(module, "_PARALLEL_FROM", 8)
-    monkeypatch.setattr(module, "_BATCH", 4)
+    monkeypatch.setattr(module, "PARALLEL_FROM", 8)
+    monkeypatch.setattr(module, "BATCH", 4)
     readers = []
     read_beside = module._read_beside
 
@@ -958,11 +963,26 @@ def test_build_progress_reports_files_then_tools(tmp_path):
     assert seen[-1] == ("tools", len(index), len(index))
 
 
-def test_catalog_settings_defaults_are_the_session_index_defaults():
-    from toolsearch.catalog.bm25_artifact import Bm25Settings
-    from toolsearch.catalog.index import HybridSettings
-    from toolsearch.catalog.vector_artifact import VectorSettings
+def test_catalog_settings_are_the_session_indexes_parameter_objects():
+    """One parameter object per method: a catalog build and a session index share it, so
+    their defaults cannot drift apart."""
+    from toolsearch.catalog import Bm25Settings, HybridSettings, VectorSettings
+    from toolsearch.indexes import (
+        Bm25Params,
+        Bm25ToolIndex,
+        FusionParams,
+        HybridToolIndex,
+        VectorParams,
+        VectorToolIndex,
+    )
+    from toolsearch.indexes.embedders import HashingEmbedder
 
-    assert HybridSettings() == HybridSettings.matching_session_index()
-    assert Bm25Settings() == Bm25Settings.matching_session_index()
-    assert VectorSettings() == VectorSettings.matching_session_index()
+    assert (Bm25Settings, HybridSettings, VectorSettings) == (
+        Bm25Params,
+        FusionParams,
+        VectorParams,
+    )
+    assert Bm25ToolIndex().params == Bm25Params()
+    vector = VectorToolIndex(embedder=HashingEmbedder())
+    assert vector.params == VectorParams()
+    assert HybridToolIndex(vector=vector).params == FusionParams()

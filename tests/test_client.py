@@ -571,3 +571,32 @@ def test_two_tool_advisors_fail_when_the_client_is_built():
     builder = ChatClient.builder(model).default_advisors(ToolCallingAdvisor(), ToolCallingAdvisor())
     with pytest.raises(AdvisorChainError, match="tool-calling advisors"):
         builder.build()
+
+
+def test_the_auto_tool_advisor_provider_supplies_the_default_tool_advisor():
+    """``build()`` asks the installed provider once per client; ``None`` means the plain one;
+    a tool advisor the chain already has wins."""
+    from toolsearch.loop.client import set_auto_tool_advisor_provider
+
+    calls: list[ToolCallingAdvisor] = []
+
+    def provider() -> ToolCallingAdvisor | None:
+        calls.append(ToolCallingAdvisor(name="provided"))
+        return calls[-1]
+
+    def tool_advisors(client: ChatClient) -> list[Any]:
+        _, chain = client.prompt("hi").build_request()
+        return [a for a in chain.advisors if isinstance(a, ToolCallingAdvisor)]
+
+    model = FunctionChatModel(lambda messages, tools: "ok")
+    previous = set_auto_tool_advisor_provider(provider)
+    try:
+        client = ChatClient.builder(model).build()
+        assert tool_advisors(client) == tool_advisors(client) == calls  # one per client
+        mine = ToolCallingAdvisor()
+        assert tool_advisors(ChatClient.builder(model).default_advisors(mine).build()) == [mine]
+        set_auto_tool_advisor_provider(lambda: None)
+        [plain] = tool_advisors(ChatClient.create(model))
+        assert plain.name == "ToolCallingAdvisor"
+    finally:
+        set_auto_tool_advisor_provider(previous)

@@ -34,7 +34,8 @@ from toolsearch.errors import (
     ToolIndexError,
     ToolsearchError,
 )
-from toolsearch.indexes.base import BaseToolIndex, SessionTools
+from toolsearch.indexes.ranker import Ranking
+from toolsearch.indexes.session import SessionTools
 from toolsearch.indexes.text import STOP_WORDS, prepare_tool, query_terms, split_name
 from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
 
@@ -942,7 +943,7 @@ CATALOG30 = _contract_catalog()
 
 
 def _view(index: Any, session: str) -> Any:
-    return index._sessions[session][1]
+    return index.session_ranker(session)
 
 
 def test_vector_uses_flat_up_to_the_threshold_and_hnsw_above() -> None:
@@ -1160,25 +1161,31 @@ def test_sentence_transformer_models_with_the_same_folder_name_do_not_share_embe
 # ======================================================================================
 
 
-class FixedRanking(BaseToolIndex[None]):
-    """A stand-in backend that ranks a fixed list of tool names, whatever the query."""
+class FixedRanking:
+    """A stand-in ranker that ranks a fixed list of tool names, whatever the query."""
 
     search_type = "fixed"
 
     def __init__(self, names: Sequence[str]) -> None:
-        super().__init__()
         self.names = list(names)
         self.depths: list[int] = []
 
-    def _build_view(self, snapshot: SessionTools) -> None:
-        return None
+    def prepare(self, tools: SessionTools) -> Any:
+        return _FixedSession(self, tools)
 
-    def _rank(self, view, snapshot, query, limit, allowed):
-        self.depths.append(limit)
-        positions = [snapshot.by_name[n] for n in self.names if n in snapshot.by_name]
+
+class _FixedSession:
+    def __init__(self, owner: FixedRanking, tools: SessionTools) -> None:
+        self.owner, self.tools = owner, tools
+
+    def rank(self, query, limit, allowed=None):
+        self.owner.depths.append(limit)
+        by_name = self.tools.by_name
+        positions = [by_name[n] for n in self.owner.names if n in by_name]
         if allowed is not None:
             positions = [p for p in positions if p in set(allowed)]
-        return [(p, 1.0 / (1 + r)) for r, p in enumerate(positions)][:limit], len(positions)
+        hits = [(p, 1.0 / (1 + r)) for r, p in enumerate(positions)][:limit]
+        return Ranking.of(hits, len(positions))
 
 
 def _hybrid(**kwargs: Any):
@@ -1503,13 +1510,13 @@ def test_sessions_with_the_same_tools_share_one_view(make: str) -> None:
     tools = list(TOY)
     for session in ("a", "b", "c"):
         index.index_tools(session, tools)
-    assert len(index._views) == 1  # one view for three sessions
+    assert index.prepared_count() == 1  # one view for three sessions
     index.index_tools("c", tools[:5])  # c changes its tools: a second view
-    assert len(index._views) == 2
+    assert index.prepared_count() == 2
     first = search(index, "a", TOY[0].name).tool_names[0]
     assert first == TOY[0].name
     index.clear_index("a")
     index.clear_index("b")
-    assert len(index._views) == 1  # the last session out frees the shared view
+    assert index.prepared_count() == 1  # the last session out frees the shared view
     assert search(index, "a", TOY[0].name).tool_names == []
     assert search(index, "c", TOY[0].name).tool_names[0] == TOY[0].name

@@ -350,6 +350,10 @@ SEARCH_TYPES = {
     "hybrid-hashing": "hybrid",
     "hybrid-minilm": "hybrid",
     "rerank-bm25": "rerank",
+    "hybrid-regex-bm25": "hybrid",
+    "catalog-bm25": "catalog-bm25",
+    "catalog-vector-hashing": "catalog-vector",
+    "catalog-hybrid-hashing": "catalog-hybrid",
 }
 
 # --------------------------------------------------------------------------------------
@@ -385,6 +389,31 @@ def _need(module: str, extra: str) -> None:
     importorskip(module, reason=f"toolsearch[{extra}] is not installed ({module})")
 
 
+@pytest.fixture(scope="module")
+def built_catalogs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Catalog indexes of CATALOG and OTHER_TOOLS, built once per module. OTHER_TOOLS'
+    second ``send_email`` is not in the catalog (its name is taken), so sessions exercise
+    both the catalog's artifacts and the tools a session adds of its own."""
+    _need("tantivy", "bm25")
+    from toolsearch.catalog.index import CatalogIndex
+
+    built: dict[str, Any] = {}
+
+    def folder(kind: str) -> Any:
+        if kind not in built:
+            if kind != "bm25":
+                _need("numpy", "vector")
+                _need("faiss", "vector")
+            out = tmp_path_factory.mktemp("catalog") / kind
+            CatalogIndex.build(
+                [*CATALOG, *OTHER_TOOLS], out=out, kind=kind, embedder="hashing", workers=1
+            ).close()
+            built[kind] = out
+        return built[kind]
+
+    return {"folder": folder}
+
+
 def _factory(backend: str, request: pytest.FixtureRequest) -> Callable[[], Any]:
     from toolsearch import indexes
 
@@ -393,6 +422,16 @@ def _factory(backend: str, request: pytest.FixtureRequest) -> Callable[[], Any]:
     _need("tantivy", "bm25")
     if backend == "bm25":
         return lambda: indexes.Bm25ToolIndex()
+    if backend == "hybrid-regex-bm25":  # a wrapper composed of two rankers
+        return lambda: indexes.HybridToolIndex(
+            bm25=indexes.RegexRanker(), vector=indexes.Bm25Ranker()
+        )
+    if backend.startswith("catalog-"):
+        from toolsearch.catalog.index import CatalogIndex
+
+        kind = backend.split("-")[1]
+        path = request.getfixturevalue("built_catalogs")["folder"](kind)
+        return lambda: CatalogIndex.load(path)
     if backend == "rerank-bm25":  # the reranking wrapper, with a word-overlap test double
         return lambda: indexes.RerankingToolIndex(
             indexes.FunctionReranker(_word_overlap), first_stage=indexes.Bm25ToolIndex()
@@ -852,6 +891,50 @@ def test_results_fill_up_to_the_limit_when_enough_match(catalog_index, limit) ->
     response = search(catalog_index, "a", BROAD_QUERY, max_results=limit)
     expected = 10 if limit is None else limit
     assert len(response.tool_references) == min(expected, response.total_matches)
+
+
+# --------------------------------------------------------------------------------------
+# Exclusions (the tools a model already has)
+# --------------------------------------------------------------------------------------
+
+
+def test_excluded_tools_leave_the_others_in_their_order(catalog_index) -> None:
+    full = search(catalog_index, "a", BROAD_QUERY, max_results=50)
+    skipped = frozenset(full.tool_names[:3])
+    rest = search(catalog_index, "a", BROAD_QUERY, max_results=5, exclude=skipped)
+    expected = [r for r in full.tool_references if r.tool_name not in skipped][:5]
+    assert [(r.tool_name, r.relevance_score) for r in rest.tool_references] == [
+        (r.tool_name, r.relevance_score) for r in expected
+    ]
+
+
+def test_exclusions_still_fill_the_limit(catalog_index) -> None:
+    full = search(catalog_index, "a", BROAD_QUERY, max_results=50)
+    if len(full.tool_references) < 8:
+        pytest.skip("the broad query matches too few tools for this backend")
+    skipped = frozenset(full.tool_names[:4])
+    rest = search(catalog_index, "a", BROAD_QUERY, max_results=4, exclude=skipped)
+    assert len(rest.tool_references) == 4
+    assert not skipped & set(rest.tool_names)
+
+
+def test_an_exact_name_is_never_excluded(catalog_index) -> None:
+    response = search(
+        catalog_index, "a", "send_email", max_results=3, exclude=frozenset({"send_email"})
+    )
+    assert response.tool_names[0] == "send_email"
+
+
+def test_excluding_unknown_names_changes_nothing(catalog_index) -> None:
+    plain = search(catalog_index, "a", "weather forecast", max_results=5)
+    other = search(
+        catalog_index,
+        "a",
+        "weather forecast",
+        max_results=5,
+        exclude=frozenset({"stock_quote", "no such tool"}),
+    )
+    assert snapshot(other)[0] == snapshot(plain)[0]
 
 
 def test_a_smaller_limit_is_a_prefix_of_a_larger_one(catalog_index) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsearch.indexes.base import BaseToolIndex
+from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.rerank import FunctionReranker, RerankingToolIndex
 from toolsearch.indexes.text import prepare_tool
 from toolsearch.search.types import ToolSearchRequest
@@ -48,16 +48,23 @@ class Recorder:
         ]
 
 
-class FixedOrder(BaseToolIndex):
-    """A first stage that ranks the session's tools in registration order."""
+class FixedOrder:
+    """A first-stage ranker that ranks the session's tools in registration order."""
 
-    def _build_view(self, snapshot):
-        return None
+    search_type = "fixed"
 
-    def _rank(self, view, snapshot, query, limit, allowed):
-        positions = list(allowed) if allowed is not None else range(len(snapshot.tools))
+    def prepare(self, tools):
+        return _InOrder(len(tools.tools))
+
+
+class _InOrder:
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def rank(self, query, limit, allowed=None):
+        positions = list(allowed) if allowed is not None else range(self.count)
         ranked = [(i, 1.0 / (1 + i)) for i in positions]
-        return ranked[:limit], len(ranked)
+        return Ranking.of(ranked[:limit], len(ranked))
 
 
 def names(index, query: str = "thing", limit: int = 8) -> list[str]:
@@ -122,7 +129,8 @@ def test_an_exact_name_still_comes_first_and_categories_filter_before_reranking(
 
 def test_a_reranker_that_miscounts_is_an_error():
     index = reranking(FunctionReranker(lambda q, d: 0.0))
-    index.reranker = type("Short", (), {"name": "short", "score": lambda self, q, d: [1.0]})()
+    short = type("Short", (), {"name": "short", "score": lambda self, q, d: [1.0]})
+    index.ranker.reranker = short()
     with pytest.raises(ValueError, match="returned 1 scores for 8 documents"):
         names(index)
 

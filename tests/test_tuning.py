@@ -352,7 +352,7 @@ def test_training_refuses_an_existing_folder_and_too_few_pairs(tmp_path):
 
 
 def test_tuned_names_the_default_folder_and_says_how_to_make_it(tmp_path, monkeypatch):
-    from toolsearch.catalog.index import resolve_embedder
+    from toolsearch.indexes.specs import resolve_embedder
 
     monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
     with pytest.raises(ValueError, match="toolsearch embedder finetune"):
@@ -362,7 +362,7 @@ def test_tuned_names_the_default_folder_and_says_how_to_make_it(tmp_path, monkey
 def test_tuned_and_a_folder_path_load_the_trained_model(trained, tmp_path, monkeypatch):
     import shutil
 
-    from toolsearch.catalog.index import resolve_embedder
+    from toolsearch.indexes.specs import resolve_embedder
     from toolsearch.tuning import default_tuned_model_path
 
     result, _ = trained
@@ -545,7 +545,7 @@ def test_the_docs_example_loads_the_tuned_model(trained, tmp_path, monkeypatch):
 def test_a_retrained_model_gets_a_new_name_so_old_indexes_refuse_it(trained, tmp_path):
     import shutil
 
-    from toolsearch.catalog.index import resolve_embedder
+    from toolsearch.indexes.specs import resolve_embedder
 
     folder = tmp_path / "model"
     shutil.copytree(trained[0].path, folder)

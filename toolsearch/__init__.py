@@ -45,6 +45,7 @@ from toolsearch.loop import (
     ToolCallLimits,
     ToolExecutionResult,
 )
+from toolsearch.loop.client import set_auto_tool_advisor_provider
 from toolsearch.memory import (
     CONVERSATION_ID,
     InMemoryChatMemoryRepository,
@@ -52,6 +53,7 @@ from toolsearch.memory import (
     MessageWindowChatMemory,
 )
 from toolsearch.search import ToolSearchToolCallingAdvisor
+from toolsearch.search.options import ToolSearchOptions
 from toolsearch.tools import (
     FunctionToolCallback,
     JsonResultConverter,
@@ -67,6 +69,18 @@ from toolsearch.tools import (
 
 if TYPE_CHECKING:
     from toolsearch.memory.sqlite import SqliteChatMemoryRepository
+
+
+def _advisor_from_settings() -> ToolSearchToolCallingAdvisor | None:
+    from toolsearch.settings import configured_advisor  # read when a client is built
+
+    return configured_advisor()
+
+
+# ``ChatClient.builder(model).build()`` asks this hook for the tool advisor of a chain that
+# has none: the loop layer honours TOOLSEARCH_TOOL_SEARCH__ENABLED without importing the
+# search layer or the settings; the package wires the two together here.
+set_auto_tool_advisor_provider(_advisor_from_settings)
 
 __version__ = "0.1.0"
 
@@ -114,6 +128,7 @@ __all__ = [
     "ToolParam",
     "ToolResponse",
     "ToolResponseMessage",
+    "ToolSearchOptions",
     "ToolSearchToolCallingAdvisor",
     "ToolsearchError",
     "Usage",

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from toolsearch._quiet import quiet_model_loading
+
 __all__ = ["main"]
 
 
@@ -83,7 +85,7 @@ def _app() -> Any:
         from toolsearch.bench.tokens import BpeTokenCounter
 
         console = Console(width=max(Console().width, 120))  # keep the table readable in pipes
-        _quiet_model_loading()
+        quiet_model_loading()
         loaders: dict[str, Any] = dict(DATASETS)
         if (catalog_file is None) != (queries_file is None):
             raise typer.BadParameter("--catalog and --queries go together")
@@ -267,16 +269,6 @@ def _run_live(
     command = "toolsearch " + " ".join(sys.argv[1:])
     written = write_live_report(records, out, command=command, json_path=json_path)
     console.print("wrote " + ", ".join(str(p) for p in written))
-
-
-def _quiet_model_loading() -> None:
-    """Silence transformers' load reports, which would break up the progress display."""
-    try:
-        from transformers.utils import logging as transformers_logging
-    except ImportError:
-        return
-    transformers_logging.set_verbosity_error()
-    transformers_logging.disable_progress_bar()
 
 
 def main() -> None:

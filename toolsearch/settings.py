@@ -3,21 +3,29 @@
 The "auto-configuration" path: with ``TOOLSEARCH_TOOL_SEARCH__ENABLED=true``,
 ``ChatClient.builder(model)`` (and ``ChatClient.create``) use a
 ``ToolSearchToolCallingAdvisor`` built from these settings instead of the plain
-``ToolCallingAdvisor``. An explicitly registered tool advisor always wins.
+``ToolCallingAdvisor``. An explicitly registered tool advisor always wins. The loop layer
+does not import this module: the package (``import toolsearch``) installs
+:func:`configured_advisor` as the builder's auto tool advisor provider
+(:func:`toolsearch.loop.client.set_auto_tool_advisor_provider`).
 
 Sources, highest priority first: keyword arguments, environment variables
 (``TOOLSEARCH_TOOL_SEARCH__MAX_RESULTS=8``), then the TOML file named by
 ``TOOLSEARCH_CONFIG_FILE`` (default ``toolsearch.toml`` in the working directory, if it
 exists), with a ``[tool_search]`` table.
+
+:class:`ToolSearchSettings` is a view of :class:`~toolsearch.search.options.ToolSearchOptions`
+(it subclasses it): the advisor's options, their defaults and bounds are declared there
+once; only the settings-only fields (``enabled``, the index and eviction choices) are
+declared here.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -25,28 +33,36 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from toolsearch.memory.memory import CONVERSATION_ID
+from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
+from toolsearch.search.eviction import (
+    CompositeEvictionStrategy,
+    EvictionStrategy,
+    LruEvictionStrategy,
+    TtlEvictionStrategy,
+)
+from toolsearch.search.options import ToolSearchOptions
 
-if TYPE_CHECKING:
-    from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
-
-__all__ = ["ToolSearchSettings", "ToolsearchSettings", "load_settings", "tool_search_advisor"]
+__all__ = [
+    "ToolSearchSettings",
+    "ToolsearchSettings",
+    "configured_advisor",
+    "load_settings",
+    "tool_search_advisor",
+]
 
 CONFIG_FILE_VARIABLE = "TOOLSEARCH_CONFIG_FILE"
 DEFAULT_CONFIG_FILE = "toolsearch.toml"
 
 
-class ToolSearchSettings(BaseModel):
-    """``[tool_search]`` / ``TOOLSEARCH_TOOL_SEARCH__*``: the tool-search advisor's options."""
+class ToolSearchSettings(ToolSearchOptions):
+    """``[tool_search]`` / ``TOOLSEARCH_TOOL_SEARCH__*``: the tool-search advisor's options
+    (every :class:`ToolSearchOptions` field) and how to build its index and eviction."""
+
+    model_config = ConfigDict(extra="ignore")  # unknown keys are ignored, as they always were
 
     enabled: bool = False
     """Use the tool-search advisor instead of the plain tool-calling advisor."""
     index_type: Literal["regex", "bm25", "vector", "hybrid"] = "bm25"
-    max_results: int = Field(5, ge=1, le=10)
-    system_message_suffix: str | None = None
-    reference_tool_name_accumulation: bool = True
-    session_id_key_name: str = CONVERSATION_ID
-    order: int = 300
     lru_max_sessions: int = Field(1000, ge=1)
     ttl_seconds: float | None = Field(None, gt=0)
     """Setting it makes eviction a composite of LRU and TTL."""
@@ -57,11 +73,13 @@ class ToolSearchSettings(BaseModel):
     reranker: str | None = None
     """The folder of a cross-encoder (:class:`~toolsearch.indexes.CrossEncoderReranker`):
     it re-orders the index's top 20 hits for each search (any ``index_type``)."""
-    pinned_tools: list[str] = Field(default_factory=list)
-    search_tool_name: str = "toolSearchTool"
-    undiscovered_tool_policy: Literal["execute", "hint"] = "execute"
-    exclude_loaded_tools: bool = True
-    """Searches skip the tools the model already sees, so each returns new ones."""
+
+    @property
+    def options(self) -> ToolSearchOptions:
+        """The advisor's options in these settings (every ``ToolSearchOptions`` field)."""
+        return ToolSearchOptions(
+            **{name: getattr(self, name) for name in ToolSearchOptions.model_fields}
+        )
 
     @model_validator(mode="after")
     def _embedder_needs_vectors(self) -> ToolSearchSettings:
@@ -104,54 +122,37 @@ def load_settings(**overrides: Any) -> ToolsearchSettings:
 
 
 def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAdvisor:
-    """A ``ToolSearchToolCallingAdvisor`` configured by ``settings``."""
-    from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
-    from toolsearch.search.eviction import (
-        CompositeEvictionStrategy,
-        EvictionStrategy,
-        LruEvictionStrategy,
-        TtlEvictionStrategy,
+    """A ``ToolSearchToolCallingAdvisor`` configured by ``settings`` (every option field goes
+    through ``settings.options``; the index and the eviction are built from the rest)."""
+    return ToolSearchToolCallingAdvisor(
+        tool_index=_index(settings),
+        eviction_strategy=_eviction(settings),
+        options=settings.options,
     )
 
+
+def configured_advisor() -> ToolSearchToolCallingAdvisor | None:
+    """The advisor the settings ask for (read now), or ``None`` when they do not enable it.
+
+    ``ChatClient.builder(model).build()`` calls it through the auto tool advisor provider.
+    """
+    settings = load_settings().tool_search  # environment and TOML file, read now
+    return tool_search_advisor(settings) if settings.enabled else None
+
+
+def _eviction(settings: ToolSearchSettings) -> EvictionStrategy:
     eviction: EvictionStrategy = LruEvictionStrategy(settings.lru_max_sessions)
     if settings.ttl_seconds is not None:
         eviction = CompositeEvictionStrategy(eviction, TtlEvictionStrategy(settings.ttl_seconds))
-    return ToolSearchToolCallingAdvisor(
-        tool_index=_index(settings),
-        max_results=settings.max_results,
-        system_message_suffix=settings.system_message_suffix,
-        reference_tool_name_accumulation=settings.reference_tool_name_accumulation,
-        session_id_key_name=settings.session_id_key_name,
-        eviction_strategy=eviction,
-        order=settings.order,
-        pinned_tools=settings.pinned_tools,
-        search_tool_name=settings.search_tool_name,
-        undiscovered_tool_policy=settings.undiscovered_tool_policy,
-        exclude_loaded_tools=settings.exclude_loaded_tools,
-    )
+    return eviction
 
 
 def _index(settings: ToolSearchSettings) -> Any:
-    from toolsearch import indexes
+    from toolsearch.indexes.specs import make_index
 
-    first_stage = _first_stage(settings)
-    if settings.reranker is None:
-        return first_stage
-    reranker = indexes.load_reranker(settings.reranker)
-    return indexes.RerankingToolIndex(reranker, first_stage=first_stage)
-
-
-def _first_stage(settings: ToolSearchSettings) -> Any:
-    from toolsearch import indexes
-
-    if settings.index_type == "regex":
-        return indexes.RegexToolIndex()
-    if settings.index_type == "bm25":
-        return indexes.Bm25ToolIndex(min_score=settings.bm25_min_score)
-    embedder = indexes.load_embedder(settings.embedder) if settings.embedder else None
-    if settings.index_type == "vector":
-        return indexes.VectorToolIndex(embedder=embedder)
-    return indexes.HybridToolIndex(
-        bm25=indexes.Bm25ToolIndex(min_score=settings.bm25_min_score),
-        vector=indexes.VectorToolIndex(embedder=embedder),
+    return make_index(
+        settings.index_type,
+        embedder=settings.embedder,
+        bm25_min_score=settings.bm25_min_score,
+        reranker=settings.reranker,
     )

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolsearch.bench.data import Catalog, QuerySet
+from toolsearch.bench.index_names import index_factory
 
 __all__ = ["MAX_QUERIES", "MemoryResult", "measure_peak_memory"]
 
@@ -63,7 +64,7 @@ def measure_peak_memory(
     *,
     timeout: float = 900.0,
 ) -> MemoryResult:
-    """Measure ``index`` (a name :func:`toolsearch.bench.runner.index_factory` knows) in a
+    """Measure ``index`` (a name :func:`toolsearch.bench.index_names.index_factory` knows) in a
     child process; raises ``RuntimeError`` with the child's error output when it fails."""
     with tempfile.TemporaryDirectory(prefix="toolsearch-memory-") as folder:
         tools_path = Path(folder) / "tools.jsonl"
@@ -121,7 +122,6 @@ def _max_rss_kib() -> float:
 
 
 def _child(tools_path: str, queries_path: str, index_name: str) -> dict[str, object]:
-    from toolsearch.bench.runner import index_factory
     from toolsearch.search.types import ToolSearchRequest
 
     catalog = Catalog.from_jsonl(tools_path)

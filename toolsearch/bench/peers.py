@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.base import BaseToolIndex, SessionTools
+from toolsearch.indexes.ranker import Ranking
+from toolsearch.indexes.session import SessionIndex, SessionTools
 
 __all__ = ["Bm25sIndex", "ReferenceRegexIndex", "TokenOverlapIndex"]
 
@@ -49,26 +51,17 @@ def reference_pattern(query: str) -> str | None:
     return pattern
 
 
-class ReferenceRegexIndex(BaseToolIndex[None]):
-    search_type = "reference-regex"
+@dataclass(frozen=True)
+class _ReferenceRegexSession:
+    tools: SessionTools
 
-    def _build_view(self, snapshot: SessionTools) -> None:
-        return None
-
-    def _rank(
-        self,
-        view: None,
-        snapshot: SessionTools,
-        query: str,
-        limit: int,
-        allowed: Sequence[int] | None,
-    ) -> tuple[list[tuple[int, float]], int]:
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
         pattern = reference_pattern(query)
         if pattern is None:
-            return [], 0
+            return Ranking()
         compiled = re.compile(pattern)
         scored = []
-        for i, tool in enumerate(snapshot.tools):
+        for i, tool in enumerate(self.tools.tools):
             score = 0.0
             names = [m.start() for m in compiled.finditer(tool.name)]
             if names:
@@ -79,34 +72,71 @@ class ReferenceRegexIndex(BaseToolIndex[None]):
             if score > 0:
                 scored.append((i, score))
         scored.sort(key=lambda item: (-item[1], item[0]))
-        return scored[:limit], len(scored)
+        return Ranking.of(scored[:limit], len(scored))
 
 
-class TokenOverlapIndex(BaseToolIndex[list[frozenset[str]]]):
-    search_type = "token-overlap"
+class _ReferenceRegexRanker:
+    search_type = "reference-regex"
 
-    def _build_view(self, snapshot: SessionTools) -> list[frozenset[str]]:
-        return [
-            frozenset(w.lower() for w in _WORD.findall(f"{t.name} {t.description}"))
-            for t in snapshot.tools
-        ]
+    def prepare(self, tools: SessionTools) -> _ReferenceRegexSession:
+        return _ReferenceRegexSession(tools)
 
-    def _rank(
-        self,
-        view: list[frozenset[str]],
-        snapshot: SessionTools,
-        query: str,
-        limit: int,
-        allowed: Sequence[int] | None,
-    ) -> tuple[list[tuple[int, float]], int]:
+
+class ReferenceRegexIndex(SessionIndex):
+    def __init__(self) -> None:
+        super().__init__(_ReferenceRegexRanker())
+
+
+@dataclass(frozen=True)
+class _TokenOverlapSession:
+    tokens: list[frozenset[str]]
+
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
         words = {w.lower() for w in _WORD.findall(query)}
-        scored = [(i, float(len(words & tokens))) for i, tokens in enumerate(view)]
+        scored = [(i, float(len(words & tokens))) for i, tokens in enumerate(self.tokens)]
         scored = [item for item in scored if item[1] > 0]
         scored.sort(key=lambda item: (-item[1], item[0]))
-        return scored[:limit], len(scored)
+        return Ranking.of(scored[:limit], len(scored))
 
 
-class Bm25sIndex(BaseToolIndex[Any]):
+class _TokenOverlapRanker:
+    search_type = "token-overlap"
+
+    def prepare(self, tools: SessionTools) -> _TokenOverlapSession:
+        return _TokenOverlapSession(
+            [
+                frozenset(w.lower() for w in _WORD.findall(f"{t.name} {t.description}"))
+                for t in tools.tools
+            ]
+        )
+
+
+class TokenOverlapIndex(SessionIndex):
+    def __init__(self) -> None:
+        super().__init__(_TokenOverlapRanker())
+
+
+@dataclass(frozen=True)
+class _Bm25sSession:
+    ranker: _Bm25sRanker
+    retriever: Any
+    size: int
+
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
+        bm25s, stemmer = self.ranker.bm25s, self.ranker.stemmer
+        tokens = bm25s.tokenize(
+            [query], stopwords="en", stemmer=stemmer, show_progress=False, return_ids=False
+        )
+        known = [t for t in tokens[0] if t in self.retriever.vocab_dict]
+        if not known:
+            return Ranking()
+        k = min(limit, self.size)
+        ids, scores = self.retriever.retrieve([known], k=k, show_progress=False)
+        pairs = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+        return Ranking.of(pairs, len(pairs))
+
+
+class _Bm25sRanker:
     search_type = "bm25s"
 
     def __init__(self) -> None:
@@ -114,43 +144,30 @@ class Bm25sIndex(BaseToolIndex[Any]):
             import bm25s
         except ImportError as exc:
             raise MissingExtraError("the bm25s peer", "bench", "bm25s") from exc
-        super().__init__()
-        self._bm25s = bm25s
+        self.bm25s = bm25s
         try:
             import Stemmer
 
-            self._stemmer: Any = Stemmer.Stemmer("english")
+            self.stemmer: Any = Stemmer.Stemmer("english")
         except ImportError:
-            self._stemmer = None
+            self.stemmer = None
+
+    def prepare(self, tools: SessionTools) -> _Bm25sSession:
+        corpus = [f"{t.name} {t.description}" for t in tools.tools]
+        tokens = self.bm25s.tokenize(
+            corpus, stopwords="en", stemmer=self.stemmer, show_progress=False
+        )
+        retriever = self.bm25s.BM25()
+        retriever.index(tokens, show_progress=False)
+        return _Bm25sSession(self, retriever, len(tools))
+
+
+class Bm25sIndex(SessionIndex):
+    ranker: _Bm25sRanker
+
+    def __init__(self) -> None:
+        super().__init__(_Bm25sRanker())
 
     @property
     def stemmed(self) -> bool:
-        return self._stemmer is not None
-
-    def _build_view(self, snapshot: SessionTools) -> Any:
-        corpus = [f"{t.name} {t.description}" for t in snapshot.tools]
-        tokens = self._bm25s.tokenize(
-            corpus, stopwords="en", stemmer=self._stemmer, show_progress=False
-        )
-        retriever = self._bm25s.BM25()
-        retriever.index(tokens, show_progress=False)
-        return retriever
-
-    def _rank(
-        self,
-        view: Any,
-        snapshot: SessionTools,
-        query: str,
-        limit: int,
-        allowed: Sequence[int] | None,
-    ) -> tuple[list[tuple[int, float]], int]:
-        tokens = self._bm25s.tokenize(
-            [query], stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
-        )
-        known = [t for t in tokens[0] if t in view.vocab_dict]
-        if not known:
-            return [], 0
-        k = min(limit, len(snapshot.tools))
-        ids, scores = view.retrieve([known], k=k, show_progress=False)
-        pairs = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
-        return pairs, len(pairs)
+        return self.ranker.stemmer is not None

@@ -7,7 +7,6 @@ ever reported with the success rate beside them.
 
 from __future__ import annotations
 
-import functools
 import statistics
 import subprocess
 import warnings
@@ -17,6 +16,7 @@ from typing import Any
 
 from toolsearch.bench.agent import QueryPolicy
 from toolsearch.bench.data import Catalog, QuerySet
+from toolsearch.bench.index_names import PEERS, index_factory, peer_factories
 from toolsearch.bench.render import Provider
 from toolsearch.bench.retrieval import evaluate_index
 from toolsearch.bench.savings import run_tasks, summarize
@@ -81,65 +81,8 @@ class BenchRecord:
         return asdict(self)
 
 
-PEERS: tuple[str, ...] = ("peer: reference regex", "peer: token overlap", "peer: bm25s")
-"""The names of the peer methods, as they appear in records."""
-
-
-def _makers() -> dict[str, Callable[[], ToolIndex]]:
-    from toolsearch.bench import peers as peer_indexes
-    from toolsearch.indexes import (
-        Bm25ToolIndex,
-        HybridToolIndex,
-        RegexToolIndex,
-        VectorToolIndex,
-    )
-
-    return {
-        "regex": RegexToolIndex,
-        "bm25": Bm25ToolIndex,
-        "vector": VectorToolIndex,
-        "hybrid": HybridToolIndex,
-        PEERS[0]: peer_indexes.ReferenceRegexIndex,
-        PEERS[1]: peer_indexes.TokenOverlapIndex,
-        PEERS[2]: peer_indexes.Bm25sIndex,
-    }
-
-
-def index_factory(name: str) -> Callable[[], ToolIndex]:
-    """The factory behind an index or peer name (``"bm25"``, ``"peer: token overlap"``...),
-    without building anything; ``ValueError`` for an unknown name.
-
-    ``vector`` and ``hybrid`` take an embedder after a colon, in the names
-    :func:`toolsearch.indexes.load_embedder` knows: ``hybrid:tuned``,
-    ``vector:static``, ``hybrid:/path/to/model``. Without one they use the packaged MiniLM.
-    """
-    makers = _makers()
-    kind, _, embedder = name.partition(":")
-    if embedder and kind in ("vector", "hybrid") and name not in makers:
-        return _with_embedder(kind, embedder)
-    if name not in makers:
-        raise ValueError(
-            f"unknown index {name!r}; choose from {', '.join(makers)} "
-            "(vector and hybrid also as vector:EMBEDDER, hybrid:EMBEDDER)"
-        )
-    return makers[name]
-
-
-@functools.cache  # one factory (and one loaded model) per name and process
-def _with_embedder(kind: str, spec: str) -> Callable[[], ToolIndex]:
-    from toolsearch.indexes import HybridToolIndex, VectorToolIndex, load_embedder
-
-    embedder = functools.cache(lambda: load_embedder(spec))  # loaded once, on first use
-
-    if kind == "vector":
-        return lambda: VectorToolIndex(embedder=embedder())
-    return lambda: HybridToolIndex(vector=VectorToolIndex(embedder=embedder()))
-
-
 def available_indexes(names: Sequence[str], *, peers: bool = True) -> list[IndexSpec]:
     """The requested toolsearch indexes that can be built here, plus the peers."""
-    from toolsearch.bench import peers as peer_indexes
-
     specs = []
     for name in names:
         if name in PEERS:
@@ -151,15 +94,12 @@ def available_indexes(names: Sequence[str], *, peers: bool = True) -> list[Index
             raise MissingExtraError(f"the {name} index", exc.extra, exc.package) from exc
         specs.append(IndexSpec(name, factory))
     if peers:
-        specs += [
-            IndexSpec(PEERS[0], peer_indexes.ReferenceRegexIndex, peer=True),
-            IndexSpec(PEERS[1], peer_indexes.TokenOverlapIndex, peer=True),
-        ]
-        try:
-            peer_indexes.Bm25sIndex()
-            specs.append(IndexSpec(PEERS[2], peer_indexes.Bm25sIndex, peer=True))
-        except MissingExtraError:
-            pass
+        for name, factory in peer_factories().items():
+            try:
+                factory()  # peer: bm25s needs bm25s; without it, it is left out
+            except MissingExtraError:
+                continue
+            specs.append(IndexSpec(name, factory, peer=True))
     return specs
 
 

@@ -1,4 +1,4 @@
-"""The BM25 artifact of a catalog index: memory-mapped postings scored like ``Bm25ToolIndex``.
+"""The BM25 artifact of a catalog index: memory-mapped postings, scored by the one BM25F.
 
 Why not a tantivy index directory: per-session search scores with BM25F (weighted fields
 fed into one BM25 formula) and *normalized* scores in ``[0, 1)`` computed from the searched
@@ -17,27 +17,27 @@ files that load memory-mapped (on disk, paged in on use, shared between processe
 * ``bm25_impacts.npy``: per posting, its BM25 term weight without the idf
   (``tf·(k1+1)/(tf + k1·(1-b+b·len/avglen))``) under the whole catalog's statistics (float32).
 
-Scoring repeats ``Bm25ToolIndex``'s formula term for term, so a search over a session's
-subset (statistics of that subset alone, filtering before ranking) returns exactly what a
-``Bm25ToolIndex`` over the same tools returns. A search over the whole catalog uses the
-precomputed impacts (one multiply-add per posting instead of a dozen array operations: the
-difference between ~2 ms and well under 1 ms for a common term at 125k tools); its scores
-equal ``Bm25ToolIndex``'s to float32 precision.
+:class:`MappedPostings` serves them as :class:`~toolsearch.indexes.bm25_scoring.Postings`,
+and :func:`toolsearch.indexes.bm25_scoring.rank` scores them exactly as it scores a
+``Bm25ToolIndex``'s in-memory postings, so a search over a session's subset (statistics of
+that subset alone, filtering before ranking) returns exactly what a ``Bm25ToolIndex`` over
+the same tools returns. A search over the whole catalog uses the precomputed impacts (one
+multiply-add per posting instead of a dozen array operations: the difference between
+~2 ms and well under 1 ms for a common term at 125k tools); its scores equal
+``Bm25ToolIndex``'s to float32 precision.
 """
 
 from __future__ import annotations
 
-import math
 from array import array
-from collections import Counter
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from toolsearch.indexes.analysis import analyze
+from toolsearch.indexes.analysis import tool_terms
+from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.text import PreparedTool
 
-__all__ = ["Bm25Artifact", "Bm25Settings", "Bm25Writer", "Extra", "Scope"]
+__all__ = ["Bm25Settings", "Bm25Writer", "MappedPostings", "tool_terms"]
 
 TERMS_FILE = "bm25_terms.txt"
 OFFSETS_FILE = "bm25_offsets.npy"
@@ -46,67 +46,14 @@ TFS_FILE = "bm25_tfs.npy"
 LENGTHS_FILE = "bm25_lengths.npy"
 IMPACTS_FILE = "bm25_impacts.npy"
 
-
-@dataclass(frozen=True, slots=True)
-class Bm25Settings:
-    """BM25F parameters; the defaults are ``Bm25ToolIndex``'s."""
-
-    k1: float = 1.2
-    b: float = 0.75
-    name_weight: float = 3.0
-    description_weight: float = 1.0
-    parameter_weight: float = 0.5
-    min_score: float = 0.0
-
-    def to_json(self) -> dict[str, float]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Any) -> Bm25Settings:
-        return cls(**{k: float(v) for k, v in dict(data or {}).items()})
-
-    @classmethod
-    def matching_session_index(cls) -> Bm25Settings:
-        """``Bm25ToolIndex``'s current defaults (they are tuned over time; a new catalog
-        build follows them, a built catalog keeps the settings in its manifest)."""
-        from toolsearch.indexes.bm25 import Bm25ToolIndex
-
-        return cls(**_defaults_of(Bm25ToolIndex, cls))
-
-
-def tool_terms(prepared: PreparedTool, settings: Bm25Settings) -> dict[str, float]:
-    """A tool's weighted term frequencies (the same fields and weights as ``Bm25ToolIndex``)."""
-    fields = (
-        f"{prepared.category_words} {prepared.name_words}",
-        prepared.description,
-        prepared.parameters,
-    )
-    weights = (settings.name_weight, settings.description_weight, settings.parameter_weight)
-    weighted: dict[str, float] = {}
-    for weight, text in zip(weights, fields, strict=True):
-        if weight <= 0:
-            continue
-        for term, count in Counter(analyze(text)).items():
-            weighted[term] = weighted.get(term, 0.0) + weight * count
-    return weighted
-
-
-def _defaults_of(index: type, settings: type) -> dict[str, Any]:
-    """The keyword defaults of ``index.__init__`` that ``settings`` has fields for."""
-    import inspect
-
-    parameters = inspect.signature(index.__init__).parameters
-    return {
-        name: parameters[name].default
-        for name in settings.__dataclass_fields__
-        if name in parameters and parameters[name].default is not inspect.Parameter.empty
-    }
+Bm25Settings = Bm25Params
+"""The catalog's name for :class:`~toolsearch.indexes.params.Bm25Params`."""
 
 
 class Bm25Writer:
     """Collects postings during a build (compact arrays, not Python lists)."""
 
-    def __init__(self, settings: Bm25Settings) -> None:
+    def __init__(self, settings: Bm25Params) -> None:
         self.settings = settings
         self._postings: dict[str, tuple[array[int], array[float]]] = {}
         self._lengths = array("f")
@@ -172,49 +119,11 @@ class Bm25Writer:
         return {"terms": len(terms), "postings": total}
 
 
-@dataclass(frozen=True)
-class Scope:
-    """The catalog tools a search may return.
+class MappedPostings:
+    """Read side: the built postings, memory-mapped, as
+    :class:`~toolsearch.indexes.bm25_scoring.Postings` (catalog ids are document ids)."""
 
-    ``docs`` are catalog ids in the session's order (``None``: the whole catalog, in catalog
-    order); ``mask`` marks them over the catalog; ``order``/``sorted_docs`` map a catalog id
-    back to its place in ``docs``; ``average_length`` is the subset's mean weighted length
-    and ``total_length`` the sum (exact: weighted lengths are multiples of 0.5).
-    """
-
-    size: int
-    docs: Any = None
-    mask: Any = None
-    order: Any = None
-    sorted_docs: Any = None
-    average_length: float = 1.0
-    total_length: float = 0.0
-
-
-@dataclass(frozen=True)
-class Extra:
-    """Tools searched with a scope that the catalog does not hold (a session's own):
-    their weighted terms (:func:`tool_terms`) and weighted lengths. They take the places
-    after the scope's, and share its statistics."""
-
-    terms: tuple[dict[str, float], ...]
-    lengths: Any  # float64, one per tool
-
-    @classmethod
-    def of(cls, terms: list[dict[str, float]]) -> Extra:
-        import numpy as np
-
-        lengths = np.asarray([sum(t.values()) for t in terms], dtype=np.float64)
-        return cls(tuple(terms), lengths)
-
-    def pick(self, indexes: list[int]) -> Extra:
-        return Extra(tuple(self.terms[i] for i in indexes), self.lengths[indexes])
-
-
-class Bm25Artifact:
-    """Read side: scores a query over a :class:`Scope`."""
-
-    def __init__(self, folder: Path, settings: Bm25Settings) -> None:
+    def __init__(self, folder: Path, settings: Bm25Params) -> None:
         import numpy as np
 
         self.settings = settings
@@ -224,117 +133,40 @@ class Bm25Artifact:
         self._offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r")
         self._docs = np.load(folder / DOCS_FILE, mmap_mode="r")
         self._tfs = np.load(folder / TFS_FILE, mmap_mode="r")
-        self.lengths = np.load(folder / LENGTHS_FILE, mmap_mode="r")
+        self._lengths = np.load(folder / LENGTHS_FILE, mmap_mode="r")
         self._impacts = np.load(folder / IMPACTS_FILE, mmap_mode="r")
-        count = len(self.lengths)
-        lengths = self.lengths.astype(np.float64)
-        average = float(lengths.mean()) if count else 0.0
-        self.whole = Scope(count, average_length=average or 1.0, total_length=float(lengths.sum()))
+
+    @property
+    def size(self) -> int:
+        return len(self._lengths)
 
     @property
     def term_count(self) -> int:
         return len(self._term_ids)
 
-    def scope(self, docs: Any) -> Scope:
-        """The scope of a subset (catalog ids in session order, no repeats)."""
+    def _span(self, term: str) -> tuple[int, int] | None:
+        term_id = self._term_ids.get(term)
+        if term_id is None:
+            return None
+        return int(self._offsets[term_id]), int(self._offsets[term_id + 1])
+
+    def term(self, term: str) -> tuple[Any, Any] | None:
         import numpy as np
 
-        docs = np.asarray(docs, dtype=np.int64)
-        mask = np.zeros(len(self.lengths), dtype=bool)
-        mask[docs] = True
-        order = np.argsort(docs, kind="stable")
-        lengths = self.lengths[docs].astype(np.float64)
-        average = float(lengths.mean()) if len(docs) else 0.0
-        total = float(lengths.sum())
-        return Scope(len(docs), docs, mask, order, docs[order], average or 1.0, total)
+        span = self._span(term)
+        if span is None:
+            return None
+        start, end = span
+        docs = np.asarray(self._docs[start:end], dtype=np.int64)
+        return docs, np.asarray(self._tfs[start:end], dtype=np.float64)
 
-    def rank(
-        self,
-        query: str,
-        limit: int,
-        scope: Scope,
-        extra: Extra | None = None,
-        tiebreak: Any = None,
-    ) -> tuple[Any, Any, int]:
-        """Best first: places in ``scope.docs`` (catalog ids for the whole catalog),
-        normalized scores, and how many tools matched. Statistics are the scope's own.
-
-        ``extra`` tools (not in the catalog) are scored with the scope, under the statistics
-        of both together, at places ``scope.size + i``. Ties go to the lower ``tiebreak``
-        of a place (default: the place itself)."""
+    def lengths_of(self, docs: Any) -> Any:
         import numpy as np
 
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0), 0)
-        terms = list(dict.fromkeys(analyze(query)))
-        extras = len(extra.terms) if extra is not None else 0
-        size = scope.size + extras
-        if not terms or not size:
-            return empty
-        k1, b = self.settings.k1, self.settings.b
-        n = float(size)
-        average_length = scope.average_length
-        if extra is not None and extras:  # the mean over both, as one session index has it
-            average_length = (scope.total_length + float(extra.lengths.sum())) / size or 1.0
-        scores: Any = None
-        max_score = 0.0
-        for term in terms:
-            term_id = self._term_ids.get(term) if scope.size else None
-            df = 0.0
-            extra_hits = (
-                [(i, t[term]) for i, t in enumerate(extra.terms) if term in t]
-                if extra is not None
-                else []
-            )
-            if term_id is not None:
-                start, end = int(self._offsets[term_id]), int(self._offsets[term_id + 1])
-                docs = np.asarray(self._docs[start:end])
-                if scope.mask is not None:
-                    hit = scope.mask[docs]
-                    docs = docs[hit]
-                    tfs = np.asarray(self._tfs[start:end], dtype=np.float64)[hit]
-                df = float(len(docs))
-            catalog_df = df
-            df += len(extra_hits)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            max_score += idf * (k1 + 1.0)
-            if not df:
-                continue
-            if scores is None:
-                scores = np.zeros(size, dtype=np.float64)
-            for i, tf in extra_hits:
-                norm = k1 * (1.0 - b + b * float(extra.lengths[i]) / average_length)  # type: ignore[union-attr]
-                scores[scope.size + i] += idf * tf * (k1 + 1.0) / (tf + norm)
-            if not catalog_df:
-                continue
-            if scope.docs is None and extra is None:  # the whole catalog: precomputed impacts
-                contribution = idf * np.asarray(self._impacts[start:end], dtype=np.float64)
-                scores[docs] += contribution
-                continue
-            if scope.mask is None:  # the whole catalog with extra tools: the formula
-                tfs = np.asarray(self._tfs[start:end], dtype=np.float64)
-            lengths = self.lengths[docs].astype(np.float64)
-            norm = k1 * (1.0 - b + b * lengths / average_length)
-            contribution = idf * tfs * (k1 + 1.0) / (tfs + norm)
-            places = (
-                docs
-                if scope.docs is None
-                else scope.order[np.searchsorted(scope.sorted_docs, docs)]
-            )
-            scores[places] += contribution  # a term lists each tool once: no repeats
-        if scores is None or max_score <= 0:
-            return empty
-        # every contribution is positive: the matched tools are the non-zero scores (found
-        # without dividing the whole array first; the same division, element by element)
-        matched = np.flatnonzero(scores)
-        values = scores[matched] / max_score
-        if self.settings.min_score > 0:
-            keep = values >= self.settings.min_score
-            matched, values = matched[keep], values[keep]
-        total = len(matched)
-        if len(matched) > limit:  # keep every tool tied with the limit-th, then sort those
-            threshold = np.partition(values, len(values) - limit)[len(values) - limit]
-            keep = values >= threshold
-            matched, values = matched[keep], values[keep]
-        order = matched if tiebreak is None else np.asarray(tiebreak)[matched]
-        best = np.lexsort((order, -values))[:limit]  # ties: earlier registration first
-        return matched[best], values[best], total
+        return self._lengths[docs].astype(np.float64)
+
+    def impacts(self, term: str) -> Any | None:
+        """Each posting's term weight without the idf, under the whole catalog's statistics
+        and the build's ``k1`` and ``b``."""
+        span = self._span(term)
+        return None if span is None else self._impacts[span[0] : span[1]]

@@ -124,7 +124,7 @@ def index_app() -> Any:
                 f"no such file or folder: {', '.join(missing)}", param_hint="SOURCE"
             )
         from toolsearch.catalog.index import CatalogIndex
-        from toolsearch.catalog.vector_artifact import VectorSettings
+        from toolsearch.indexes.params import VectorParams
 
         command = shlex.join(
             ["toolsearch", "index", "build", *map(str, sources), "--kind", kind, "--out", str(out)]
@@ -162,9 +162,7 @@ def index_app() -> Any:
                     embedder=embedder if kind != "bm25" else None,
                     source_kind=source_kind,
                     progress=report,
-                    vector=VectorSettings.matching_session_index(
-                        hnsw_threshold=hnsw_threshold, batch_size=batch_size
-                    ),
+                    vector=VectorParams(hnsw_threshold=hnsw_threshold, batch_size=batch_size),
                     reuse_embeddings=reuse,
                     command=command,
                     workers=workers,

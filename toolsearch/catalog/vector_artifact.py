@@ -24,12 +24,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.embedders import Embedder
+from toolsearch.indexes.params import VectorParams
 
 __all__ = ["VectorArtifact", "VectorScope", "VectorSettings", "VectorWriter"]
 
@@ -47,31 +48,8 @@ def _faiss() -> Any:
     return faiss
 
 
-@dataclass(frozen=True, slots=True)
-class VectorSettings:
-    """FAISS settings: flat up to ``hnsw_threshold`` tools, HNSW above."""
-
-    hnsw_threshold: int = 10_000
-    hnsw_m: int = 32
-    hnsw_ef_construction: int = 64
-    hnsw_ef_search: int = 128
-    batch_size: int = 256
-
-    def to_json(self) -> dict[str, int]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Any) -> VectorSettings:
-        known = {k: int(v) for k, v in dict(data or {}).items() if k in cls.__dataclass_fields__}
-        return cls(**known)
-
-    @classmethod
-    def matching_session_index(cls, **overrides: int) -> VectorSettings:
-        """``VectorToolIndex``'s current HNSW defaults (threshold, M, efSearch)."""
-        from toolsearch.catalog.bm25_artifact import _defaults_of
-        from toolsearch.indexes.vector import VectorToolIndex
-
-        return cls(**{**_defaults_of(VectorToolIndex, cls), **overrides})
+VectorSettings = VectorParams
+"""The catalog's name for :class:`~toolsearch.indexes.params.VectorParams`."""
 
 
 def text_key(text: str) -> bytes:

@@ -1,5 +1,10 @@
 """Tool index backends behind the ``ToolIndex`` protocol.
 
+Every backend is the session layer (:class:`SessionIndex`: snapshots, isolation,
+exact-name first, exclusions, ``max_results``, timing) over a :class:`Ranker` (the one seam
+a backend implements: rank a query inside one session's tools). The hybrid and reranking
+rankers compose other rankers.
+
 ``RegexToolIndex`` needs nothing extra (its pattern mode needs ``toolsearch[regex]``);
 ``Bm25ToolIndex`` needs ``toolsearch[bm25]``; ``VectorToolIndex`` and ``HybridToolIndex``
 need ``toolsearch[vector]``, as does ``RerankingToolIndex`` with a ``CrossEncoderReranker``.
@@ -12,68 +17,109 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolsearch.indexes.base import BaseToolIndex, SessionTools
-    from toolsearch.indexes.bm25 import Bm25ToolIndex
+    from toolsearch.indexes.bm25 import Bm25Ranker, Bm25ToolIndex
     from toolsearch.indexes.embedders import (
         Embedder,
         HashingEmbedder,
         SentenceTransformerEmbedder,
         StaticEmbedder,
-        load_embedder,
     )
-    from toolsearch.indexes.hybrid import HybridToolIndex
-    from toolsearch.indexes.regex import RegexToolIndex
+    from toolsearch.indexes.hybrid import HybridRanker, HybridToolIndex
+    from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
+    from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
+    from toolsearch.indexes.regex import RegexRanker, RegexToolIndex
     from toolsearch.indexes.rerank import (
         CrossEncoderReranker,
         FunctionReranker,
         Reranker,
+        RerankingRanker,
         RerankingToolIndex,
         load_reranker,
     )
+    from toolsearch.indexes.session import BaseToolIndex, SessionIndex, SessionTools
+    from toolsearch.indexes.specs import (
+        embedder_factory,
+        index_factory,
+        load_embedder,
+        make_index,
+        resolve_embedder,
+    )
     from toolsearch.indexes.text import PreparedTool, prepare_tool, split_name
-    from toolsearch.indexes.vector import VectorToolIndex
+    from toolsearch.indexes.vector import VectorRanker, VectorToolIndex
 
 _LOCATIONS = {
-    "BaseToolIndex": "base",
-    "SessionTools": "base",
+    "BaseToolIndex": "session",
+    "SessionIndex": "session",
+    "SessionTools": "session",
+    "Bm25Params": "params",
+    "FusionParams": "params",
+    "VectorParams": "params",
+    "Ranker": "ranker",
+    "Ranking": "ranker",
+    "SessionRanker": "ranker",
+    "Bm25Ranker": "bm25",
     "Bm25ToolIndex": "bm25",
     "Embedder": "embedders",
     "HashingEmbedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "StaticEmbedder": "embedders",
-    "load_embedder": "embedders",
+    "embedder_factory": "specs",
+    "index_factory": "specs",
+    "load_embedder": "specs",
+    "make_index": "specs",
+    "resolve_embedder": "specs",
+    "HybridRanker": "hybrid",
     "HybridToolIndex": "hybrid",
+    "RegexRanker": "regex",
     "RegexToolIndex": "regex",
     "CrossEncoderReranker": "rerank",
     "FunctionReranker": "rerank",
     "Reranker": "rerank",
+    "RerankingRanker": "rerank",
     "RerankingToolIndex": "rerank",
     "load_reranker": "rerank",
     "PreparedTool": "text",
     "prepare_tool": "text",
     "split_name": "text",
+    "VectorRanker": "vector",
     "VectorToolIndex": "vector",
 }
 
 __all__ = [
     "BaseToolIndex",
+    "Bm25Params",
+    "Bm25Ranker",
     "Bm25ToolIndex",
     "CrossEncoderReranker",
     "Embedder",
     "FunctionReranker",
+    "FusionParams",
     "HashingEmbedder",
+    "HybridRanker",
     "HybridToolIndex",
     "PreparedTool",
+    "Ranker",
+    "Ranking",
+    "RegexRanker",
     "RegexToolIndex",
     "Reranker",
+    "RerankingRanker",
     "RerankingToolIndex",
     "SentenceTransformerEmbedder",
+    "SessionIndex",
+    "SessionRanker",
     "SessionTools",
     "StaticEmbedder",
+    "VectorParams",
+    "VectorRanker",
     "VectorToolIndex",
+    "embedder_factory",
+    "index_factory",
     "load_embedder",
     "load_reranker",
+    "make_index",
     "prepare_tool",
+    "resolve_embedder",
     "split_name",
 ]
 

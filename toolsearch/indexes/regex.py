@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolsearch.errors import InvalidPatternError, MissingExtraError, PatternTooLongError
-from toolsearch.indexes.base import BaseToolIndex, SessionTools
+from toolsearch.indexes.ranker import Ranking
+from toolsearch.indexes.session import SessionIndex, SessionTools
 from toolsearch.indexes.text import query_terms
 
-__all__ = ["MAX_PATTERN_LENGTH", "RegexToolIndex", "natural_language_pattern"]
+__all__ = ["MAX_PATTERN_LENGTH", "RegexRanker", "RegexToolIndex", "natural_language_pattern"]
 
 MAX_PATTERN_LENGTH = 200
 
@@ -69,49 +71,46 @@ _Fields = tuple[str, str, str]
 """Name text (whole name, split words, category), description, parameter text."""
 
 
-class RegexToolIndex(BaseToolIndex[list[_Fields]]):
-    """Regular-expression tool search; see the module docstring for the two modes."""
+@dataclass(frozen=True)
+class _Session:
+    fields: list[_Fields]
+    compile: Callable[[str], Finder | None]
+
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
+        finder = self.compile(query)
+        if finder is None:
+            return Ranking()
+        positions = allowed if allowed is not None else range(len(self.fields))
+        scored = []
+        for i in positions:
+            score = _score(finder, *self.fields[i])
+            if score > 0:
+                scored.append((i, score))
+        scored.sort(key=lambda item: (-item[1], item[0]))
+        return Ranking.of(scored[:limit], len(scored))
+
+
+class RegexRanker:
+    """Regular-expression ranking; see the module docstring for the two modes."""
 
     search_type = "regex"
 
     def __init__(self, *, mode: Literal["natural", "pattern"] = "natural") -> None:
         if mode not in ("natural", "pattern"):
             raise ValueError("mode must be 'natural' or 'pattern'")
-        super().__init__()
         self.mode = mode
         if mode == "pattern":
             _re2()  # fail at construction, not at the first search, when RE2 is missing
 
-    def _build_view(self, snapshot: SessionTools) -> list[_Fields]:
+    def prepare(self, tools: SessionTools) -> _Session:
         """The fields as written (pattern mode) or lower-cased (natural mode), built once."""
         fields = [
             (f"{p.name} {p.name_words} {p.category_words}", p.description, p.parameters)
-            for p in snapshot.prepared
+            for p in tools.prepared
         ]
         if self.mode == "natural":
-            return [(a.lower(), b.lower(), c.lower()) for a, b, c in fields]
-        return fields
-
-    def _rank(
-        self,
-        view: list[_Fields],
-        snapshot: SessionTools,
-        query: str,
-        limit: int,
-        allowed: Sequence[int] | None,
-    ) -> tuple[list[tuple[int, float]], int]:
-        finder = self._compile(query)
-        if finder is None:
-            return [], 0
-        texts = view
-        positions = allowed if allowed is not None else range(len(snapshot.tools))
-        scored = []
-        for i in positions:
-            score = _score(finder, *texts[i])
-            if score > 0:
-                scored.append((i, score))
-        scored.sort(key=lambda item: (-item[1], item[0]))
-        return scored[:limit], len(scored)
+            fields = [(a.lower(), b.lower(), c.lower()) for a, b, c in fields]
+        return _Session(fields, self._compile)
 
     def _compile(self, query: str) -> Finder | None:
         if self.mode == "natural":
@@ -121,6 +120,19 @@ class RegexToolIndex(BaseToolIndex[list[_Fields]]):
             compiled = re.compile(pattern)  # terms and texts are lower-cased already
             return lambda text: (m.start() for m in compiled.finditer(text))
         return _compile_model_pattern(query)
+
+
+class RegexToolIndex(SessionIndex):
+    """Regular-expression tool search; see the module docstring for the two modes."""
+
+    ranker: RegexRanker
+
+    def __init__(self, *, mode: Literal["natural", "pattern"] = "natural") -> None:
+        super().__init__(RegexRanker(mode=mode))
+
+    @property
+    def mode(self) -> str:
+        return self.ranker.mode
 
 
 def _compile_model_pattern(pattern: str) -> Finder:

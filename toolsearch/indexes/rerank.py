@@ -22,11 +22,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.base import BaseToolIndex, SessionTools
+from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
+from toolsearch.indexes.session import SessionIndex, SessionTools
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ __all__ = [
     "CrossEncoderReranker",
     "FunctionReranker",
     "Reranker",
+    "RerankingRanker",
     "RerankingToolIndex",
     "load_reranker",
 ]
@@ -129,14 +132,109 @@ class CrossEncoderReranker:
         return scores
 
 
-class RerankingToolIndex(BaseToolIndex[Any]):
+@dataclass(frozen=True)
+class _Session:
+    owner: RerankingRanker
+    first: SessionRanker
+    tools: SessionTools
+
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
+        owner = self.owner
+        first = self.first.rank(query, max(limit, owner.depth), allowed)
+        ranked, total = list(first.hits), first.total
+        head, tail = ranked[: owner.depth], ranked[owner.depth :]
+        if not head or owner.reranker_weight == 0:
+            return Ranking.of(ranked[:limit], total)
+        try:
+            scores = owner.scores(query, [self.tools.prepared[i].full_text for i, _ in head])
+        except Exception:
+            if owner.on_error == "raise":
+                raise
+            logger.warning(
+                "reranker %r failed; answering in first-stage order",
+                owner.reranker.name,
+                exc_info=True,
+            )
+            return Ranking.of(ranked[:limit], total)
+        by_reranker = sorted(range(len(head)), key=lambda j: (-scores[j], j))
+        reranker_rank = {j: rank for rank, j in enumerate(by_reranker, start=1)}
+        fused = [
+            (
+                position,
+                owner.first_stage_weight / (owner.rrf_k + rank)
+                + owner.reranker_weight / (owner.rrf_k + reranker_rank[rank - 1]),
+            )
+            for rank, (position, _score) in enumerate(head, start=1)
+        ]
+        fused.sort(key=lambda item: -item[1])  # stable: ties keep the first-stage order
+        # below every reranked hit: their first-stage part alone is already larger
+        ordered = fused + [
+            (position, owner.first_stage_weight / (owner.rrf_k + rank))
+            for rank, (position, _score) in enumerate(tail, start=len(head) + 1)
+        ]
+        return Ranking.of(ordered[:limit], total)
+
+
+def _check(
+    depth: int, first_stage_weight: float, reranker_weight: float, rrf_k: float, on_error: str
+) -> None:
+    if on_error not in ("raise", "first_stage"):
+        raise ValueError(f"on_error must be 'raise' or 'first_stage', got {on_error!r}")
+    if depth < 1 or rrf_k < 0:
+        raise ValueError("depth must be at least 1 and rrf_k non-negative")
+    if first_stage_weight < 0 or reranker_weight < 0:
+        raise ValueError("weights must be non-negative")
+    if first_stage_weight + reranker_weight == 0:
+        raise ValueError("weights must not both be zero")
+
+
+class RerankingRanker:
+    """A first-stage ranker's top ``depth`` hits re-ordered by a :class:`Reranker`; see
+    :class:`RerankingToolIndex` for the arguments."""
+
+    search_type = "rerank"
+
+    def __init__(
+        self,
+        reranker: Reranker,
+        first_stage: Ranker,
+        *,
+        depth: int = 20,
+        first_stage_weight: float = 1.0,
+        reranker_weight: float = 1.0,
+        rrf_k: float = 5.0,
+        on_error: Literal["raise", "first_stage"] = "raise",
+    ) -> None:
+        _check(depth, first_stage_weight, reranker_weight, rrf_k, on_error)
+        self.reranker = reranker
+        self.first_stage = first_stage
+        self.depth = depth
+        self.first_stage_weight = first_stage_weight
+        self.reranker_weight = reranker_weight
+        self.rrf_k = rrf_k
+        self.on_error = on_error
+
+    def prepare(self, tools: SessionTools) -> _Session:
+        return _Session(self, self.first_stage.prepare(tools), tools)
+
+    def scores(self, query: str, documents: list[str]) -> list[float]:
+        scores = list(self.reranker.score(query, documents))
+        if len(scores) != len(documents):
+            raise ValueError(
+                f"reranker {self.reranker.name!r} returned {len(scores)} scores for "
+                f"{len(documents)} documents"
+            )
+        return scores
+
+
+class RerankingToolIndex(SessionIndex):
     """Another index's top ``depth`` hits, re-ordered with a :class:`Reranker`.
 
     Args:
         reranker: What scores (request, tool text) pairs.
-        first_stage: The index that proposes candidates (a default
-            :class:`~toolsearch.indexes.hybrid.HybridToolIndex` when omitted). It must be a
-            :class:`BaseToolIndex`: the reranking index shares its views and sessions logic.
+        first_stage: The index (or :class:`~toolsearch.indexes.ranker.Ranker`) that
+            proposes candidates (a default :class:`~toolsearch.indexes.hybrid.HybridToolIndex`
+            when omitted).
         depth: How many first-stage hits the reranker reads per search.
         first_stage_weight: Weight of the first-stage rank in the fusion.
         reranker_weight: Weight of the reranker's rank (0 keeps the first-stage order).
@@ -146,94 +244,53 @@ class RerankingToolIndex(BaseToolIndex[Any]):
             and answers in first-stage order.
     """
 
-    search_type = "rerank"
+    ranker: RerankingRanker
 
     def __init__(
         self,
         reranker: Reranker,
         *,
-        first_stage: BaseToolIndex[Any] | None = None,
+        first_stage: Any = None,
         depth: int = 20,
         first_stage_weight: float = 1.0,
         reranker_weight: float = 1.0,
         rrf_k: float = 5.0,
         on_error: Literal["raise", "first_stage"] = "raise",
     ) -> None:
-        if on_error not in ("raise", "first_stage"):
-            raise ValueError(f"on_error must be 'raise' or 'first_stage', got {on_error!r}")
-        if depth < 1 or rrf_k < 0:
-            raise ValueError("depth must be at least 1 and rrf_k non-negative")
-        if first_stage_weight < 0 or reranker_weight < 0:
-            raise ValueError("weights must be non-negative")
-        if first_stage_weight + reranker_weight == 0:
-            raise ValueError("weights must not both be zero")
+        _check(depth, first_stage_weight, reranker_weight, rrf_k, on_error)  # before any model
         if first_stage is None:
             from toolsearch.indexes.hybrid import HybridToolIndex
 
             first_stage = HybridToolIndex()
-        super().__init__()
-        self.reranker = reranker
         self.first_stage = first_stage
-        self.depth = depth
-        self.first_stage_weight = first_stage_weight
-        self.reranker_weight = reranker_weight
-        self.rrf_k = rrf_k
-        self.on_error = on_error
-
-    def _build_view(self, snapshot: SessionTools) -> Any:
-        return self.first_stage._build_view(snapshot)
-
-    def _rank(
-        self,
-        view: Any,
-        snapshot: SessionTools,
-        query: str,
-        limit: int,
-        allowed: Sequence[int] | None,
-    ) -> tuple[list[tuple[int, float]], int]:
-        ranked, total = self.first_stage._rank(
-            view, snapshot, query, max(limit, self.depth), allowed
+        stage = first_stage.ranker if isinstance(first_stage, SessionIndex) else first_stage
+        if not isinstance(stage, Ranker):
+            raise TypeError(
+                f"first_stage must be an index or a Ranker, not {type(first_stage).__name__}"
+            )
+        super().__init__(
+            RerankingRanker(
+                reranker,
+                stage,
+                depth=depth,
+                first_stage_weight=first_stage_weight,
+                reranker_weight=reranker_weight,
+                rrf_k=rrf_k,
+                on_error=on_error,
+            )
         )
-        head, tail = ranked[: self.depth], ranked[self.depth :]
-        if not head or self.reranker_weight == 0:
-            return ranked[:limit], total
-        try:
-            scores = self._scores(query, [snapshot.prepared[i].full_text for i, _ in head])
-        except Exception:
-            if self.on_error == "raise":
-                raise
-            logger.warning(
-                "reranker %r failed; answering in first-stage order",
-                self.reranker.name,
-                exc_info=True,
-            )
-            return ranked[:limit], total
-        by_reranker = sorted(range(len(head)), key=lambda j: (-scores[j], j))
-        reranker_rank = {j: rank for rank, j in enumerate(by_reranker, start=1)}
-        fused = [
-            (
-                position,
-                self.first_stage_weight / (self.rrf_k + rank)
-                + self.reranker_weight / (self.rrf_k + reranker_rank[rank - 1]),
-            )
-            for rank, (position, _score) in enumerate(head, start=1)
-        ]
-        fused.sort(key=lambda item: -item[1])  # stable: ties keep the first-stage order
-        # below every reranked hit: their first-stage part alone is already larger
-        ordered = fused + [
-            (position, self.first_stage_weight / (self.rrf_k + rank))
-            for rank, (position, _score) in enumerate(tail, start=len(head) + 1)
-        ]
-        return ordered[:limit], total
 
-    def _scores(self, query: str, documents: list[str]) -> list[float]:
-        scores = list(self.reranker.score(query, documents))
-        if len(scores) != len(documents):
-            raise ValueError(
-                f"reranker {self.reranker.name!r} returned {len(scores)} scores for "
-                f"{len(documents)} documents"
-            )
-        return scores
+    @property
+    def reranker(self) -> Reranker:
+        return self.ranker.reranker
+
+    @property
+    def depth(self) -> int:
+        return self.ranker.depth
+
+    @property
+    def on_error(self) -> str:
+        return self.ranker.on_error
 
 
 def load_reranker(name: str | Path) -> Reranker:

@@ -16,9 +16,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cachetools import LRUCache
+
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
+    "PREPARED_CACHE_SIZE",
     "STOP_WORDS",
     "PreparedTool",
     "prepare_tool",
@@ -150,20 +153,23 @@ def _prepare(tool: ToolDefinition) -> PreparedTool:
     )
 
 
-_CACHE: dict[str, PreparedTool] = {}
+PREPARED_CACHE_SIZE = 200_000
+"""Tools whose prepared text the process keeps (least recently used go first): about a
+kilobyte each, so at most a few hundred MB for catalogs this large, which are better
+built into artifacts (``toolsearch index build``) than registered tool by tool."""
+
+_CACHE: LRUCache[str, PreparedTool] = LRUCache(PREPARED_CACHE_SIZE)
 _CACHE_LOCK = threading.Lock()
-_CACHE_LIMIT = 500_000
 
 
 def prepare_tool(tool: ToolDefinition) -> PreparedTool:
     """The prepared text of ``tool``, computed once per process per fingerprint."""
     key = tool.fingerprint
-    found = _CACHE.get(key)
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
     if found is not None:
         return found
     prepared = _prepare(tool)
     with _CACHE_LOCK:
-        if len(_CACHE) >= _CACHE_LIMIT:
-            _CACHE.clear()  # a crude bound; catalogs that large use artifacts instead
         _CACHE[key] = prepared
     return prepared

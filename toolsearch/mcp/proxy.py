@@ -46,18 +46,13 @@ IndexKind = Literal["bm25", "regex", "vector", "hybrid"]
 
 def make_index(kind: IndexKind | str) -> ToolIndex:
     """A default-configured index of the given kind (``vector``/``hybrid`` need
-    ``toolsearch[vector]``; ``bm25`` needs ``toolsearch[bm25]``)."""
-    from toolsearch import indexes
+    ``toolsearch[vector]``, and take an embedder as ``hybrid:static``...; ``bm25`` needs
+    ``toolsearch[bm25]``); see :mod:`toolsearch.indexes.specs`."""
+    from toolsearch.indexes import specs
 
-    factories = {
-        "bm25": indexes.Bm25ToolIndex,
-        "regex": indexes.RegexToolIndex,
-        "vector": indexes.VectorToolIndex,
-        "hybrid": indexes.HybridToolIndex,
-    }
-    if kind not in factories:
-        raise ValueError(f"index must be one of {sorted(factories)}, not {kind!r}")
-    return factories[kind]()
+    if kind.partition(":")[0] not in specs.INDEX_KINDS:
+        raise ValueError(f"index must be one of {sorted(specs.INDEX_KINDS)}, not {kind!r}")
+    return specs.make_index(kind)
 
 
 class McpSearchProxy:

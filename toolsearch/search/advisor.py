@@ -15,23 +15,30 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
+
+from pydantic import ValidationError
 
 from toolsearch.chat.messages import ToolResponse, ToolResponseMessage
 from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ToolDefinitionError
 from toolsearch.loop.advisor import (
-    TOOL_CALLING_ADVISOR_ORDER,
     AdvisorChain,
     ChatClientRequest,
     ChatClientResponse,
 )
+from toolsearch.loop.eligibility import ToolExecutionEligibilityChecker
 from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
-from toolsearch.memory.memory import CONVERSATION_ID
 from toolsearch.search.eviction import EvictionStrategy
+from toolsearch.search.options import (
+    ToolSearchOptions,
+    ToolSearchOptionsDict,
+    UndiscoveredToolPolicy,
+    options_error,
+)
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
+from toolsearch.search.search_tool import ToolSearchTool
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
@@ -39,6 +46,7 @@ from toolsearch.tools.collect import tool_callbacks
 __all__ = [
     "DEFAULT_CATEGORY_SUFFIX",
     "DEFAULT_SYSTEM_SUFFIX",
+    "ToolSearchAdvisorKwargs",
     "ToolSearchToolCallingAdvisor",
 ]
 
@@ -54,8 +62,6 @@ DEFAULT_CATEGORY_SUFFIX = (
 
 _SESSION_KEY = "toolsearch.tool_search.session"
 _STATE_KEY = "toolsearch.tool_search.loop"
-
-UndiscoveredToolPolicy = Literal["execute", "hint"]
 
 
 @dataclass
@@ -82,83 +88,129 @@ class _Plan:
     answers: dict[int, str]
 
 
+class ToolSearchAdvisorKwargs(ToolSearchOptionsDict, total=False):
+    """Keyword arguments of :class:`ToolSearchToolCallingAdvisor` besides its objects: the
+    :class:`ToolSearchOptions` fields and the :class:`ToolCallingAdvisor` loop options."""
+
+    conversation_history_enabled: bool
+    eligibility_checker: ToolExecutionEligibilityChecker | None
+    max_iterations: int | None
+    stream_mode: Literal["final_answer", "eager"]
+    name: str | None
+
+
 class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     """A :class:`ToolCallingAdvisor` that sends the model only the tools it discovered.
+
+    The plain-data options (``max_results``, ``system_message_suffix``,
+    ``reference_tool_name_accumulation``, ``session_id_key_name``, ``order``,
+    ``search_tool_name``, ``undiscovered_tool_policy``, ``search_results_with_summaries``,
+    ``exclude_loaded_tools``) are the fields of :class:`ToolSearchOptions`, documented and
+    defaulted there. Give them as keyword arguments or as one ``options=`` object, not both:
+    an option given both ways raises ``TypeError`` (``options.replace(max_results=3)``
+    makes a changed copy). Bad values raise ``ValueError`` (``max_results must be between 1
+    and 10``). ``advisor.options`` is the effective object, and each option is readable as
+    an attribute (``advisor.max_results``).
+
+    The options arrive as ``**kwargs: Unpack[ToolSearchAdvisorKwargs]`` rather than as
+    named parameters with defaults: a default in this signature would be a second copy of
+    the model's (the copies had drifted), and it would hide whether the caller gave a value,
+    which the check against ``options=`` needs. The typed dict keeps the keywords typed and
+    listed for type checkers and editors; a test keeps it in step with the model.
 
     Args:
         tool_index: Where each session's tools are indexed (``Bm25ToolIndex()`` when
             ``toolsearch[bm25]`` is installed, else ``RegexToolIndex()``).
-        max_results: Hits per search when the model does not say (its ``maxResults`` wins,
-            clamped to 1..10).
-        system_message_suffix: Text appended to the system message; ``{search_tool_name}``,
-            ``{categories}`` and ``{tool_count}`` are filled in. By default a short paragraph,
-            plus the list of categories when the tools carry categories.
-        reference_tool_name_accumulation: Keep every discovered tool visible (default), or
-            only those found by the last round of searches (all parallel searches of it).
-        session_id_key_name: The advisor param holding the session id (default
-            ``CONVERSATION_ID``). Without one, the loop uses a throwaway session.
         eviction_strategy: When sessions are dropped (LRU of 1,000 by default).
-        order: Advisor order (300, as the plain tool-calling advisor).
         tool_calling_manager: Runs the tools (limits, error handling).
-        pinned_tools: Tools always sent (names of registered tools, or tools themselves):
-            the 3-5 most used, as providers recommend. A pinned name the request does not
-            register is skipped for that request.
-        search_tool_name: The search tool's name (``toolSearchTool``).
-        undiscovered_tool_policy: A call to a registered tool the session has not
-            discovered is run and marks it discovered (``"execute"``), or answered with a
-            hint to search first (``"hint"``).
-        search_results_with_summaries: The search tool returns ``[{"name", "summary"}]``
-            instead of a list of names.
-        exclude_loaded_tools: Searches leave out the tools the model already sees (pinned,
-            and discovered when accumulation is on), so each search returns ``max_results``
-            tools new to the model instead of repeating what it has (default). A search for
-            an exact tool name still returns that tool.
-        loop_options: Further :class:`ToolCallingAdvisor` options (``max_iterations``,
-            ``stream_mode``, ``conversation_history_enabled``, ``eligibility_checker``).
+        pinned_tools: Tools always sent (names of registered tools, or tools themselves),
+            added to ``options.pinned_tools``.
+        options: The plain-data options as one object (the defaults when omitted).
+        **kwargs: The options one by one (see :class:`ToolSearchOptions`), and further
+            :class:`ToolCallingAdvisor` options (``max_iterations``, ``stream_mode``,
+            ``conversation_history_enabled``, ``eligibility_checker``, ``name``).
     """
 
     def __init__(
         self,
         *,
         tool_index: ToolIndex | None = None,
-        max_results: int = 5,
-        system_message_suffix: str | None = None,
-        reference_tool_name_accumulation: bool = True,
-        session_id_key_name: str = CONVERSATION_ID,
         eviction_strategy: EvictionStrategy | None = None,
-        order: int = TOOL_CALLING_ADVISOR_ORDER,
         tool_calling_manager: ToolCallingManager | None = None,
         pinned_tools: Sequence[Any] = (),
-        search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
-        undiscovered_tool_policy: UndiscoveredToolPolicy = "execute",
-        search_results_with_summaries: bool = False,
-        exclude_loaded_tools: bool = True,
-        **loop_options: Any,
+        options: ToolSearchOptions | None = None,
+        **kwargs: Unpack[ToolSearchAdvisorKwargs],
     ) -> None:
-        super().__init__(tool_calling_manager=tool_calling_manager, order=order, **loop_options)
-        if not 1 <= max_results <= 10:
-            raise ValueError("max_results must be between 1 and 10")
-        if undiscovered_tool_policy not in ("execute", "hint"):
-            raise ValueError("undiscovered_tool_policy must be 'execute' or 'hint'")
-        self.tool_index = tool_index if tool_index is not None else _default_index()
-        self.registry = SessionRegistry(self.tool_index, eviction_strategy)
-        self.max_results = max_results
-        self.system_message_suffix = system_message_suffix
-        self.reference_tool_name_accumulation = reference_tool_name_accumulation
-        self.session_id_key_name = session_id_key_name
-        self.search_tool_name = search_tool_name
-        self.undiscovered_tool_policy = undiscovered_tool_policy
-        self.search_results_with_summaries = search_results_with_summaries
-        self.exclude_loaded_tools = exclude_loaded_tools
-        self._pinned_names: list[str] = []
-        self._pinned_callbacks: list[ToolCallback] = []
+        fields = ToolSearchOptions.model_fields
+        given = {key: value for key, value in kwargs.items() if key in fields}
+        loop_options: dict[str, Any] = {k: v for k, v in kwargs.items() if k not in fields}
+        if options is not None and not isinstance(options, ToolSearchOptions):
+            raise TypeError(f"options must be a ToolSearchOptions, not {type(options).__name__}")
+        if options is not None and given:
+            names = ", ".join(sorted(given))
+            raise TypeError(
+                f"{names} given both as keyword arguments and in options=; give each option "
+                "once (options.replace(...) makes a changed copy)"
+            )
+        base = options if options is not None else ToolSearchOptions()
+        pinned_names = list(base.pinned_tools)
+        pinned_callbacks: list[ToolCallback] = []
         for item in pinned_tools:
             if isinstance(item, str):
-                self._pinned_names.append(item)
+                pinned_names.append(item)
             else:
                 found = tool_callbacks(item)
-                self._pinned_callbacks.extend(found)
-                self._pinned_names.extend(cb.definition.name for cb in found)
+                pinned_callbacks.extend(found)
+                pinned_names.extend(cb.definition.name for cb in found)
+        try:
+            # always a plain ToolSearchOptions, even from a ToolSearchSettings (a subclass)
+            resolved = ToolSearchOptions(
+                **{**{name: getattr(base, name) for name in fields}, **given},
+            ).replace(pinned_tools=tuple(dict.fromkeys(pinned_names)))
+        except ValidationError as error:
+            raise options_error(error) from None
+        super().__init__(
+            tool_calling_manager=tool_calling_manager, order=resolved.order, **loop_options
+        )
+        self.options = resolved
+        self.tool_index = tool_index if tool_index is not None else _default_index()
+        self.registry = SessionRegistry(self.tool_index, eviction_strategy)
+        self._pinned_names: list[str] = list(resolved.pinned_tools)
+        self._pinned_callbacks = pinned_callbacks
+
+    # the options, readable one by one as before (read-only: ``options`` is frozen)
+
+    @property
+    def max_results(self) -> int:
+        return self.options.max_results
+
+    @property
+    def system_message_suffix(self) -> str | None:
+        return self.options.system_message_suffix
+
+    @property
+    def reference_tool_name_accumulation(self) -> bool:
+        return self.options.reference_tool_name_accumulation
+
+    @property
+    def session_id_key_name(self) -> str:
+        return self.options.session_id_key_name
+
+    @property
+    def search_tool_name(self) -> str:
+        return self.options.search_tool_name
+
+    @property
+    def undiscovered_tool_policy(self) -> UndiscoveredToolPolicy:
+        return self.options.undiscovered_tool_policy
+
+    @property
+    def search_results_with_summaries(self) -> bool:
+        return self.options.search_results_with_summaries
+
+    @property
+    def exclude_loaded_tools(self) -> bool:
+        return self.options.exclude_loaded_tools
 
     # -- session lifetime around each loop ------------------------------------------------
 

@@ -57,7 +57,8 @@ class ToolSearchTool:
 
     ``loaded`` returns the names the model already sees; they are left out of the results,
     so every hit of a later search is a tool the model did not have (a search for an exact
-    tool name still returns that tool).
+    tool name still returns that tool). They travel to the index as the request's
+    ``exclude``, which ranks the other tools as if nothing were excluded.
     """
 
     def __init__(
@@ -98,7 +99,7 @@ class ToolSearchTool:
             )
         limit = _clamp(arguments.get("maxResults"), self._default_max_results)
         skipped = self._skipped(query)
-        request = ToolSearchRequest(self._session_id, query, limit + len(skipped))
+        request = ToolSearchRequest(self._session_id, query, limit, exclude=skipped)
         try:
             response = self._index.search(request)
         except ToolIndexError as exc:
@@ -107,7 +108,7 @@ class ToolSearchTool:
             ref
             for ref in response.tool_references
             if (self._allowed is None or ref.tool_name in self._allowed)
-            and ref.tool_name not in skipped
+            and ref.tool_name not in skipped  # for an index that ignores ``exclude``
         ][:limit]
         names = [ref.tool_name for ref in references]
         self._on_found(names)

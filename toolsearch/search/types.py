@@ -33,12 +33,19 @@ class ToolReference:
 
 @dataclass(frozen=True, slots=True)
 class ToolSearchRequest:
-    """A search within one session's tools. ``max_results=None`` means 10."""
+    """A search within one session's tools. ``max_results=None`` means 10.
+
+    ``category`` restricts the search to one category before ranking. ``exclude`` names
+    tools to leave out of the results (the tools a model already has, say); they are
+    dropped from the finished ranking, so the other tools rank as they would without it,
+    and a tool whose exact name is the query is never excluded.
+    """
 
     session_id: str
     query: str
     max_results: int | None = None
     category: str | None = None
+    exclude: frozenset[str] = frozenset()
 
     @property
     def limit(self) -> int:

@@ -14,9 +14,7 @@ makes it: it is there to measure a reranker on your own data.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from toolsearch.indexes.embedders import default_cache_dir
+from toolsearch.indexes.tuned import RECORD_FILE, TUNED_MODEL_NAME, default_tuned_model_path
 from toolsearch.tuning.pairs import (
     TrainingPair,
     labeled_pairs,
@@ -34,7 +32,6 @@ from toolsearch.tuning.rerank import (
     reranker_examples,
 )
 from toolsearch.tuning.train import (
-    RECORD_FILE,
     FinetuneResult,
     FinetuneSettings,
     finetune_embedder,
@@ -60,11 +57,3 @@ __all__ = [
     "training_pairs",
     "write_pairs",
 ]
-
-TUNED_MODEL_NAME = "all-MiniLM-L6-v2-tools"
-"""The folder name of the default fine-tuned model under the cache directory."""
-
-
-def default_tuned_model_path() -> Path:
-    """``<cache dir>/models/all-MiniLM-L6-v2-tools``: where ``tuned`` is looked up."""
-    return default_cache_dir() / "models" / TUNED_MODEL_NAME

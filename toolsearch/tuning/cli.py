@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from toolsearch._cli_errors import error_exit
+from toolsearch._quiet import quiet_model_loading
 
 __all__ = ["embedder_app"]
 
@@ -150,7 +151,6 @@ def embedder_app() -> Any:
         With --labeled, real requests and the tools they need are mixed in.
         """
         from toolsearch.bench.loaders import DATASETS
-        from toolsearch.cli import _quiet_model_loading
         from toolsearch.tuning import (
             FinetuneSettings,
             default_tuned_model_path,
@@ -158,7 +158,7 @@ def embedder_app() -> Any:
             write_pairs,
         )
 
-        _quiet_model_loading()
+        quiet_model_loading()
         if sources and pairs_file is not None:
             raise typer.BadParameter("give SOURCE... or --pairs FILE, not both")
         if (labeled_catalog is None) != (labeled_queries is None):

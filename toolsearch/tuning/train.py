@@ -25,14 +25,10 @@ from typing import Any
 
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.embedders import packaged_minilm_path
+from toolsearch.indexes.tuned import RECORD_FILE
 from toolsearch.tuning.pairs import TrainingPair
 
 __all__ = ["FinetuneResult", "FinetuneSettings", "RECORD_FILE", "finetune_embedder"]
-
-RECORD_FILE = "toolsearch-finetune.json"
-"""Written beside the weights: the weights' digest (``model_id``), settings, pair count,
-losses and time of the run. :class:`~toolsearch.indexes.SentenceTransformerEmbedder` adds
-the digest to its name, so an index built with one training run refuses another."""
 
 StepCallback = Callable[[int, int, float], None]
 """``on_step(step, total_steps, loss)``, called after every optimizer step (1-based)."""

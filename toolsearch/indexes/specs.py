@@ -1,0 +1,234 @@
+"""One registry of names: the specs that stand for an embedder or an index.
+
+**Embedder specs** (:func:`embedder_factory`, :func:`load_embedder`,
+:func:`resolve_embedder`):
+
+* ``minilm``: the packaged all-MiniLM-L6-v2 (sentence-transformers);
+* ``static``: its model2vec distillation (:meth:`StaticEmbedder.from_packaged_minilm`);
+* ``tuned``: the model ``toolsearch embedder finetune`` saved at
+  :func:`~toolsearch.indexes.tuned.default_tuned_model_path`;
+* the folder of a sentence-transformers model;
+* ``hashing`` / ``hashing-DIM``: the dependency-light test double;
+* the names embedders report (``sentence-transformers/...``,
+  ``model2vec/static-all-MiniLM-L6-v2-pca256``, ``hashing-256``), so a name an index
+  recorded resolves to the embedder that reported it.
+
+**Index specs** (:func:`index_factory`, :func:`make_index`): ``regex``, ``bm25``,
+``vector``, ``hybrid``, and ``vector:EMBEDDER`` / ``hybrid:EMBEDDER`` with an embedder spec
+after the colon (``hybrid:tuned``, ``vector:static``, ``hybrid:/path/to/model``). Without
+one, ``vector`` and ``hybrid`` use the packaged MiniLM.
+
+A named embedder is loaded once per spec and process, on first use, and shared by every
+index :func:`index_factory` or :func:`make_index` builds with it. :func:`load_embedder`
+and :func:`resolve_embedder` load a new one at each call. Unknown names raise
+``ValueError`` listing the valid ones.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolsearch.indexes.embedders import (
+    Embedder,
+    HashingEmbedder,
+    SentenceTransformerEmbedder,
+    StaticEmbedder,
+)
+from toolsearch.indexes.tuned import default_tuned_model_path
+
+if TYPE_CHECKING:
+    from toolsearch.indexes.rerank import Reranker
+    from toolsearch.search.types import ToolIndex
+
+__all__ = [
+    "EMBEDDING_KINDS",
+    "INDEX_KINDS",
+    "embedder_factory",
+    "index_factory",
+    "load_embedder",
+    "make_index",
+    "resolve_embedder",
+]
+
+INDEX_KINDS: tuple[str, ...] = ("regex", "bm25", "vector", "hybrid")
+"""The index kinds, in the order error messages list them."""
+
+EMBEDDING_KINDS: tuple[str, ...] = ("vector", "hybrid")
+"""The kinds that take an embedder (``vector:EMBEDDER``, ``hybrid:EMBEDDER``)."""
+
+
+# -- embedders ---------------------------------------------------------------------------
+
+
+def embedder_factory(name: str) -> Callable[[], Embedder]:
+    """How to create the embedder ``name`` stands for (see the module docs), without
+    loading it yet; ``ValueError`` for an unknown name."""
+    spec = name.strip()
+    if spec == "static":
+        return StaticEmbedder.from_packaged_minilm
+    if spec.startswith("model2vec/static-all-MiniLM-L6-v2-pca") and spec[37:].isdigit():
+        return lambda: StaticEmbedder.from_packaged_minilm(pca_dims=int(spec[37:]))
+    if spec in ("minilm", "sentence-transformers/all-MiniLM-L6-v2"):
+        return SentenceTransformerEmbedder
+    if spec.startswith("sentence-transformers/"):  # "#id" names a fine-tuned model's weights
+        return lambda: SentenceTransformerEmbedder(spec.split("/", 1)[1].split("#", 1)[0])
+    if spec == "hashing":
+        return HashingEmbedder
+    if spec.startswith("hashing-") and spec[8:].isdigit():
+        return lambda: HashingEmbedder(int(spec[8:]))
+    if spec == "tuned":
+        return _tuned_embedder
+    if spec and Path(spec).expanduser().is_dir():
+        return lambda: SentenceTransformerEmbedder(Path(spec).expanduser())
+    raise ValueError(
+        f"unknown embedder {name!r}: use minilm, static, tuned, hashing, hashing-DIM or the "
+        "folder of a sentence-transformers model (or pass an Embedder object)"
+    )
+
+
+def load_embedder(name: str) -> Embedder:
+    """The embedder a spec stands for, loaded now; see :func:`embedder_factory`."""
+    return embedder_factory(name)()
+
+
+def resolve_embedder(spec: str | Embedder | None, default: str = "static") -> Embedder:
+    """An embedder object as is; a spec (``None`` or ``""``: ``default``) loaded now."""
+    if spec is not None and not isinstance(spec, str):
+        return spec
+    return load_embedder(spec or default)
+
+
+def _tuned_embedder() -> Embedder:
+    path = default_tuned_model_path()
+    if not (path / "config.json").is_file():
+        raise ValueError(
+            f"no fine-tuned embedder at {path}; make it with: toolsearch embedder finetune "
+            "SOURCE... (see docs/finetune.md)"
+        )
+    return SentenceTransformerEmbedder(path)
+
+
+@functools.cache  # one loader per spec and process: the model is loaded on its first call
+def _shared_embedder(spec: str) -> Callable[[], Embedder]:
+    return functools.cache(embedder_factory(spec))
+
+
+# -- indexes -----------------------------------------------------------------------------
+
+
+def index_factory(
+    spec: str, *, extra: Mapping[str, Callable[[], ToolIndex]] | None = None
+) -> Callable[[], ToolIndex]:
+    """The factory behind an index spec, without building anything (or loading a model).
+
+    A plain kind gives its class (``index_factory("bm25") is Bm25ToolIndex``); a spec with
+    an embedder gives the same factory each time in a process, so every index it builds
+    shares one loaded model. ``extra`` adds names of the caller's own (the benchmark's
+    peers), looked up first and listed in the error. ``ValueError`` for an unknown index
+    or embedder name.
+    """
+    if extra and spec in extra:
+        return extra[spec]
+    kind, embedder = _parse(spec, extra or ())
+    classes = _index_classes()  # imported now, so building imports no more of ours
+    if embedder is None:
+        return classes[kind]
+    _shared_embedder(embedder)  # an unknown embedder fails now; nothing is loaded
+    return _with_embedder(spec)
+
+
+@functools.cache  # one factory per spec, so a name rebuilds the very same index
+def _with_embedder(spec: str) -> Callable[[], ToolIndex]:
+    return functools.partial(make_index, spec)
+
+
+def make_index(
+    spec: str,
+    *,
+    embedder: str | Embedder | None = None,
+    bm25_min_score: float = 0.0,
+    reranker: str | Path | Reranker | None = None,
+) -> ToolIndex:
+    """Build the index ``spec`` names, configured.
+
+    Args:
+        spec: An index spec (``"bm25"``, ``"hybrid"``, ``"hybrid:tuned"``...).
+        embedder: For ``vector`` and ``hybrid``: an embedder spec or object, instead of
+            one after the colon (``None`` or ``""``: the packaged MiniLM).
+        bm25_min_score: The BM25 index's ``min_score`` (``bm25`` and ``hybrid``; ignored
+            by the other kinds).
+        reranker: A cross-encoder folder (loaded with
+            :func:`~toolsearch.indexes.load_reranker`) or a ``Reranker``: the index
+            becomes the first stage of a :class:`~toolsearch.indexes.RerankingToolIndex`.
+
+    Raises:
+        ValueError: An unknown index, embedder or reranker; an embedder for a kind
+            without vectors; an embedder both in ``spec`` and in ``embedder``.
+    """
+    kind, named = _parse(spec)
+    if named is not None:
+        if embedder is not None:
+            raise ValueError(f"index {spec!r} names its embedder: do not pass embedder= too")
+        embedder = named
+    if isinstance(embedder, str) and not embedder.strip():
+        embedder = None
+    if embedder is not None and kind not in EMBEDDING_KINDS:
+        raise ValueError(
+            f"embedder={embedder!r} applies to index 'vector' or 'hybrid', not {kind!r}"
+        )
+    model = _shared_embedder(embedder)() if isinstance(embedder, str) else embedder
+    index = _build(kind, model, bm25_min_score)
+    if reranker is None:
+        return index
+    from toolsearch.indexes import rerank
+
+    if isinstance(reranker, str | Path):
+        reranker = rerank.load_reranker(reranker)
+    return rerank.RerankingToolIndex(reranker, first_stage=index)
+
+
+def _parse(spec: str, extra: Iterable[str] = ()) -> tuple[str, str | None]:
+    """``(kind, embedder spec or None)``; ``ValueError`` naming the valid specs (and
+    ``extra``)."""
+    kind, colon, embedder = spec.partition(":")
+    if kind in INDEX_KINDS and (not colon or (embedder and kind in EMBEDDING_KINDS)):
+        return kind, embedder or None
+    raise ValueError(
+        f"unknown index {spec!r}; choose from {', '.join([*INDEX_KINDS, *extra])} "
+        "(vector and hybrid also as vector:EMBEDDER, hybrid:EMBEDDER)"
+    )
+
+
+def _index_classes() -> dict[str, Callable[[], ToolIndex]]:
+    from toolsearch.indexes.bm25 import Bm25ToolIndex
+    from toolsearch.indexes.hybrid import HybridToolIndex
+    from toolsearch.indexes.regex import RegexToolIndex
+    from toolsearch.indexes.vector import VectorToolIndex
+
+    return {
+        "regex": RegexToolIndex,
+        "bm25": Bm25ToolIndex,
+        "vector": VectorToolIndex,
+        "hybrid": HybridToolIndex,
+    }
+
+
+def _build(kind: str, embedder: Embedder | None, bm25_min_score: float) -> ToolIndex:
+    from toolsearch.indexes.bm25 import Bm25ToolIndex
+    from toolsearch.indexes.hybrid import HybridToolIndex
+    from toolsearch.indexes.regex import RegexToolIndex
+    from toolsearch.indexes.vector import VectorToolIndex
+
+    if kind == "regex":
+        return RegexToolIndex()
+    if kind == "bm25":
+        return Bm25ToolIndex(min_score=bm25_min_score)
+    if kind == "vector":
+        return VectorToolIndex(embedder=embedder)
+    return HybridToolIndex(
+        bm25=Bm25ToolIndex(min_score=bm25_min_score),
+        vector=VectorToolIndex(embedder=embedder),
+    )

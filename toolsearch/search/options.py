@@ -1,0 +1,115 @@
+"""``ToolSearchOptions``: every plain-data option of the tool-search advisor, written once.
+
+Each default and each bound lives here and nowhere else:
+
+- :class:`~toolsearch.search.advisor.ToolSearchToolCallingAdvisor` reads its defaults from
+  this model (``ToolSearchToolCallingAdvisor(max_results=3)`` and
+  ``ToolSearchToolCallingAdvisor(options=ToolSearchOptions(max_results=3))`` are the same
+  advisor; ``advisor.options`` is the effective object);
+- :class:`~toolsearch.settings.ToolSearchSettings` subclasses it (a view of these fields
+  plus the settings-only ones: ``enabled``, ``index_type``, eviction, embedder...), so the
+  ``TOOLSEARCH_TOOL_SEARCH__*`` variables and the ``[tool_search]`` TOML table accept
+  exactly these fields with exactly these defaults and bounds.
+
+Objects (the index, the eviction strategy, the tool-calling manager, pinned tool callbacks)
+are not options: they stay arguments of the advisor.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from toolsearch.loop.advisor import TOOL_CALLING_ADVISOR_ORDER
+from toolsearch.memory.memory import CONVERSATION_ID
+from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
+
+__all__ = ["ToolSearchOptions", "ToolSearchOptionsDict", "UndiscoveredToolPolicy"]
+
+UndiscoveredToolPolicy = Literal["execute", "hint"]
+
+
+class ToolSearchOptions(BaseModel):
+    """The tool-search advisor's plain-data options (frozen; ``replace`` makes a changed copy).
+
+    Invalid values raise pydantic's ``ValidationError`` (a ``ValueError``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    max_results: int = Field(5, ge=1, le=MAX_RESULTS_CAP)
+    """Hits per search when the model does not say (its ``maxResults`` wins, clamped to
+    1..10)."""
+    system_message_suffix: str | None = None
+    """Text appended to the system message; ``{search_tool_name}``, ``{categories}`` and
+    ``{tool_count}`` are filled in. ``None``: a short paragraph, plus the list of categories
+    when the tools carry categories."""
+    reference_tool_name_accumulation: bool = True
+    """Keep every discovered tool visible, or only those found by the last round of searches
+    (all parallel searches of it)."""
+    session_id_key_name: str = CONVERSATION_ID
+    """The advisor param holding the session id. Without one, the loop uses a throwaway
+    session."""
+    order: int = TOOL_CALLING_ADVISOR_ORDER
+    """Advisor order (that of the plain tool-calling advisor)."""
+    pinned_tools: tuple[str, ...] = ()
+    """Names of tools always sent (the 3-5 most used, as providers recommend). A pinned name
+    the request does not register is skipped for that request."""
+    search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME
+    """The search tool's name."""
+    undiscovered_tool_policy: UndiscoveredToolPolicy = "execute"
+    """A call to a registered tool the session has not discovered is run and marks it
+    discovered (``"execute"``), or answered with a hint to search first (``"hint"``)."""
+    search_results_with_summaries: bool = False
+    """The search tool returns ``[{"name", "summary"}]`` instead of a list of names."""
+    exclude_loaded_tools: bool = True
+    """Searches leave out the tools the model already sees (pinned, and discovered when
+    accumulation is on), so each search returns tools new to the model instead of repeating
+    what it has. A search for an exact tool name still returns that tool."""
+
+    def replace(self, **changes: Any) -> ToolSearchOptions:
+        """A copy with ``changes`` applied and validated (``model_copy`` does not validate)."""
+        fields = type(self).model_fields
+        return type(self)(**{**{name: getattr(self, name) for name in fields}, **changes})
+
+
+class ToolSearchOptionsDict(TypedDict, total=False):
+    """The options as keyword arguments (types only: the defaults live in the model).
+
+    A static type checker needs the keyword names and types spelled out to check
+    ``ToolSearchToolCallingAdvisor(max_results=...)``; a test keeps this in step with
+    :class:`ToolSearchOptions`. ``pinned_tools`` is not here: the advisor's own
+    ``pinned_tools`` argument also takes tools, not only names.
+    """
+
+    max_results: int
+    system_message_suffix: str | None
+    reference_tool_name_accumulation: bool
+    session_id_key_name: str
+    order: int
+    search_tool_name: str
+    undiscovered_tool_policy: UndiscoveredToolPolicy
+    search_results_with_summaries: bool
+    exclude_loaded_tools: bool
+
+
+def options_error(error: ValidationError) -> ValueError:
+    """A plain ``ValueError`` naming each bad option and what it accepts (from the model's
+    own bounds), as in ``max_results must be between 1 and 10 (got 0)``."""
+    return ValueError("; ".join(_describe(detail) for detail in error.errors()))
+
+
+def _describe(detail: Any) -> str:
+    name = str(detail["loc"][0]) if detail["loc"] else "options"
+    field = ToolSearchOptions.model_fields.get(name)
+    got = f" (got {detail['input']!r})"
+    if field is not None and detail["type"] == "literal_error":
+        allowed = " or ".join(repr(value) for value in get_args(field.annotation))
+        return f"{name} must be {allowed}{got}"
+    if field is not None and detail["type"] in {"greater_than_equal", "less_than_equal"}:
+        bounds = {type(m).__name__: m for m in field.metadata}
+        low, high = bounds.get("Ge"), bounds.get("Le")
+        if low is not None and high is not None:
+            return f"{name} must be between {low.ge} and {high.le}{got}"
+    return f"{name}: {detail['msg']}{got}"
