@@ -64,12 +64,8 @@ SETTINGS_ONLY = {
 
 
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No inherited ``TOOLSEARCH_*`` variable and no ``toolsearch.toml`` in the directory."""
-    for key in list(os.environ):
-        if key.startswith("TOOLSEARCH_"):
-            monkeypatch.delenv(key)
-    monkeypatch.chdir(tmp_path)
+def clean_environment(clean_toolsearch_environment: None) -> None:
+    """Every test here starts without ``TOOLSEARCH_*`` variables or a ``toolsearch.toml``."""
 
 
 def _advisor(**kwargs: Any) -> ToolSearchToolCallingAdvisor:

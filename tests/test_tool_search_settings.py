@@ -11,7 +11,6 @@ search tool, the best visible tool), then answers.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -129,12 +128,8 @@ def tool_advisor_of(client: ChatClient, **advisors: Any) -> Any:
 
 
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No inherited ``TOOLSEARCH_*`` variable and no ``toolsearch.toml`` in the directory."""
-    for key in list(os.environ):
-        if key.startswith("TOOLSEARCH_"):
-            monkeypatch.delenv(key)
-    monkeypatch.chdir(tmp_path)
+def clean_environment(clean_toolsearch_environment: None) -> None:
+    """Every test here starts without ``TOOLSEARCH_*`` variables or a ``toolsearch.toml``."""
 
 
 @pytest.fixture

@@ -7,10 +7,16 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsearch._quiet import quiet_model_loading
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from toolsearch.bench.live import LiveTaskOutcome
 
 __all__ = ["main"]
 
@@ -135,6 +141,10 @@ def _app() -> Any:
                 catalog, queries = loaders[name]()
                 total = len(queries) * (1 + len(specs))
                 bar = progress.add_task(f"{name}: full loop", total=total)
+
+                def on_step(text: str, bar: TaskID = bar, name: str = name) -> None:
+                    progress.update(bar, description=f"{name}: {text}")
+
                 records += run_dataset(
                     catalog,
                     queries,
@@ -144,10 +154,8 @@ def _app() -> Any:
                     policy=QueryPolicy(max_rounds),
                     max_results=max_results,
                     runs=runs,
-                    on_step=lambda text, bar=bar, name=name: progress.update(
-                        bar, description=f"{name}: {text}"
-                    ),
-                    on_task=lambda bar=bar: progress.advance(bar),
+                    on_step=on_step,
+                    on_task=partial(progress.advance, bar),
                     memory=memory,
                 )
         table = Table(title="tool search vs the full tool loop")
@@ -236,6 +244,12 @@ def _run_live(
                 catalog, queries = loader()
                 tasks = min(len(queries), limit) if limit else len(queries)
                 bar = progress.add_task(f"{name}: live", total=tasks * (1 + len(specs)))
+
+                def on_task(outcome: LiveTaskOutcome, bar: TaskID = bar, name: str = name) -> None:
+                    progress.update(
+                        bar, advance=1, description=f"{name}: live, {outcome.mode} {outcome.index}"
+                    )
+
                 records += run_live(
                     catalog,
                     queries,
@@ -243,9 +257,7 @@ def _run_live(
                     indexes=specs,
                     max_results=max_results,
                     limit=limit,
-                    on_task=lambda outcome, bar=bar, name=name: progress.update(
-                        bar, advance=1, description=f"{name}: live, {outcome.mode} {outcome.index}"
-                    ),
+                    on_task=on_task,
                 )
     except ProviderAuthenticationError as exc:
         typer.echo(f"toolsearch bench --live: {exc}", err=True)

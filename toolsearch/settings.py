@@ -63,10 +63,10 @@ class ToolSearchSettings(ToolSearchOptions):
     enabled: bool = False
     """Use the tool-search advisor instead of the plain tool-calling advisor."""
     index_type: Literal["regex", "bm25", "vector", "hybrid"] = "bm25"
-    lru_max_sessions: int = Field(1000, ge=1)
-    ttl_seconds: float | None = Field(None, gt=0)
+    lru_max_sessions: int = Field(default=1000, ge=1)
+    ttl_seconds: float | None = Field(default=None, gt=0)
     """Setting it makes eviction a composite of LRU and TTL."""
-    bm25_min_score: float = Field(0.0, ge=0.0, le=1.0)
+    bm25_min_score: float = Field(default=0.0, ge=0.0, le=1.0)
     embedder: str | None = None
     """For ``vector`` and ``hybrid``: ``minilm`` (the default), ``static``, ``tuned`` (made by
     ``toolsearch embedder finetune``) or a sentence-transformers model folder."""

@@ -111,7 +111,7 @@ class SimulatedAgent:
             if name not in called and name in visible:
                 arguments = json.dumps(sample_arguments(visible[name].input_schema))
                 return AssistantMessage(
-                    tool_calls=[ToolCall(id=f"call_{turn}", name=name, arguments=arguments)]
+                    tool_calls=(ToolCall(id=f"call_{turn}", name=name, arguments=arguments),)
                 )
         pending = [name for name in self._gold if name not in called]
         if (
@@ -123,9 +123,9 @@ class SimulatedAgent:
             self.searches.append(query)
             arguments = json.dumps({"query": query, "maxResults": self._max_results})
             return AssistantMessage(
-                tool_calls=[
-                    ToolCall(id=f"search_{turn}", name=self._search_tool_name, arguments=arguments)
-                ]
+                tool_calls=(
+                    ToolCall(id=f"search_{turn}", name=self._search_tool_name, arguments=arguments),
+                )
             )
         done = [name for name in self._gold if name in called]
         return AssistantMessage(content=f"Done with {len(done)} of {len(self._gold)} steps.")

@@ -271,7 +271,7 @@ def run_live(
 
     tasks = list(queries)[: limit if limit else None]
     tools = [SyntheticTool(definition) for definition in catalog.tools]
-    name = model_name or getattr(model_factory, "__name__", "model")
+    name = model_name or str(getattr(model_factory, "__name__", "model"))
     dataset = catalog.name
 
     def run_mode(mode: str, index: str, make_advisor: Callable[[], Any]) -> LiveRecord:
@@ -315,13 +315,13 @@ def run_live(
         baseline = run_mode("full", "-", lambda: ToolCallingAdvisor(max_iterations=max_iterations))
         records.append(baseline)
     for spec in indexes:
-        record = run_mode(
-            "search",
-            spec.name,
-            lambda spec=spec: ToolSearchToolCallingAdvisor(
+
+        def search_advisor(spec: Any = spec) -> ToolSearchToolCallingAdvisor:
+            return ToolSearchToolCallingAdvisor(
                 tool_index=spec.factory(), max_results=max_results, max_iterations=max_iterations
-            ),
-        )
+            )
+
+        record = run_mode("search", spec.name, search_advisor)
         if baseline is not None and baseline.prompt_tokens_mean:
             savings = round(
                 100.0 * (1.0 - record.prompt_tokens_mean / baseline.prompt_tokens_mean), 2

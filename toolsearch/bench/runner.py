@@ -139,7 +139,7 @@ def run_dataset(
     full_outcomes = run_tasks(
         catalog, queries, mode="full", counter=counter, provider=provider, on_task=task
     )
-    full = summarize(full_outcomes, mode="full", index="-", **common)
+    full = summarize(full_outcomes, mode="full", index="-", full=None, **common)
     records = [_record(full, peer=False, tools=len(catalog))]
     for spec in indexes:
         step(f"tool search: {spec.name}")

@@ -141,6 +141,7 @@ class AnalysisJob:
         form, items = batch
         out: list[AnalyzedTool] = []
         for item in items:
+            tool: ToolDefinition | _Shape
             if form == "jsonl":
                 where, line = item
                 try:

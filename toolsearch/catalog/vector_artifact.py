@@ -121,6 +121,7 @@ class VectorWriter:
                 block[i] = row
                 self.reused += 1
             else:
+                assert fresh is not None  # a row to embed means ``texts`` was not empty
                 block[i] = fresh[next_fresh]
                 next_fresh += 1
         self.embedded += len(texts)

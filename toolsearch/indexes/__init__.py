@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         Reranker,
         RerankingRanker,
         RerankingToolIndex,
+        RerankParams,
         load_reranker,
     )
     from toolsearch.indexes.session import BaseToolIndex, SessionIndex, SessionTools
@@ -75,6 +76,7 @@ _LOCATIONS = {
     "CrossEncoderReranker": "rerank",
     "FunctionReranker": "rerank",
     "Reranker": "rerank",
+    "RerankParams": "rerank",
     "RerankingRanker": "rerank",
     "RerankingToolIndex": "rerank",
     "load_reranker": "rerank",
@@ -103,6 +105,7 @@ __all__ = [
     "RegexRanker",
     "RegexToolIndex",
     "Reranker",
+    "RerankParams",
     "RerankingRanker",
     "RerankingToolIndex",
     "SentenceTransformerEmbedder",

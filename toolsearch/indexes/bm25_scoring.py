@@ -123,7 +123,8 @@ def rank(
     max_score = 0.0
     for term in terms:
         found = postings.term(term)
-        docs = tfs = None
+        docs: Any = None
+        tfs: Any = None
         df = 0.0
         if found is not None:
             docs, tfs = found

@@ -19,12 +19,13 @@ wraps a plain function: a test double, or a way to plug in a hosted reranking AP
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
@@ -35,6 +36,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "CrossEncoderReranker",
     "FunctionReranker",
+    "RerankParams",
     "Reranker",
     "RerankingRanker",
     "RerankingToolIndex",
@@ -139,16 +141,16 @@ class _Session:
     tools: SessionTools
 
     def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
-        owner = self.owner
-        first = self.first.rank(query, max(limit, owner.depth), allowed)
+        owner, params = self.owner, self.owner.params
+        first = self.first.rank(query, max(limit, params.depth), allowed)
         ranked, total = list(first.hits), first.total
-        head, tail = ranked[: owner.depth], ranked[owner.depth :]
-        if not head or owner.reranker_weight == 0:
+        head, tail = ranked[: params.depth], ranked[params.depth :]
+        if not head or params.reranker_weight == 0:
             return Ranking.of(ranked[:limit], total)
         try:
             scores = owner.scores(query, [self.tools.prepared[i].full_text for i, _ in head])
         except Exception:
-            if owner.on_error == "raise":
+            if params.on_error == "raise":
                 raise
             logger.warning(
                 "reranker %r failed; answering in first-stage order",
@@ -161,31 +163,49 @@ class _Session:
         fused = [
             (
                 position,
-                owner.first_stage_weight / (owner.rrf_k + rank)
-                + owner.reranker_weight / (owner.rrf_k + reranker_rank[rank - 1]),
+                params.first_stage_weight / (params.rrf_k + rank)
+                + params.reranker_weight / (params.rrf_k + reranker_rank[rank - 1]),
             )
             for rank, (position, _score) in enumerate(head, start=1)
         ]
         fused.sort(key=lambda item: -item[1])  # stable: ties keep the first-stage order
         # below every reranked hit: their first-stage part alone is already larger
         ordered = fused + [
-            (position, owner.first_stage_weight / (owner.rrf_k + rank))
+            (position, params.first_stage_weight / (params.rrf_k + rank))
             for rank, (position, _score) in enumerate(tail, start=len(head) + 1)
         ]
         return Ranking.of(ordered[:limit], total)
 
 
-def _check(
-    depth: int, first_stage_weight: float, reranker_weight: float, rrf_k: float, on_error: str
-) -> None:
-    if on_error not in ("raise", "first_stage"):
-        raise ValueError(f"on_error must be 'raise' or 'first_stage', got {on_error!r}")
-    if depth < 1 or rrf_k < 0:
-        raise ValueError("depth must be at least 1 and rrf_k non-negative")
-    if first_stage_weight < 0 or reranker_weight < 0:
-        raise ValueError("weights must be non-negative")
-    if first_stage_weight + reranker_weight == 0:
-        raise ValueError("weights must not both be zero")
+@dataclass(frozen=True, slots=True)
+class RerankParams:
+    """How a reranker's order is fused with the first stage's; see :class:`RerankingToolIndex`."""
+
+    depth: int = 20
+    first_stage_weight: float = 1.0
+    reranker_weight: float = 1.0
+    rrf_k: float = 5.0
+    on_error: Literal["raise", "first_stage"] = "raise"
+
+    def __post_init__(self) -> None:
+        if self.on_error not in ("raise", "first_stage"):
+            raise ValueError(f"on_error must be 'raise' or 'first_stage', got {self.on_error!r}")
+        if self.depth < 1 or self.rrf_k < 0:
+            raise ValueError("depth must be at least 1 and rrf_k non-negative")
+        if self.first_stage_weight < 0 or self.reranker_weight < 0:
+            raise ValueError("weights must be non-negative")
+        if self.first_stage_weight + self.reranker_weight == 0:
+            raise ValueError("weights must not both be zero")
+
+
+class RerankOptions(TypedDict, total=False):
+    """Keyword overrides of :class:`RerankParams`."""
+
+    depth: int
+    first_stage_weight: float
+    reranker_weight: float
+    rrf_k: float
+    on_error: Literal["raise", "first_stage"]
 
 
 class RerankingRanker:
@@ -195,24 +215,11 @@ class RerankingRanker:
     search_type = "rerank"
 
     def __init__(
-        self,
-        reranker: Reranker,
-        first_stage: Ranker,
-        *,
-        depth: int = 20,
-        first_stage_weight: float = 1.0,
-        reranker_weight: float = 1.0,
-        rrf_k: float = 5.0,
-        on_error: Literal["raise", "first_stage"] = "raise",
+        self, reranker: Reranker, first_stage: Ranker, params: RerankParams | None = None
     ) -> None:
-        _check(depth, first_stage_weight, reranker_weight, rrf_k, on_error)
         self.reranker = reranker
         self.first_stage = first_stage
-        self.depth = depth
-        self.first_stage_weight = first_stage_weight
-        self.reranker_weight = reranker_weight
-        self.rrf_k = rrf_k
-        self.on_error = on_error
+        self.params = params or RerankParams()
 
     def prepare(self, tools: SessionTools) -> _Session:
         return _Session(self, self.first_stage.prepare(tools), tools)
@@ -251,13 +258,10 @@ class RerankingToolIndex(SessionIndex):
         reranker: Reranker,
         *,
         first_stage: Any = None,
-        depth: int = 20,
-        first_stage_weight: float = 1.0,
-        reranker_weight: float = 1.0,
-        rrf_k: float = 5.0,
-        on_error: Literal["raise", "first_stage"] = "raise",
+        params: RerankParams | None = None,
+        **options: Unpack[RerankOptions],
     ) -> None:
-        _check(depth, first_stage_weight, reranker_weight, rrf_k, on_error)  # before any model
+        settings = dataclasses.replace(params or RerankParams(), **options)  # before any model
         if first_stage is None:
             from toolsearch.indexes.hybrid import HybridToolIndex
 
@@ -268,29 +272,19 @@ class RerankingToolIndex(SessionIndex):
             raise TypeError(
                 f"first_stage must be an index or a Ranker, not {type(first_stage).__name__}"
             )
-        super().__init__(
-            RerankingRanker(
-                reranker,
-                stage,
-                depth=depth,
-                first_stage_weight=first_stage_weight,
-                reranker_weight=reranker_weight,
-                rrf_k=rrf_k,
-                on_error=on_error,
-            )
-        )
+        super().__init__(RerankingRanker(reranker, stage, settings))
 
     @property
     def reranker(self) -> Reranker:
         return self.ranker.reranker
 
     @property
-    def depth(self) -> int:
-        return self.ranker.depth
+    def params(self) -> RerankParams:
+        return self.ranker.params
 
     @property
-    def on_error(self) -> str:
-        return self.ranker.on_error
+    def depth(self) -> int:
+        return self.params.depth
 
 
 def load_reranker(name: str | Path) -> Reranker:

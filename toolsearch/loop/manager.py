@@ -152,12 +152,7 @@ class ToolCallingManager:
         """
         plan, counts = self._plan(prompt, response, prior_call_counts)
         context = ToolContext(prompt.options.tool_context)
-        texts = [
-            step.text
-            if step.text is not None
-            else self.execute_one(step.callback, step.call, context)
-            for step in plan
-        ]
+        texts = [step.text if step.text is not None else self._run(step, context) for step in plan]
         return self._result(prompt, response, plan, texts, counts)
 
     async def aexecute_tool_calls(

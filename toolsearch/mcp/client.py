@@ -407,17 +407,16 @@ def result_text(result: CallToolResult) -> str:
     """
     parts: list[str] = []
     for block in result.content or ():
-        kind = getattr(block, "type", None)
-        if kind == "text":
+        if block.type == "text":
             parts.append(block.text)
-        elif kind in ("image", "audio"):
+        elif block.type in ("image", "audio"):
             size = len(getattr(block, "data", "") or "") * 3 // 4
-            parts.append(f"[{kind}: {getattr(block, 'mime_type', '?')}, ~{size} bytes]")
-        elif kind == "resource":
+            parts.append(f"[{block.type}: {getattr(block, 'mime_type', '?')}, ~{size} bytes]")
+        elif block.type == "resource":
             resource = block.resource
             text = getattr(resource, "text", None)
             parts.append(text if text is not None else f"[resource: {resource.uri}]")
-        elif kind == "resource_link":
+        elif block.type == "resource_link":
             parts.append(f"[resource link: {block.uri}]")
         else:
             parts.append(str(block))

@@ -96,7 +96,7 @@ class ProxySettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     index: Literal["bm25", "regex", "vector", "hybrid"] = "bm25"
-    max_results: int = Field(5, ge=1, le=10)
+    max_results: int = Field(default=5, ge=1, le=10)
     prefix: Literal["auto", "always", "never"] = "auto"
     name: str = "toolsearch-proxy"
     strict: bool = False

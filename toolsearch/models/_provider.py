@@ -309,8 +309,8 @@ class SdkChatModel(BaseChatModel):
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
         if self._sync_only:
-            async for piece in super().astream(prompt):
-                yield piece
+            async for response in super().astream(prompt):
+                yield response
             return
         arguments = self.request_arguments(prompt, stream=True)
         folder = self._stream_folder()

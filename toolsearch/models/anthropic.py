@@ -167,6 +167,7 @@ class AnthropicChatModel(SdkChatModel):
             search_tool_name=self.search_tool_name,
             forced_deferred=options.extra.get(DEFERRED_TOOLS_KEY, ()),
         )
+        system: str | list[dict[str, Any]]
         system, messages = builder.render_messages(prompt.messages)
         arguments: dict[str, Any] = {
             "model": options.model or self.model,

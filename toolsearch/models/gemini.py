@@ -135,7 +135,7 @@ class GeminiChatModel(SdkChatModel):
         try:
             validated = types.GenerateContentConfig.model_validate(config)
         except ValueError as exc:  # pydantic's ValidationError: a bad option in ``extra``
-            problems = getattr(exc, "errors", lambda: [])()
+            problems: list[dict[str, Any]] = getattr(exc, "errors", lambda: [])()
             detail = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in problems
             )

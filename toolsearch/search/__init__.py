@@ -9,6 +9,7 @@ from toolsearch.search.eviction import (
     NeverEvictStrategy,
     TtlEvictionStrategy,
 )
+from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry, SessionState
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
 from toolsearch.search.types import (
@@ -33,6 +34,7 @@ __all__ = [
     "SessionState",
     "ToolIndex",
     "ToolReference",
+    "ToolSearchOptions",
     "ToolSearchRequest",
     "ToolSearchResponse",
     "ToolSearchTool",

@@ -38,7 +38,7 @@ class ToolSearchOptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    max_results: int = Field(5, ge=1, le=MAX_RESULTS_CAP)
+    max_results: int = Field(default=5, ge=1, le=MAX_RESULTS_CAP)
     """Hits per search when the model does not say (its ``maxResults`` wins, clamped to
     1..10)."""
     system_message_suffix: str | None = None

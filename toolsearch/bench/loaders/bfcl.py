@@ -187,11 +187,11 @@ def load_bfcl(
             if answer is None:
                 qstats["queries_dropped_no_answer"] += 1
                 continue
-            gold = _gold_names(answer.get("ground_truth"))
-            if not gold:
+            raw_gold = _gold_names(answer.get("ground_truth"))
+            if not raw_gold:
                 qstats["queries_dropped_no_gold"] += 1
                 continue
-            queries.append((qid, text, gold, category))
+            queries.append((qid, text, raw_gold, category))
             count += 1
         per_category[category] = count
     distractor_categories = DISTRACTOR_CATEGORIES if distractors else ()
@@ -424,10 +424,10 @@ def _convert_schema(
 
 def _json_type(value: Any, converted: Counter[str], dropped: Counter[str]) -> Any:
     if isinstance(value, list):
-        mapped = [_json_type(v, converted, dropped) for v in value]
-        if any(m is None for m in mapped):
+        members = [_json_type(v, converted, dropped) for v in value]
+        if any(m is None for m in members):
             return None  # one member is unconstrained, so the union is too
-        return list(dict.fromkeys(mapped))
+        return list(dict.fromkeys(members))
     if not isinstance(value, str):
         dropped[repr(value)] += 1
         return None

@@ -231,7 +231,7 @@ def _parameters_schema(block: Any, stats: Counter[str]) -> dict[str, Any]:
         properties[name] = prop
         if is_required:
             required.append(name)
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    schema = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     return schema

@@ -104,7 +104,7 @@ def load_nestful(
     :class:`~toolsearch.bench.loaders.DatasetUnavailableError` when ``nestful-wrapper`` is
     not installed.
     """
-    chosen = choose(subsets, SUBSETS, "NESTFUL subset")
+    chosen = choose(subsets, tuple(SUBSETS), "NESTFUL subset")
     root = _data_root() if data_dir is None else _as_traversable(data_dir)
     stats: Counter[str] = Counter()
     dropped_types: Counter[str] = Counter()

