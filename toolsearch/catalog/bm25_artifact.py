@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.indexes.analysis import tool_terms
+from toolsearch.indexes.bm25_scoring import TermPostings
 from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.text import PreparedTool
 
@@ -144,29 +145,16 @@ class MappedPostings:
     def term_count(self) -> int:
         return len(self._term_ids)
 
-    def _span(self, term: str) -> tuple[int, int] | None:
+    def term(self, term: str) -> TermPostings | None:
+        """The term's memory-mapped postings as they are stored (int32 ids, float32
+        frequencies, float32 impacts): no copy until a search reads them."""
         term_id = self._term_ids.get(term)
         if term_id is None:
             return None
-        return int(self._offsets[term_id]), int(self._offsets[term_id + 1])
-
-    def term(self, term: str) -> tuple[Any, Any] | None:
-        import numpy as np
-
-        span = self._span(term)
-        if span is None:
-            return None
-        start, end = span
-        docs = np.asarray(self._docs[start:end], dtype=np.int64)
-        return docs, np.asarray(self._tfs[start:end], dtype=np.float64)
+        start, end = int(self._offsets[term_id]), int(self._offsets[term_id + 1])
+        return TermPostings(self._docs[start:end], self._tfs[start:end], self._impacts[start:end])
 
     def lengths_of(self, docs: Any) -> Any:
         import numpy as np
 
         return self._lengths[docs].astype(np.float64)
-
-    def impacts(self, term: str) -> Any | None:
-        """Each posting's term weight without the idf, under the whole catalog's statistics
-        and the build's ``k1`` and ``b``."""
-        span = self._span(term)
-        return None if span is None else self._impacts[span[0] : span[1]]

@@ -25,7 +25,7 @@ import math
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from toolsearch.indexes.params import Bm25Params
 
@@ -34,6 +34,7 @@ __all__ = [
     "MemoryPostings",
     "Postings",
     "Scope",
+    "TermPostings",
     "rank",
     "scope_of",
 ]
@@ -45,6 +46,18 @@ def _numpy() -> Any:
     return numpy
 
 
+class TermPostings(NamedTuple):
+    """One term's postings: document ids (increasing; any integer dtype), weighted term
+    frequencies (float32 or float64: both hold the weighted counts exactly) and, for a
+    built catalog, each posting's precomputed whole-corpus weight without the idf
+    (``tf·(k1+1)/(tf+norm)``). Stored arrays are handed over as they are (memory-mapped
+    views): scoring converts only what a search reads."""
+
+    docs: Any
+    tfs: Any
+    impacts: Any = None
+
+
 class Postings(Protocol):
     """Weighted postings of a corpus of tools, by integer document id."""
 
@@ -53,16 +66,12 @@ class Postings(Protocol):
         """One more than the largest document id."""
         ...
 
-    def term(self, term: str) -> tuple[Any, Any] | None:
-        """Document ids (int64, increasing) and weighted frequencies (float64) of ``term``."""
+    def term(self, term: str) -> TermPostings | None:
+        """The postings of ``term``, or None when no document has it."""
         ...
 
     def lengths_of(self, docs: Any) -> Any:
         """The weighted lengths (float64) of documents ``docs``."""
-        ...
-
-    def impacts(self, term: str) -> Any | None:
-        """Precomputed ``tf·(k1+1)/(tf+norm)`` per posting for the whole corpus, or None."""
         ...
 
 
@@ -125,9 +134,10 @@ def rank(
         found = postings.term(term)
         docs: Any = None
         tfs: Any = None
+        impacts: Any = None
         df = 0.0
         if found is not None:
-            docs, tfs = found
+            docs, tfs, impacts = found
             if scope.mask is not None:
                 if len(scope.mask) < postings.size:  # the corpus grew since the scope
                     inside = docs < len(scope.mask)
@@ -141,10 +151,10 @@ def rank(
             continue
         if scores is None:
             scores = np.zeros(scope.size, dtype=np.float64)
-        impacts = postings.impacts(term) if scope.docs is None else None
-        if impacts is not None:  # the whole corpus: one multiply-add per posting
+        if scope.docs is None and impacts is not None:  # the whole corpus: one multiply-add
             scores[docs] += idf * np.asarray(impacts, dtype=np.float64)
             continue
+        tfs = np.asarray(tfs, dtype=np.float64)
         norm = k1 * (1.0 - b + b * postings.lengths_of(docs) / scope.average_length)
         contribution = idf * tfs * (k1 + 1.0) / (tfs + norm)
         places = (
@@ -207,19 +217,19 @@ class MemoryPostings:
             self._length_array = None
         return doc
 
-    def term(self, term: str) -> tuple[Any, Any] | None:
+    def term(self, term: str) -> TermPostings | None:
         entry = self._postings.get(term)
         if entry is None:
             return None
         cached = self._arrays.get(term)
         if cached is not None and cached[2] == len(entry[0]):
-            return cached[0], cached[1]
+            return TermPostings(cached[0], cached[1])
         np = _numpy()
         with self._lock:
             docs = np.asarray(entry[0], dtype=np.int64)
             tfs = np.asarray(entry[1][: len(docs)], dtype=np.float64)
             self._arrays[term] = (docs, tfs, len(docs))
-        return docs, tfs
+        return TermPostings(docs, tfs)
 
     def lengths_of(self, docs: Any) -> Any:
         array = self._length_array
@@ -229,9 +239,6 @@ class MemoryPostings:
                 array = np.asarray(self._lengths, dtype=np.float64)
                 self._length_array = array
         return array[docs]
-
-    def impacts(self, term: str) -> None:
-        return None
 
 
 class ChainedPostings:
@@ -247,15 +254,17 @@ class ChainedPostings:
     def size(self) -> int:
         return self._offset + self.second.size
 
-    def term(self, term: str) -> tuple[Any, Any] | None:
+    def term(self, term: str) -> TermPostings | None:
         np = _numpy()
         a, b = self.first.term(term), self.second.term(term)
-        if b is None:
-            return a
-        shifted = (b[0] + self._offset, b[1])
-        if a is None:
-            return shifted
-        return np.concatenate([a[0], shifted[0]]), np.concatenate([a[1], shifted[1]])
+        if a is None and b is None:
+            return None
+        parts = [(p.docs, p.tfs) for p in (a, b) if p is not None]
+        if b is not None:
+            parts[-1] = (np.asarray(b.docs, dtype=np.int64) + self._offset, b.tfs)
+        docs = np.concatenate([np.asarray(d, dtype=np.int64) for d, _ in parts])
+        tfs = np.concatenate([np.asarray(t, dtype=np.float64) for _, t in parts])
+        return TermPostings(docs, tfs)  # no impacts: the chain is never the whole catalog
 
     def lengths_of(self, docs: Any) -> Any:
         np = _numpy()
@@ -265,6 +274,3 @@ class ChainedPostings:
         out[low] = self.first.lengths_of(docs[low])
         out[~low] = self.second.lengths_of(docs[~low] - self._offset)
         return out
-
-    def impacts(self, term: str) -> None:
-        return None
