@@ -325,6 +325,25 @@ def test_an_embedder_without_a_known_name_says_how_to_load_or_rebuild(tmp_path):
     assert len(CatalogIndex.load(index.path, embedder=MyEmbedder())) == len(TOOLS)
 
 
+def test_a_manifest_never_picks_a_model_to_download(tmp_path, monkeypatch):
+    """A hub name in a shared index's manifest fails at load, typed, before any network."""
+
+    class HubNamed(CountingEmbedder):
+        name = "sentence-transformers/some-org/some-model"
+
+    index = build(tmp_path, "hybrid", embedder=HubNamed())
+
+    def no_download(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a model was about to be loaded")
+
+    monkeypatch.setattr("toolsearch.indexes.specs.SentenceTransformerEmbedder", no_download)
+    with pytest.raises(ManifestMismatchError, match="model hub") as caught:
+        CatalogIndex.load(index.path)
+    assert "CatalogIndex.load(path, embedder=...)" in str(caught.value)
+    # the user may still pass the embedder explicitly
+    assert len(CatalogIndex.load(index.path, embedder=HubNamed())) == len(TOOLS)
+
+
 def test_corrupted_artifacts_are_reported(tmp_path):
     index = build(tmp_path, "hybrid")
     path = index.path

@@ -55,7 +55,7 @@ from toolsearch.catalog.vector_artifact import VectorArtifact
 from toolsearch.errors import IndexCorruptedError, IndexNotFoundError, ManifestMismatchError
 from toolsearch.indexes.embedders import Embedder
 from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
-from toolsearch.indexes.session import SessionIndex, clean_query, order_hits
+from toolsearch.indexes.session import MAX_QUERY_LENGTH, SessionIndex, clean_query, order_hits
 from toolsearch.indexes.specs import embedder_factory, resolve_embedder
 from toolsearch.search.types import (
     ToolReference,
@@ -201,11 +201,14 @@ class CatalogIndex(SessionIndex):
         if manifest.kind != "bm25" and model is None:
             name = manifest.embedder_name or ""
             try:
-                factory = embedder_factory(name)  # created on first use: loads stay fast
+                # created on first use (loads stay fast), and only from local models: a
+                # manifest never chooses weights to download
+                factory = embedder_factory(name, local_only=True)
             except ValueError as exc:
                 raise ManifestMismatchError(
                     str(folder),
-                    f"built with embedder {name!r}, which cannot be recreated by name; "
+                    f"built with embedder {name!r}, which cannot be recreated from a local "
+                    f"model ({exc}); "
                     "pass the same embedder (CatalogIndex.load(path, embedder=...)), or "
                     "rebuild it with a named one: toolsearch index build "
                     f"{' '.join(manifest.sources) or 'SOURCE...'} --kind {manifest.kind} "
@@ -272,16 +275,17 @@ class CatalogIndex(SessionIndex):
         import numpy as np
 
         started = time.perf_counter()
-        text = clean_query(query)
+        given = clean_query(query)
+        text = given[:MAX_QUERY_LENGTH]
         if not text.strip():
-            return self._response([], 0, text, started)
+            return self._response([], 0, given, started)
         limit = max(1, int(max_results)) if max_results is not None else 10
         allowed: list[int] | None = None
         exact = self._store.find_name(text)
         if category is not None:
             allowed = self._store.ids_in_category(category)
             if not allowed:
-                return self._response([], 0, text, started)
+                return self._response([], 0, given, started)
             if exact is not None:  # allowed ids are increasing
                 at = int(np.searchsorted(allowed, exact))
                 exact = exact if at < len(allowed) and allowed[at] == exact else None
@@ -292,4 +296,4 @@ class CatalogIndex(SessionIndex):
             total += 1
         info = self._store.summaries(doc for doc, _ in hits)
         references = [ToolReference(info[doc][0], info[doc][1], score) for doc, score in hits]
-        return self._response(references, max(total, len(references)), text, started)
+        return self._response(references, max(total, len(references)), given, started)

@@ -7,7 +7,8 @@ have the same fingerprints in the same order share one prepared ranker, released
 last of them is cleared. A search then
 
 * returns an empty response for an unknown session or a blank query (never raises for a
-  query string: lone surrogates are replaced);
+  query string: lone surrogates are replaced), and reads at most ``MAX_QUERY_LENGTH``
+  characters of a query, so no input makes a ranker's work unbounded;
 * restricts the ranking to the request's ``category`` *before* ranking;
 * puts the tool whose name is the query first (case-sensitive, then case-insensitive),
   with the best score of the ranking;
@@ -23,6 +24,7 @@ its ranker.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -38,14 +40,37 @@ from toolsearch.search.types import (
 )
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["BaseToolIndex", "SessionIndex", "SessionTools", "clean_query", "order_hits"]
+__all__ = [
+    "MAX_QUERY_LENGTH",
+    "BaseToolIndex",
+    "SessionIndex",
+    "SessionTools",
+    "clean_query",
+    "order_hits",
+]
+
+
+MAX_QUERY_LENGTH = 20_000
+"""Characters of a query that a search reads; the rest is ignored. It bounds every ranker's
+work whatever a model or user sends (queries of the public benchmark sets are at most
+about 19,000 characters, most under 500). A pattern-mode regex has its own, smaller limit
+(``MAX_PATTERN_LENGTH``), which rejects instead of truncating."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clean_query(query: Any) -> str:
     """The query as text a search can encode: non-strings become ``""``, and lone
-    surrogates (a model's ``"\\ud800"`` decoded by json) are replaced."""
+    surrogates (a model's ``"\\ud800"`` decoded by json) become U+FFFD, the replacement
+    character, which no word, term or pattern confuses with anything else (``?`` would turn
+    ``q\\ud800`` into the pattern ``q?``)."""
     text = query if isinstance(query, str) else ""
-    return text.encode("utf-8", "replace").decode("utf-8")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def order_hits(
@@ -112,8 +137,9 @@ class SessionIndex:
     def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
         started = time.perf_counter()
         query = clean_query(request.query)
+        text = query[:MAX_QUERY_LENGTH]
         entry = self._sessions.get(request.session_id)
-        if entry is None or not query.strip():
+        if entry is None or not text.strip():
             return self._response([], 0, query, started)
         snapshot, shared = entry
         allowed: list[int] | None = None
@@ -122,13 +148,13 @@ class SessionIndex:
             if not allowed:
                 return self._response([], 0, query, started)
         limit = request.limit
-        exact = snapshot.exact(query)
+        exact = snapshot.exact(text)
         if exact is not None and allowed is not None and exact not in allowed:
             exact = None
         excluded = snapshot.positions(request.exclude) - {exact}
         # excluded tools still rank (statistics and fusion include them); ask for enough
         depth = limit + len(request.exclude) + 1
-        ranking = shared.ranker.rank(query, depth, allowed)
+        ranking = shared.ranker.rank(text, depth, allowed)
         references = self._references(snapshot, ranking, exact, excluded, limit)
         return self._response(references, max(ranking.total, len(references)), query, started)
 

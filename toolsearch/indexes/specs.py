@@ -63,9 +63,16 @@ EMBEDDING_KINDS: tuple[str, ...] = ("vector", "hybrid")
 # -- embedders ---------------------------------------------------------------------------
 
 
-def embedder_factory(name: str) -> Callable[[], Embedder]:
+def embedder_factory(name: str, *, local_only: bool = False) -> Callable[[], Embedder]:
     """How to create the embedder ``name`` stands for (see the module docs), without
-    loading it yet; ``ValueError`` for an unknown name."""
+    loading it yet; ``ValueError`` for an unknown name.
+
+    ``local_only``: only names that load from this machine (the packaged models, their
+    distillation, ``tuned``, existing model folders, the hashing embedder): a name that would
+    make sentence-transformers download a model from a hub is a ``ValueError``. A built
+    index's manifest is resolved this way, so a shared index folder never picks weights to
+    download.
+    """
     spec = name.strip()
     if spec == "static":
         return StaticEmbedder.from_packaged_minilm
@@ -74,7 +81,13 @@ def embedder_factory(name: str) -> Callable[[], Embedder]:
     if spec in ("minilm", "sentence-transformers/all-MiniLM-L6-v2"):
         return SentenceTransformerEmbedder
     if spec.startswith("sentence-transformers/"):  # "#id" names a fine-tuned model's weights
-        return lambda: SentenceTransformerEmbedder(spec.split("/", 1)[1].split("#", 1)[0])
+        model = spec.split("/", 1)[1].split("#", 1)[0]
+        if local_only and not Path(model).expanduser().is_dir():
+            raise ValueError(
+                f"embedder {name!r} is not a model folder on this machine; it would be "
+                "downloaded from a model hub, which an index's manifest may not ask for"
+            )
+        return lambda: SentenceTransformerEmbedder(model)
     if spec == "hashing":
         return HashingEmbedder
     if spec.startswith("hashing-") and spec[8:].isdigit():
