@@ -42,7 +42,7 @@ def load_document(path: Path) -> Any:
 
 @functools.cache
 def _fast_json() -> Any:
-    """orjson when it happens to be installed (2-3x faster on big specs); never required."""
+    """orjson when it happens to be installed (faster on big specs); never required."""
     try:
         import orjson
     except ImportError:
@@ -68,7 +68,9 @@ def _load_yaml(text: str, source: str) -> Any:
         data = yaml.load(text, Loader=loader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise CatalogSourceError(source, f"not valid YAML ({exc})") from exc
-    return _string_keys(data)
+    except RecursionError:
+        raise CatalogSourceError(source, "YAML nested too deeply") from None
+    return _string_keys(data, source, len(text))
 
 
 _YAML_LOADER: Any = None
@@ -95,13 +97,38 @@ def _yaml_loader() -> Any:
     return _YAML_LOADER
 
 
-def _string_keys(data: Any) -> Any:
-    # YAML allows non-string keys (``200:``, ``yes:``); JSON Schema and JSON do not
-    if isinstance(data, dict):
-        return {str(k): _string_keys(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_string_keys(v) for v in data]
-    return data
+MIN_YAML_VALUES = 2_000_000
+"""Values a YAML document may expand to: this many, or one per character of its text if that
+is more. Without aliases a document holds far fewer values than characters; aliases make it
+a graph, and turning it into plain data copies every alias: nine nested aliases of nine
+("billion laughs") expand a few hundred bytes into 10^9 values."""
+
+
+def _string_keys(data: Any, source: str = "<yaml>", size: int = 0) -> Any:
+    """Plain data with string keys (YAML allows ``200:`` and ``yes:``; JSON Schema and JSON
+    do not), copied within a budget of ``max(MIN_YAML_VALUES, size)`` values and the
+    parser's depth."""
+    limit = max(MIN_YAML_VALUES, size)
+    budget = [limit]
+
+    def copy(value: Any) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise CatalogSourceError(
+                source,
+                f"the YAML expands to more than {limit:,} values (aliases of aliases?); "
+                "refusing to load it",
+            )
+        if isinstance(value, dict):
+            return {str(k): copy(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [copy(v) for v in value]
+        return value
+
+    try:
+        return copy(data)
+    except RecursionError:
+        raise CatalogSourceError(source, "YAML nested too deeply") from None
 
 
 def spec_version(document: Any, source: str) -> int:

@@ -148,9 +148,14 @@ class AnalysisJob:
                     tool = _jsonl_tool(json.loads(line), where)
                 except json.JSONDecodeError as exc:
                     raise _WorkerError(where, f"not valid JSON ({exc.msg})") from None
+                except RecursionError:
+                    raise _WorkerError(where, "JSON nested too deeply") from None
                 except CatalogSourceError as exc:
                     raise _WorkerError(exc.source, exc.problem) from None
-                definition = definition_json(tool)
+                try:
+                    definition = definition_json(tool)
+                except RecursionError:  # parsed, but too deep to serialize again
+                    raise _WorkerError(where, "JSON nested too deeply") from None
                 subject: Any = tool
             else:
                 definition = item
