@@ -36,11 +36,12 @@ sessions register.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +58,7 @@ from toolsearch.indexes.embedders import Embedder
 from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
 from toolsearch.indexes.session import MAX_QUERY_LENGTH, SessionIndex, clean_query, order_hits
 from toolsearch.indexes.specs import embedder_factory, resolve_embedder
-from toolsearch.search.types import (
-    ToolReference,
-    ToolSearchResponse,
-)
+from toolsearch.search.types import ToolReference, ToolSearchRequest, ToolSearchResponse
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -137,7 +135,7 @@ class CatalogIndex(SessionIndex):
         path: str | os.PathLike[str],
         *,
         embedder: Embedder | str | None = None,
-        verify: bool = False,
+        verify: bool | None = None,
     ) -> CatalogIndex:
         """Open a built index (memory-mapped; nothing is re-indexed).
 
@@ -146,7 +144,10 @@ class CatalogIndex(SessionIndex):
             embedder: For vector/hybrid indexes: the query embedder. Omitted, the one named
                 in the manifest is created. Another embedder than the one that built the
                 index raises :class:`ManifestMismatchError`.
-            verify: Also check every artifact's sha256 (sizes are always checked).
+            verify: Check every artifact's sha256 (``True``), only sizes (``False``), or
+                the sha256 when the artifacts are small (``None``, the default: see
+                :mod:`toolsearch.catalog.manifest`). The manifest's own checksum and the
+                sizes are always checked.
 
         Raises:
             IndexNotFoundError, ManifestMismatchError, IndexCorruptedError.
@@ -268,10 +269,38 @@ class CatalogIndex(SessionIndex):
         assert embedder is not None, "a bm25 catalog has no embedder"
         return embedder
 
+    def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
+        with self._reading():
+            return super().search(request)
+
+    def index_tools(self, session_id: str, tools: Sequence[ToolDefinition]) -> None:
+        with self._reading():
+            super().index_tools(session_id, tools)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Failures of the artifacts' content (a damaged byte in a large index that was not
+        checksummed at load) as :class:`IndexCorruptedError`, with the rebuild command."""
+        try:
+            yield
+        except (IndexError, sqlite3.DatabaseError, OSError, ValueError) as exc:
+            raise IndexCorruptedError(
+                str(self.path),
+                f"an artifact does not hold what its manifest says ({type(exc).__name__}: "
+                f"{exc}); check it with: toolsearch index info {self.path} --verify; "
+                f"rebuild with: {rebuild_command(self.path, self.manifest)}",
+            ) from exc
+
     def search_catalog(
         self, query: str, max_results: int | None = 10, *, category: str | None = None
     ) -> ToolSearchResponse:
         """Search the whole catalog (what ``toolsearch index search`` runs)."""
+        with self._reading():
+            return self._search_catalog(query, max_results, category)
+
+    def _search_catalog(
+        self, query: str, max_results: int | None, category: str | None
+    ) -> ToolSearchResponse:
         import numpy as np
 
         started = time.perf_counter()

@@ -10,10 +10,14 @@ The manifest lists that file with its checksum like every other artifact, and al
 ``fingerprints_digest`` (sha256 over all fingerprints in order) so two builds of the same
 catalog can be compared from their manifests alone.
 
-**Checking on load.** Loading always checks that every listed file exists and has the
-recorded size: cheap, and it catches truncated copies and half-written files. A full sha256
-pass over the artifacts (hundreds of MB for 125k tools, ~0.5-1 s) runs only when asked:
-``CatalogIndex.load(path, verify=True)`` or ``toolsearch index info PATH --verify``.
+**Checking on load.** Loading always checks the manifest's own checksum and that every
+listed file exists and has the recorded size: cheap, and it catches edited manifests,
+truncated copies and half-written files. The sha256 of every artifact is checked on load
+when the artifacts total at most ``CHECKSUM_AT_LOAD_BYTES`` (reading them costs less than
+a few tens of milliseconds), so a small index is correct or refused; a larger one reads
+every byte only when asked: ``CatalogIndex.load(path, verify=True)`` or ``toolsearch index
+info PATH --verify`` (a damaged byte there shows as an ``IndexCorruptedError`` during a
+search when the structure breaks, or as different results when it does not).
 """
 
 from __future__ import annotations
@@ -102,8 +106,23 @@ class Manifest:
         }
 
     def write(self, folder: Path) -> None:
-        text = json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+        data = self.to_json()
+        data[DIGEST_KEY] = _digest(data)
+        text = json.dumps(data, indent=2, sort_keys=False) + "\n"
         (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
+
+
+DIGEST_KEY = "manifest_sha256"
+"""The manifest's own checksum: sha256 of its other fields as canonical JSON. An edited
+manifest (a count, a setting, the kind, the embedder) is a corrupted index, not an index
+that searches differently. Manifests written before it existed have none and are read as
+they are."""
+
+
+def _digest(data: dict[str, Any]) -> str:
+    fields = {k: v for k, v in data.items() if k != DIGEST_KEY}
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def rebuild_command(path: str | Path, manifest: Manifest | None = None) -> str:
@@ -135,6 +154,7 @@ def _known_keys() -> set[str]:
         "created_at",
         "toolsearch_version",
         "files",
+        DIGEST_KEY,
     }
 
 
@@ -156,6 +176,10 @@ def read_manifest(path: str | Path) -> Manifest:
         if not isinstance(data, dict):
             raise TypeError("the manifest is not a JSON object")
         version = int(data["format_version"])
+        recorded = data.get(DIGEST_KEY)
+        # another format may checksum differently: the version decides first (below)
+        if version == FORMAT_VERSION and recorded is not None and recorded != _digest(data):
+            raise ValueError("its checksum does not match its content: it was edited")
         kind = str(data["kind"])
         files = {
             str(name): FileEntry(int(entry["size"]), str(entry["sha256"]))
@@ -200,10 +224,18 @@ def read_manifest(path: str | Path) -> Manifest:
     return manifest
 
 
-def verify_files(folder: str | Path, manifest: Manifest, *, checksums: bool = False) -> None:
+CHECKSUM_AT_LOAD_BYTES = 32 << 20
+"""Artifacts up to this many bytes in all are checksummed on every load (see the module)."""
+
+
+def verify_files(folder: str | Path, manifest: Manifest, *, checksums: bool | None = False) -> None:
     """Check every artifact the manifest lists: present, right size, and (``checksums``)
-    right sha256. Raises :class:`IndexCorruptedError` naming the first bad file."""
+    right sha256; ``checksums=None`` checksums when the artifacts total at most
+    ``CHECKSUM_AT_LOAD_BYTES``. Raises :class:`IndexCorruptedError` naming the first bad
+    file."""
     root = Path(folder)
+    if checksums is None:
+        checksums = sum(entry.size for entry in manifest.files.values()) <= CHECKSUM_AT_LOAD_BYTES
     for name, entry in sorted(manifest.files.items()):
         target = root / name
         try:
