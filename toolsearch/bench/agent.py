@@ -64,9 +64,10 @@ def split_clauses(
 class QueryPolicy:
     """Which searches the agent makes for a request: the whole text, then its clauses.
 
-    ``max_rounds`` caps the searches per task. The default, 12, searches every clause of
-    at least 98 % of the requests in each development set (acme, BFCL's odd half,
-    NESTFUL, tau2); the agent stops earlier once it has every tool it needs.
+    ``max_rounds`` caps the searches per task. The default, 12, is high enough to search
+    every clause of nearly every request of the development sets (the figures:
+    docs/benchmark.md, "How the query policy was chosen"); the agent stops earlier once
+    it has every tool it needs.
     """
 
     max_rounds: int = 12

@@ -22,8 +22,8 @@ and :func:`toolsearch.indexes.bm25_scoring.rank` scores them exactly as it score
 ``Bm25ToolIndex``'s in-memory postings, so a search over a session's subset (statistics of
 that subset alone, filtering before ranking) returns exactly what a ``Bm25ToolIndex`` over
 the same tools returns. A search over the whole catalog uses the precomputed impacts (one
-multiply-add per posting instead of a dozen array operations: the difference between
-~2 ms and well under 1 ms for a common term at 125k tools); its scores equal
+multiply-add per posting instead of a dozen array operations, which is most of the work
+for a common term in a large catalog); its scores equal
 ``Bm25ToolIndex``'s to float32 precision.
 """
 

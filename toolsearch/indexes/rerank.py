@@ -10,11 +10,11 @@ mistake cannot bury what the first stage put first. Tools below ``depth`` follow
 first-stage order.
 
 :class:`CrossEncoderReranker` runs a Hugging Face sequence-classification model (one
-relevance logit per pair), such as :func:`toolsearch.tuning.finetune_reranker` trains.
-The one we trained that way (MiniLM, on catalog pairs and NESTFUL requests) did not beat
-the hybrid index alone and cost about 0.6 s per search on two cores (docs/finetune.md), so
-no reranker is on by default: this is the seam for a better one. :class:`FunctionReranker`
-wraps a plain function: a test double, or a way to plug in a hosted reranking API.
+relevance logit per pair). No reranker is on by default: a cross-encoder reads every
+candidate with the request, so it must earn its cost per search, and this module is the
+seam for one that does (the one we measured: docs/finetune.md, "A reranker on top").
+:class:`FunctionReranker` wraps a plain function: a test double, or a way to plug in a
+hosted reranking API.
 """
 
 from __future__ import annotations
@@ -74,8 +74,7 @@ class CrossEncoderReranker:
 
     Args:
         model: A local folder (or a model name your Hugging Face cache already holds) of a
-            model with one output label, e.g. what :func:`~toolsearch.tuning.finetune_reranker`
-            saved.
+            sequence-classification model with one output label.
         max_length: Tokens per pair; longer pairs lose the end of the longer text first.
         batch_size: Pairs per forward pass.
         device: Torch device (``"cpu"`` by default).

@@ -2,8 +2,8 @@
 
 The objective is in-batch-negatives InfoNCE in both directions (each query must pick its
 own tool out of the batch's tools, and each tool its own query), the loss that trained
-all-MiniLM-L6-v2 itself. One pass over the pairs on two CPU cores takes about two seconds
-per batch of 32 with the default lengths.
+all-MiniLM-L6-v2 itself; one pass over the pairs by default (what a run costs:
+docs/finetune.md).
 
 The output folder is a normal sentence-transformers model:
 ``SentenceTransformerEmbedder(path)`` loads it, and ``toolsearch bench --embedder path``
@@ -36,7 +36,7 @@ StepCallback = Callable[[int, int, float], None]
 
 @dataclass(frozen=True)
 class FinetuneSettings:
-    """How to train. The defaults are the ones the committed measurements used.
+    """How to train. The defaults are the documented recipe's (docs/finetune.md).
 
     ``steps=None`` makes one pass over the pairs (the last partial batch is dropped).
     The learning rate warms up linearly over ``warmup_ratio`` of the steps, then decays
@@ -46,9 +46,8 @@ class FinetuneSettings:
     ``group_run`` above 1 keeps pairs of one group (:attr:`TrainingPair.group`, the API
     or server) together in runs of that length, so a batch holds a tool's neighbours as
     negatives (operations of the same API), not only strangers; 1 (the default) shuffles
-    freely. Runs of 4 did not win on the development set over two seeds
-    (docs/finetune.md).
-    Pairs without a group are never grouped.
+    freely (how the two compared: docs/finetune.md). Pairs without a group are never
+    grouped.
     """
 
     steps: int | None = None
@@ -127,14 +126,25 @@ def finetune_embedder(
     torch.manual_seed(settings.seed)  # after loading: dropout draws from here on
     model.train()
     batches = _batches(pairs, settings)
-    losses, seconds = _optimize(
-        torch,
-        model,
-        batches,
-        lambda batch: _contrastive_loss(torch, model, batch, settings),
-        settings,
-        on_step,
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
     )
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, _warmup_then_linear(len(batches), settings.warmup_ratio)
+    )
+    started = time.perf_counter()
+    losses: list[float] = []
+    for number, batch in enumerate(batches, 1):
+        loss = _contrastive_loss(torch, model, batch, settings)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        losses.append(float(loss.item()))
+        if on_step is not None:
+            on_step(number, len(batches), losses[-1])
+    seconds = time.perf_counter() - started
     model.eval()
     result = FinetuneResult(
         path=target,
@@ -204,38 +214,6 @@ def _grouped_runs(order: list[TrainingPair], run: int, rng: random.Random) -> li
     return [pair for chunk in runs for pair in chunk]
 
 
-def _optimize(
-    torch: Any,
-    model: Any,
-    batches: Sequence[Any],
-    loss_of: Callable[[Any], Any],
-    settings: Any,
-    on_step: StepCallback | None,
-) -> tuple[list[float], float]:
-    """One AdamW step per batch (``settings``: ``learning_rate``, ``weight_decay``,
-    ``warmup_ratio``, ``max_grad_norm``), warm-up then linear decay, gradients clipped.
-    Returns the losses and the seconds it took."""
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
-    )
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, _warmup_then_linear(len(batches), settings.warmup_ratio)
-    )
-    started = time.perf_counter()
-    losses: list[float] = []
-    for number, batch in enumerate(batches, 1):
-        loss = loss_of(batch)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
-        losses.append(float(loss.item()))
-        if on_step is not None:
-            on_step(number, len(batches), losses[-1])
-    return losses, time.perf_counter() - started
-
-
 def _warmup_then_linear(total: int, warmup_ratio: float) -> Callable[[int], float]:
     warmup = max(1, int(total * warmup_ratio))
 
@@ -283,20 +261,16 @@ def _tail_mean(losses: list[float], tail: int = 20) -> float:
 
 
 def _save(model: Any, target: Path, result: FinetuneResult) -> None:
-    record = {k: v for k, v in asdict(result).items() if k != "path"}
-    _save_folder(target, lambda folder: model.save(str(folder)), record)
-
-
-def _save_folder(target: Path, write: Callable[[Path], None], record: dict[str, Any]) -> None:
-    """Write a model with ``write`` into a staging folder beside ``target``, add the record
-    (``model_id`` first), then move it into place, so ``target`` is never half-written."""
+    """Save into a staging folder beside ``target``, add the record (``model_id`` first),
+    then move it into place, so ``target`` is never half-written."""
     staging = target.with_name(f".{target.name}.tmp{os.getpid()}")
     if staging.exists():
         shutil.rmtree(staging)
     target.parent.mkdir(parents=True, exist_ok=True)
-    write(staging)
-    full = {"model_id": _weights_digest(staging), **record}
-    (staging / RECORD_FILE).write_text(json.dumps(full, indent=2) + "\n", encoding="utf-8")
+    model.save(str(staging))
+    record = {"model_id": _weights_digest(staging)}
+    record.update((k, v) for k, v in asdict(result).items() if k != "path")
+    (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     if target.exists():
         shutil.rmtree(target)
     os.replace(staging, target)
