@@ -70,3 +70,17 @@ def test_a_deeply_nested_jsonl_line_is_a_one_line_error_naming_the_line(tmp_path
     )
     with pytest.raises(CatalogSourceError, match=r"deep\.jsonl:2.*nested too deeply"):
         CatalogIndex.build([source], out=tmp_path / "index", kind="bm25", workers=1)
+
+
+def test_a_deeply_nested_jsonl_line_read_as_tools_names_the_line(tmp_path):
+    from toolsearch.catalog import iter_tools
+
+    depth = 100_000
+    source = tmp_path / "deep.jsonl"
+    source.write_text(
+        '{"name": "deep", "description": "x", "input_schema": '
+        + '{"a":' * depth + "1" + "}" * depth + "}\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    with pytest.raises(CatalogSourceError, match=r"deep\.jsonl:1: JSON nested too deeply"):
+        list(iter_tools([source]))

@@ -12,10 +12,10 @@ import pytest
 
 from toolsearch.bench.data import Catalog
 from toolsearch.catalog import openapi_directory
-from toolsearch.catalog.openapi import fit_name, sanitize_name
 from toolsearch.catalog.sources import CatalogReader, detect_kind, iter_tools
 from toolsearch.errors import CatalogSourceError
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch.tools.names import fit_name, sanitize_name
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
 REPO = Path(__file__).resolve().parent.parent

@@ -308,7 +308,7 @@ class TestLimitsConfiguration:
         limits = ToolCallLimits()
         assert limits.per_tool == 40
         assert limits.total == 150
-        assert limits.on_exceed is LimitExceededAction.THROW
+        assert limits.on_exceed is LimitExceededAction.RETURN_ERROR_RESPONSE
         assert dict(limits.per_tool_overrides) == {}
         assert set(limits.excluded_tools) == set()
         assert ToolCallingManager().limits == limits
@@ -332,6 +332,9 @@ class TestLimitsConfiguration:
 
 
 def manager_with(**limits: Any) -> ToolCallingManager:
+    """A manager with these limits; THROW unless the test says otherwise (the tests below
+    check both actions; the default action is tested in TestLimitsConfiguration)."""
+    limits.setdefault("on_exceed", LimitExceededAction.THROW)
     return ToolCallingManager(limits=ToolCallLimits(**limits))
 
 
@@ -343,10 +346,12 @@ class TestPerToolLimit:
             prompt_with(tools), calls_response(*repeat("t", 40))
         )
         assert dict(ok.call_counts) == {"t": 40}
-        with pytest.raises(ToolCallLimitExceededError):
-            ToolCallingManager().execute_tool_calls(
-                prompt_with(tools), calls_response(*repeat("t", 41))
-            )
+        over = ToolCallingManager().execute_tool_calls(  # by default the model is told
+            prompt_with(tools), calls_response(*repeat("t", 41))
+        )
+        last = over.tool_response_message.responses[-1].response_data
+        assert "limit" in last.lower()
+        assert rec.count("t") == 80
 
     def test_throw(self) -> None:
         rec = Recorder()
@@ -477,8 +482,12 @@ class TestTotalLimit:
         tools = [rec.tool(f"t{i}") for i in range(4)]
         ok_calls = [call(f"t{i % 4}", {"x": i}) for i in range(150)]
         ToolCallingManager().execute_tool_calls(prompt_with(tools), calls_response(*ok_calls))
+        over = ToolCallingManager().execute_tool_calls(  # by default the model is told
+            prompt_with(tools), calls_response(*ok_calls, call("t0"))
+        )
+        assert "limit" in over.tool_response_message.responses[-1].response_data.lower()
         with pytest.raises(ToolCallLimitExceededError) as info:
-            ToolCallingManager().execute_tool_calls(
+            manager_with().execute_tool_calls(
                 prompt_with(tools), calls_response(*ok_calls, call("t0"))
             )
         assert info.value.total is True

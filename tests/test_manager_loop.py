@@ -104,6 +104,8 @@ class Recorder:
 
 
 def advisor(**limits: Any) -> ToolCallingAdvisor:
+    """An advisor with these limits; THROW unless the test says otherwise."""
+    limits.setdefault("on_exceed", LimitExceededAction.THROW)
     return ToolCallingAdvisor(
         tool_calling_manager=ToolCallingManager(limits=ToolCallLimits(**limits))
     )
@@ -178,13 +180,15 @@ class TestLimitsInTheLoop:
             client.prompt("go").call().content()
         assert rec.count("t") == 2
 
-    def test_default_limit_applies_in_the_loop(self) -> None:
+    def test_default_limit_applies_in_the_loop_without_raising(self) -> None:
+        """A model that never stops calling is refused at 41, told once, and the loop ends
+        the second time it ignores the refusal: bounded, and no exception for its mistake."""
         rec = Recorder()
         model = FunctionChatModel(always_calls("t"))
-        with pytest.raises(ToolCallLimitExceededError) as info:
-            ChatClient.create(model).prompt("go").tools(rec.tool("t")).call().content()
-        assert info.value.limit == 40
+        text = ChatClient.create(model).prompt("go").tools(rec.tool("t")).call().content()
         assert rec.count("t") == 40
+        assert "limit" in text
+        assert "the loop stopped" in text
 
     def test_return_error_response_feeds_the_error_back(self) -> None:
         rec = Recorder()
@@ -276,8 +280,9 @@ class TestLimitsInTheLoop:
     def test_counts_accumulate_when_history_is_not_resent(self) -> None:
         rec = Recorder()
         model = FunctionChatModel(always_calls("t"))
+        limits = ToolCallLimits(per_tool=2, on_exceed=LimitExceededAction.THROW)
         loop = ToolCallingAdvisor(
-            tool_calling_manager=ToolCallingManager(limits=ToolCallLimits(per_tool=2)),
+            tool_calling_manager=ToolCallingManager(limits=limits),
             conversation_history_enabled=False,
         )
         with pytest.raises(ToolCallLimitExceededError):
@@ -317,7 +322,7 @@ class TestLimitsInTheLoop:
         assert info.value.max_iterations == 3
         assert len(model.requests) == 3
 
-    def test_max_iterations_bounds_a_model_that_ignores_limit_errors(self) -> None:
+    def test_a_model_that_ignores_limit_errors_is_stopped_by_the_loop(self) -> None:
         rec = Recorder()
         model = FunctionChatModel(always_calls("t"))
         loop = ToolCallingAdvisor(
@@ -328,11 +333,24 @@ class TestLimitsInTheLoop:
             ),
             max_iterations=5,
         )
+        text = (
+            ChatClient.create(model).prompt("go").tools(rec.tool("t")).advisors(loop).call()
+        ).content()
+        assert rec.count("t") == 1
+        assert "the loop stopped" in text
+
+    def test_max_iterations_bounds_the_loop_before_the_limits_do(self) -> None:
+        rec = Recorder()
+        model = FunctionChatModel(always_calls("t"))
+        loop = ToolCallingAdvisor(
+            tool_calling_manager=ToolCallingManager(limits=ToolCallLimits(per_tool=10)),
+            max_iterations=2,
+        )
         with pytest.raises(ToolLoopLimitError):
             ChatClient.create(model).prompt("go").tools(rec.tool("t")).advisors(
                 loop
             ).call().content()
-        assert rec.count("t") == 1
+        assert rec.count("t") == 2
 
     def test_max_iterations_not_reached(self) -> None:
         rec = Recorder()
@@ -964,7 +982,8 @@ class TestManualLoop:
     def test_manual_loop_limits_count_through_history(self) -> None:
         rec = Recorder()
         model = FunctionChatModel(always_calls("t"))
-        manager = ToolCallingManager(limits=ToolCallLimits(per_tool=3))
+        limits = ToolCallLimits(per_tool=3, on_exceed=LimitExceededAction.THROW)
+        manager = ToolCallingManager(limits=limits)
         options = ChatOptions(tool_callbacks=[rec.tool("t")])
 
         def manual_loop() -> None:
@@ -978,6 +997,26 @@ class TestManualLoop:
         with pytest.raises(ToolCallLimitExceededError):
             manual_loop()
         assert rec.count("t") == 3
+
+    def test_a_manual_loop_that_honours_return_direct_ends_at_the_default_limits(self) -> None:
+        rec = Recorder()
+        model = FunctionChatModel(always_calls("t"))
+        manager = ToolCallingManager(limits=ToolCallLimits(per_tool=3))
+        options = ChatOptions(tool_callbacks=[rec.tool("t")])
+        prompt = Prompt([UserMessage(content="go")], options)
+        response = model.call(prompt)
+        turns = 0
+        while response.has_tool_calls:
+            turns += 1
+            result = manager.execute_tool_calls(prompt, response)
+            if result.return_direct:
+                break
+            prompt = Prompt(result.conversation_history, options)
+            response = model.call(prompt)
+        assert rec.count("t") == 3
+        assert turns == 5  # 3 calls, the first refusal, then the loop stops
+        last = result.tool_response_message.responses[-1].response_data
+        assert "the loop stopped" in last
 
     def test_manual_loop_with_return_direct(self) -> None:
         rec = Recorder()

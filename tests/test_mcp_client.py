@@ -1,5 +1,5 @@
 """``McpToolProvider`` against real MCP servers started as subprocesses (stdio) and over
-streamable HTTP on 127.0.0.1: listing, calls, error results, prefixes, filters, lazy
+streamable HTTP on 127.0.0.1: listing, calls, typed errors, prefixes, filters, lazy
 connection, tool-list changes and closing (no server process outlives the provider)."""
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ from toolsearch.errors import (
     InvalidToolArgumentsError,
     McpConnectionError,
     McpError,
+    McpToolError,
+    ToolExecutionError,
+    ToolTransportError,
 )
 from toolsearch.loop.manager import ToolCallingManager
 from toolsearch.mcp import HttpServerConfig, McpToolProvider, StdioServerConfig
-from toolsearch.mcp.client import _expose
+from toolsearch.mcp.exposure import expose as _expose
 from toolsearch.tools import ToolCallback
 
 
@@ -85,25 +88,39 @@ def test_async_calls_work_from_another_event_loop(provider):
     assert asyncio.run(both()) == ["42", "2"]
 
 
-def test_an_is_error_result_comes_back_as_text(provider):
-    text = by_name(provider)["fail"].call('{"message": "the disk is full"}')
-    assert text.startswith("Error")
-    assert "the disk is full" in text
+def test_an_is_error_result_raises_the_tools_own_error(provider):
+    with pytest.raises(ToolExecutionError, match="the disk is full") as raised:
+        by_name(provider)["fail"].call('{"message": "the disk is full"}')
+    assert not isinstance(raised.value, ToolTransportError)
+    assert isinstance(raised.value.cause, McpToolError)
+    assert str(raised.value.cause).endswith("the disk is full")  # the server's own text
+    assert raised.value.tool_name == "fail"
 
 
-def test_server_side_argument_errors_come_back_as_text(provider):
-    text = by_name(provider)["alpha__add"].call('{"a": "many"}')
-    assert text.startswith("Error")
-    assert "validation error" in text
+def test_arguments_that_do_not_fit_the_schema_raise_before_the_call(provider):
+    with pytest.raises(InvalidToolArgumentsError, match="alpha__add") as raised:
+        by_name(provider)["alpha__add"].call('{"a": "many"}')
+    assert "a: expected integer, got string" in str(raised.value)
+    assert "b: required property is missing" in str(raised.value)
 
 
-def test_a_timeout_comes_back_as_text_and_the_session_survives(provider):
+def test_a_timeout_raises_a_transport_error_and_the_session_survives(provider):
     tools = by_name(provider)
-    text = tools["beta__slow"].call('{"seconds": 20}')
-    assert text.startswith("Error")
-    assert "timed out" in text
-    assert "beta" in text
+    with pytest.raises(ToolTransportError, match="timed out") as raised:
+        tools["beta__slow"].call('{"seconds": 20}')
+    assert isinstance(raised.value.cause, TimeoutError)
+    assert "'slow' on MCP server 'beta'" in str(raised.value)
     assert tools["beta__whoami"].call("{}") == "beta"
+
+
+def test_async_failures_raise_the_same_errors(provider):
+    tools = by_name(provider)
+
+    async def fail() -> None:
+        await tools["fail"].acall('{"message": "async disk"}')
+
+    with pytest.raises(ToolExecutionError, match="async disk"):
+        asyncio.run(fail())
 
 
 def test_arguments_that_are_not_a_json_object_raise_invalid_arguments(provider):
@@ -114,6 +131,18 @@ def test_arguments_that_are_not_a_json_object_raise_invalid_arguments(provider):
         tool.call("[1, 2]")
 
 
+def test_the_loop_gives_the_model_the_error_text(provider):
+    from toolsearch.chat.messages import ToolCall
+    from toolsearch.tools.context import ToolContext
+
+    manager = ToolCallingManager()
+    tool = by_name(provider)["fail"]
+    call = ToolCall(id="1", name="fail", arguments='{"message": "the disk is full"}')
+    text = manager.execute_one(tool, call, ToolContext())
+    assert text.startswith("McpToolError: ")
+    assert text.endswith("the disk is full")
+
+
 def test_the_provider_is_a_resolver_for_tool_names(provider):
     found = provider.resolve("weather_forecast")
     assert found is not None
@@ -122,7 +151,8 @@ def test_the_provider_is_a_resolver_for_tool_names(provider):
     manager = ToolCallingManager(resolver=provider)
     assert manager.resolver.resolve("alpha__add") is not None
     assert provider.call_tool("alpha__add", {"a": 1, "b": 2}) == "3"
-    assert provider.call_tool("missing", {}).startswith("Error")
+    with pytest.raises(McpError, match="missing"):
+        provider.call_tool("missing", {})
 
 
 def test_a_tool_list_change_is_followed(provider):
@@ -199,7 +229,7 @@ def test_prefix_modes():
 
 
 def test_the_default_separator_is_the_catalogs_two_underscores():
-    from toolsearch.catalog.sources import CLASH_SEPARATOR
+    from toolsearch.tools.names import CLASH_SEPARATOR
 
     provider = McpToolProvider({"github": {"command": "x"}})
     assert provider._separator == CLASH_SEPARATOR == "__"
@@ -330,9 +360,8 @@ def test_streamable_http_server_lists_and_calls(http_url):
         assert tools["alpha__whoami"].call("{}") == "alpha"
         assert tools["remote__add"].call('{"a": 20, "b": 22}') == "42"
         assert tools["remote__http_header"].call('{"header": "x-trace"}') == "test"
-        failed = tools["remote__fail"].call('{"message": "over http"}')
-        assert failed.startswith("Error")
-        assert "over http" in failed
+        with pytest.raises(ToolExecutionError, match="over http"):
+            tools["remote__fail"].call('{"message": "over http"}')
 
 
 def test_a_forgotten_provider_stops_its_servers_when_collected():
@@ -354,20 +383,19 @@ def test_a_server_that_died_is_started_again_on_the_next_call():
         first = int(mcp_tools.call_tool("pid"))
         os.kill(first, signal.SIGKILL)
         assert eventually(lambda: not alive(first), timeout=10)
-        lost = mcp_tools.call_tool("whoami")
-        assert lost.startswith("Error")
-        assert "fragile" in lost
+        with pytest.raises(ToolTransportError, match="fragile") as lost:
+            mcp_tools.call_tool("whoami")
+        assert isinstance(lost.value.cause, McpConnectionError)
         assert mcp_tools.call_tool("whoami") == "fragile"
         assert int(mcp_tools.call_tool("pid")) != first
 
 
-def test_callbacks_of_a_closed_provider_answer_with_an_error():
+def test_callbacks_of_a_closed_provider_raise_a_transport_error():
     mcp_tools = McpToolProvider({"brief": stdio("brief")})
     whoami = mcp_tools.resolve("whoami")
     mcp_tools.close()
-    text = whoami.call("{}")
-    assert text.startswith("Error")
-    assert "closed" in text
+    with pytest.raises(ToolTransportError, match="closed"):
+        whoami.call("{}")
 
 
 def test_concurrent_first_uses_start_one_session_per_server():
@@ -434,4 +462,30 @@ def test_closing_on_the_providers_own_loop_thread_still_stops_the_servers():
 
     assert loop.run(close_here()) is True
     assert eventually(lambda: not alive(child) and not alive(shell), timeout=15)
-    assert eventually(lambda: not loop._thread.is_alive(), timeout=10)
+    assert eventually(lambda: not loop.thread.is_alive(), timeout=10)
+
+
+def test_the_loop_thread_finalizes_like_asyncio_run():
+    """The provider's loop is the package's bridge: tasks left running when it stops are
+    cancelled (their ``finally`` runs) and the thread ends."""
+    from toolsearch._async import LoopThread
+
+    cleaned = []
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            cleaned.append(True)
+
+    async def answer() -> int:
+        return 42
+
+    with LoopThread("toolsearch-test-loop") as bridge:
+        bridge.spawn(forever())
+        assert bridge.run(answer(), timeout=5) == 42
+        assert asyncio.run(bridge.run_async(answer())) == 42
+    assert cleaned == [True]
+    assert not bridge.thread.is_alive()
+    assert bridge.loop.is_closed()
+    bridge.stop()  # idempotent

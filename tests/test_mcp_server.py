@@ -15,6 +15,7 @@ from mcp import Client
 from mcp_servers.helpers import TOOLS, free_port, running
 
 from toolsearch import ToolContext, ToolParam, tool
+from toolsearch.errors import ToolExecutionError
 from toolsearch.mcp import McpToolProvider, build_server
 from toolsearch.tools import tool_callbacks
 
@@ -114,7 +115,8 @@ def test_a_served_toolset_round_trips_through_the_provider_over_stdio():
         assert tools["set_alarm"].call('{"time": "noon"}') == "alarm set for noon"
         assert tools["multiply"].call('{"a": 3, "b": 5}') == "15"
         assert tools["whose"].call("{}") == "ada"
-        assert "exploded: now" in tools["explode"].call('{"reason": "now"}')
+        with pytest.raises(ToolExecutionError, match="exploded: now"):
+            tools["explode"].call('{"reason": "now"}')
 
 
 def test_serve_tools_over_streamable_http():

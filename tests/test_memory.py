@@ -165,6 +165,23 @@ def test_repository_save_all_replaces(repository: ChatMemoryRepository) -> None:
     assert repository.find_by_conversation_id("c1") == [_user("four")]
 
 
+def test_repository_append_adds_after_stored_messages(repository: ChatMemoryRepository) -> None:
+    from toolsearch.memory.repository import append_messages
+
+    append_messages(repository, "c1", [_user("one")])
+    append_messages(repository, "c1", [_assistant("two"), _user("three")])
+    assert repository.find_by_conversation_id("c1") == [
+        _user("one"),
+        _assistant("two"),
+        _user("three"),
+    ]
+    # ``retain`` keeps the positions it returns, in stored order, in the same step
+    append_messages(repository, "c1", [_assistant("four")], retain=lambda stored: [3, 0])
+    assert repository.find_by_conversation_id("c1") == [_user("one"), _assistant("four")]
+    append_messages(repository, "c1", [_user("five")])
+    assert repository.find_by_conversation_id("c1")[-1] == _user("five")
+
+
 def test_repository_find_conversation_ids(repository: ChatMemoryRepository) -> None:
     repository.save_all("alice", [_user("hi from alice")])
     repository.save_all("bob", [_user("hi from bob")])

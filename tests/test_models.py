@@ -696,3 +696,50 @@ def test_prompt_accessors() -> None:
     assert _names(prompt.tool_definitions) == ["t1"]
     assert isinstance(prompt.messages, tuple)
     assert Prompt.of("x").messages == (UserMessage(content="x"),)
+
+
+# -- typed data beside tool results, deferred tools, layering ---------------------------------
+
+
+def test_a_tool_result_text_carries_search_hits_onto_the_tool_response() -> None:
+    from toolsearch.chat import ToolResponse, ToolResultText, ToolSearchHit
+
+    hits = [ToolSearchHit(name="a", summary="Does a.", score=1.5), ToolSearchHit(name="b")]
+    text = ToolResultText('["a", "b"]', search_hits=hits)
+    assert isinstance(text, str)
+    assert text == '["a", "b"]'
+    response = ToolResponse.of(id="1", name="search", result=text)
+    assert type(response.response_data) is str
+    assert response.search_hits == tuple(hits)
+    assert ToolResponse.of(id="1", name="t", result="plain").search_hits is None
+    # the hits survive a memory round trip
+    assert ToolResponse.model_validate_json(response.model_dump_json()) == response
+
+
+def test_deferred_tools_are_a_typed_option_that_overrides_replace() -> None:
+    definition = ToolDefinition(name="archive", description="Archive.", input_schema={})
+    base = ChatOptions(deferred_tools=["a", definition])
+    assert base.deferred_tools == ("a", definition)
+    assert base.merged_with(ChatOptions()).deferred_tools == ("a", definition)
+    assert base.merged_with(ChatOptions(deferred_tools=["b"])).deferred_tools == ("b",)
+    assert "deferred_tools" not in base.model_settings()
+
+
+def test_the_model_adapters_import_nothing_from_the_search_layer() -> None:
+    """Adapters read typed data from chat types; they never import toolsearch.search
+    (lazy imports inside functions included)."""
+    import ast
+    from pathlib import Path
+
+    import toolsearch.models
+
+    offenders = []
+    for path in Path(toolsearch.models.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.startswith("toolsearch.search")]
+    assert offenders == []

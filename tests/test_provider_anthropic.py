@@ -44,6 +44,7 @@ from toolsearch import (  # noqa: E402
     UserMessage,
     tool,
 )
+from toolsearch.chat import ToolSearchHit  # noqa: E402
 from toolsearch.errors import (  # noqa: E402
     MissingExtraError,
     ProviderAuthenticationError,
@@ -53,7 +54,7 @@ from toolsearch.errors import (  # noqa: E402
 )
 from toolsearch.indexes import RegexToolIndex  # noqa: E402
 from toolsearch.models import AnthropicChatModel  # noqa: E402
-from toolsearch.models.anthropic import DEFERRED_TOOLS_KEY, THINKING_METADATA_KEY  # noqa: E402
+from toolsearch.models.anthropic import THINKING_METADATA_KEY  # noqa: E402
 from toolsearch.tools import tool_callbacks  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures" / "providers" / "anthropic"
@@ -432,7 +433,7 @@ def test_forced_deferred_tools_and_catalog_definitions() -> None:
     )
     options = ChatOptions(
         tool_callbacks=tool_callbacks([get_weather, send_email]),
-        extra={DEFERRED_TOOLS_KEY: ["send_email", archive, "not_registered"]},
+        deferred_tools=["send_email", archive, "not_registered"],
     )
     model.call(Prompt.of("hi", options))
     tools = server.requests[0]["tools"]
@@ -441,35 +442,105 @@ def test_forced_deferred_tools_and_catalog_definitions() -> None:
         ("send_email", True),
         ("archive", True),
     ]
-    assert DEFERRED_TOOLS_KEY not in server.requests[0]
+    assert not any(key.startswith("toolsearch") for key in server.requests[0])
 
 
-def test_search_results_that_are_not_tool_names_stay_text() -> None:
-    server = Server("message_final.json", "message_final.json")
+def test_deferred_tools_are_ignored_without_defer_loading() -> None:
+    model = AnthropicChatModel("claude-sonnet-4-6")
+    options = ChatOptions(
+        tool_callbacks=tool_callbacks([get_weather]), deferred_tools=["get_weather"]
+    )
+    arguments = model.request_arguments(Prompt.of("hi", options))
+    assert "defer_loading" not in arguments["tools"][0]
+
+
+def test_the_old_extra_key_for_deferred_tools_is_refused_not_ignored() -> None:
+    model = AnthropicChatModel("claude-sonnet-4-6", tool_search="defer_loading")
+    options = ChatOptions(extra={"toolsearch.deferred_tools": ["get_weather"]})
+    with pytest.raises(ValueError, match="deferred_tools"):
+        model.request_arguments(Prompt.of("hi", options))
+
+
+def _searched(response: ToolResponse, *tools: Any) -> Prompt:
+    return Prompt(
+        [
+            UserMessage(content="hi"),
+            AssistantMessage(tool_calls=(ToolCall(id="s", name=response.name, arguments="{}"),)),
+            ToolResponseMessage(responses=(response,)),
+        ],
+        ChatOptions(tool_callbacks=tool_callbacks(list(tools or [get_weather]))),
+    )
+
+
+def _hits(*names: str) -> tuple[ToolSearchHit, ...]:
+    return tuple(ToolSearchHit(name=n, score=1.0) for n in names)
+
+
+def test_search_results_without_usable_hits_stay_text() -> None:
+    server = Server("message_final.json", "message_final.json", "message_final.json")
     model = server.model(tool_search="defer_loading")
-    options = ChatOptions(tool_callbacks=tool_callbacks([get_weather]))
-
-    def history(result: str) -> Prompt:
-        return Prompt(
-            [
-                UserMessage(content="hi"),
-                AssistantMessage(
-                    tool_calls=(ToolCall(id="s", name="toolSearchTool", arguments="{}"),)
-                ),
-                ToolResponseMessage(
-                    responses=(ToolResponse(id="s", name="toolSearchTool", response_data=result),)
-                ),
-            ],
-            options,
-        )
-
     error = '{"error": "invalid_pattern", "message": "bad"}'
-    partly_gone = '["get_weather", "gone_tool"]'  # a tool this request does not carry
-    model.call(history(error))
-    model.call(history(partly_gone))
-    for body, text in zip(server.requests, (error, partly_gone), strict=True):
-        assert body["messages"][2]["content"][0]["content"] == text
+    cases = [
+        ToolResponse(id="s", name="toolSearchTool", response_data=error),  # no hits: an error
+        ToolResponse(  # a tool this request does not carry
+            id="s",
+            name="toolSearchTool",
+            response_data='["get_weather", "gone_tool"]',
+            search_hits=_hits("get_weather", "gone_tool"),
+        ),
+        ToolResponse(id="s", name="toolSearchTool", response_data="[]", search_hits=()),
+    ]
+    for response in cases:
+        model.call(_searched(response))
+    for body, response in zip(server.requests, cases, strict=True):
+        assert body["messages"][2]["content"][0]["content"] == response.response_data
         assert "defer_loading" not in body["tools"][0]
+
+
+def test_result_text_is_never_parsed_for_tool_names() -> None:
+    """A list of names as text, with no typed hits, is an ordinary tool result."""
+    model = AnthropicChatModel("claude-sonnet-4-6", tool_search="defer_loading")
+    text = '["get_weather"]'
+    prompt = _searched(ToolResponse(id="s", name="toolSearchTool", response_data=text))
+    arguments = model.request_arguments(prompt)
+    assert arguments["messages"][2]["content"][0]["content"] == text
+    assert "defer_loading" not in arguments["tools"][0]
+
+
+def test_hits_of_any_search_tool_become_references_whatever_its_text() -> None:
+    model = AnthropicChatModel("claude-sonnet-4-6", tool_search="defer_loading")
+    response = ToolResponse(
+        id="s",
+        name="findTools",  # a custom search tool: no name to configure in the adapter
+        response_data="Found: get_weather (Current weather for a city.)",
+        search_hits=_hits("get_weather", "get_weather"),
+    )
+    arguments = model.request_arguments(_searched(response))
+    assert arguments["messages"][2]["content"][0]["content"] == [
+        {"type": "tool_reference", "tool_name": "get_weather"}
+    ]
+    assert arguments["tools"][0]["defer_loading"] is True
+
+
+def test_a_tool_whose_results_carry_hits_is_never_deferred() -> None:
+    @tool
+    def findTools(query: str) -> str:
+        """Find tools."""
+        return "[]"
+
+    model = AnthropicChatModel("claude-sonnet-4-6", tool_search="defer_loading")
+    response = ToolResponse(
+        id="s", name="findTools", response_data='["get_weather"]', search_hits=_hits("get_weather")
+    )
+    prompt = _searched(response, findTools, get_weather)
+    prompt = prompt.with_options(
+        prompt.options.replace(deferred_tools=["findTools", "get_weather"])
+    )
+    tools = model.request_arguments(prompt)["tools"]
+    assert [(t["name"], t.get("defer_loading", False)) for t in tools] == [
+        ("findTools", False),
+        ("get_weather", True),
+    ]
 
 
 def test_invalid_tool_search_mode_is_rejected() -> None:
@@ -495,23 +566,17 @@ def test_error_event_inside_a_stream_keeps_its_type_and_message() -> None:
 
 
 def test_search_results_with_summaries_become_references_too() -> None:
-    model = AnthropicChatModel("claude-sonnet-4-6", tool_search="defer_loading")
-    found = json.dumps([{"name": "get_weather", "summary": "Current weather for a city."}])
-    prompt = Prompt(
-        [
-            UserMessage(content="hi"),
-            AssistantMessage(tool_calls=(ToolCall(id="s", name="toolSearchTool"),)),
-            ToolResponseMessage(
-                responses=(ToolResponse(id="s", name="toolSearchTool", response_data=found),)
-            ),
-        ],
-        ChatOptions(tool_callbacks=tool_callbacks([get_weather])),
+    """The built-in search tool with summaries: its typed hits, not its text, decide."""
+    server = Server("message_search.json", "message_tool_use.json", "message_final.json")
+    advisor = ToolSearchToolCallingAdvisor(
+        tool_index=RegexToolIndex(), max_results=3, search_results_with_summaries=True
     )
-    arguments = model.request_arguments(prompt)  # builds the request; sends nothing
-    assert arguments["messages"][2]["content"][0]["content"] == [
+    model = server.model(tool_search="defer_loading")
+    client = ChatClient.builder(model).default_advisors(advisor).build()
+    client.prompt("Weather in Paris?").tools(get_weather, send_email).call()
+    assert server.requests[1]["messages"][2]["content"][0]["content"] == [
         {"type": "tool_reference", "tool_name": "get_weather"}
     ]
-    assert arguments["tools"][0]["defer_loading"] is True
 
 
 def test_no_api_key_is_an_authentication_error_not_a_bare_type_error(

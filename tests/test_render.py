@@ -1,7 +1,12 @@
-"""Provider request renderers (golden files) and exact token counts."""
+"""Counted request bodies: the adapters' own request mapping (golden files, and checked
+against what each adapter sends through its real SDK) and exact token counts."""
 
+import importlib
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,11 +20,21 @@ from toolsearch import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolsearch.bench.render import PROVIDERS, count_request, render_request
+from toolsearch.bench.render import (
+    PROMPT_KEYS,
+    PROVIDERS,
+    adapter_request_body,
+    count_request,
+    render_request,
+)
+from toolsearch.chat import ToolSearchHit
+from toolsearch.models.gemini import SIGNATURES_METADATA_KEY
 from toolsearch.tokens import WhitespaceTokenCounter
 from toolsearch.tools.function import FunctionToolCallback
 
 GOLDEN = Path(__file__).parent / "golden"
+FIXTURES = Path(__file__).parent / "fixtures" / "providers"
+MODEL = "bench-model"
 
 WEATHER_SCHEMA = {
     "$defs": {
@@ -59,11 +74,154 @@ def _prompt() -> Prompt:
     return Prompt(messages, ChatOptions(tool_callbacks=[weather, ping]))
 
 
+def _loop_prompt() -> Prompt:
+    """A tool-search loop's later request: a search with typed hits, parallel calls, a
+    result followed by user text, a tool without description or parameters, thought
+    signatures."""
+    weather, ping = _prompt().options.tool_callbacks
+    bare = FunctionToolCallback.from_schema(
+        lambda arguments: "ok", name="bare", description="", input_schema={"type": "object"}
+    )
+    hits = (ToolSearchHit(name="get_weather", summary="Current weather.", score=2.5),)
+    messages = [
+        SystemMessage(content="You are helpful."),
+        UserMessage(content="Weather in Paris and Rome?"),
+        AssistantMessage(tool_calls=[ToolCall(id="s1", name="toolSearchTool", arguments="{}")]),
+        ToolResponseMessage(
+            responses=[
+                ToolResponse(
+                    id="s1",
+                    name="toolSearchTool",
+                    response_data='["get_weather"]',
+                    search_hits=hits,
+                )
+            ]
+        ),
+        AssistantMessage(
+            content="",
+            tool_calls=[
+                ToolCall(id="c1", name="get_weather", arguments='{"city": "Paris"}'),
+                ToolCall(id="c2", name="get_weather", arguments='{"city": "Rome"}'),
+            ],
+            metadata={SIGNATURES_METADATA_KEY: {"c1": "c2lnbmF0dXJl"}},
+        ),
+        ToolResponseMessage(
+            responses=[
+                ToolResponse(id="c1", name="get_weather", response_data="sunny"),
+                ToolResponse(id="c2", name="get_weather", response_data="rain"),
+            ]
+        ),
+        UserMessage(content="And tomorrow?"),
+    ]
+    return Prompt(messages, ChatOptions(tool_callbacks=[weather, ping, bare]))
+
+
+PROMPTS = {"simple": _prompt, "loop": _loop_prompt}
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rendered_requests_match_the_golden_files(provider):
     rendered = render_request(_prompt(), provider)
     golden = json.loads((GOLDEN / f"render_{provider}.json").read_text())
     assert rendered == golden
+
+
+# -- the counted body is the body the adapter sends -----------------------------------------
+
+
+def _capture(provider: str) -> tuple[Any, list[dict[str, Any]]]:
+    """The ``provider`` adapter on its real SDK, over an HTTP transport that records each
+    request's JSON body and answers with a final-answer fixture."""
+    sent: list[dict[str, Any]] = []
+    fixture = {
+        "openai": "openai/completion_final.json",
+        "anthropic": "anthropic/message_final.json",
+        "gemini": "gemini/generate_final.json",
+    }[provider]
+
+    def handler(http: Any) -> Callable[[Any], Any]:
+        def respond(request: Any) -> Any:
+            sent.append(json.loads(request.content))
+            body = (FIXTURES / fixture).read_bytes()
+            return http.Response(200, content=body, headers={"content-type": "application/json"})
+
+        return respond
+
+    if provider == "openai":
+        openai = pytest.importorskip("openai", reason="toolsearch[openai] is not installed")
+        http = _http_library("openai._base_client")
+        client = openai.OpenAI(
+            api_key="k", http_client=http.Client(transport=http.MockTransport(handler(http)))
+        )
+        from toolsearch.models import OpenAIChatModel
+
+        return OpenAIChatModel(MODEL, client=client), sent
+    if provider == "anthropic":
+        anthropic = pytest.importorskip(
+            "anthropic", reason="toolsearch[anthropic] is not installed"
+        )
+        http = _http_library("anthropic._base_client")
+        client = anthropic.Anthropic(
+            api_key="k", http_client=http.Client(transport=http.MockTransport(handler(http)))
+        )
+        from toolsearch.models import AnthropicChatModel
+
+        return AnthropicChatModel(MODEL, client=client), sent
+    genai = pytest.importorskip("google.genai", reason="toolsearch[gemini] is not installed")
+    http = _http_library("google.genai._api_client")
+    client = genai.Client(
+        api_key="k",
+        http_options=genai.types.HttpOptions(
+            httpx_client=http.Client(transport=http.MockTransport(handler(http)))
+        ),
+    )
+    from toolsearch.models import GeminiChatModel
+
+    return GeminiChatModel(MODEL, client=client), sent
+
+
+def _http_library(module: str) -> Any:
+    """The HTTP library the installed SDK is built on (httpx2 in current releases)."""
+    return getattr(importlib.import_module(module), "httpx2", None) or importlib.import_module(
+        "httpx"
+    )
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("name", PROMPTS)
+def test_the_counted_body_is_what_the_adapter_sends(provider, name):
+    prompt = PROMPTS[name]()
+    model, sent = _capture(provider)
+    model.call(prompt)
+    [wire] = sent
+    # the whole body: the adapter's own mapping, byte for byte through the SDK
+    assert wire == adapter_request_body(prompt, provider) | _model_field(provider)
+    # and the counted part of it
+    conversation_keys, tool_keys = PROMPT_KEYS[provider]
+    counted = {k: wire[k] for k in (*conversation_keys, *tool_keys) if k in wire}
+    assert render_request(prompt, provider) == counted
+
+
+def _model_field(provider: str) -> dict[str, str]:
+    return {} if provider == "gemini" else {"model": MODEL}  # Gemini's model is in the URL
+
+
+def test_search_hits_render_as_the_adapters_render_them():
+    """Without defer_loading the Anthropic body keeps the search result's text, as sent."""
+    body = render_request(_loop_prompt(), "anthropic")
+    search_result = body["messages"][2]["content"][0]
+    assert search_result == {
+        "type": "tool_result",
+        "tool_use_id": "s1",
+        "content": '["get_weather"]',
+    }
+
+
+def test_rendering_needs_no_provider_sdk(monkeypatch):
+    for module in ("openai", "anthropic", "google.genai", "google"):
+        monkeypatch.setitem(sys.modules, module, None)  # importing them now fails
+    for provider in PROVIDERS:
+        assert render_request(_loop_prompt(), provider)
 
 
 def test_openai_shape():
@@ -73,6 +231,7 @@ def test_openai_shape():
     assert body["messages"][3] == {"role": "tool", "tool_call_id": "c1", "content": "sunny"}
     assert body["tools"][0]["type"] == "function"
     assert body["tools"][0]["function"]["parameters"] == WEATHER_SCHEMA
+    assert set(body) == {"messages", "tools"}  # settings (model...) are not counted
 
 
 def test_anthropic_shape():
@@ -88,18 +247,24 @@ def test_anthropic_shape():
     }
     assert body["messages"][2]["content"][0]["type"] == "tool_result"
     assert body["tools"][0]["input_schema"] == WEATHER_SCHEMA
+    # parallel results and the next user text share one user turn, results first
+    loop = render_request(_loop_prompt(), "anthropic")
+    last = loop["messages"][-1]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "tool_result", "text"]
+    assert "description" not in loop["tools"][2]  # a tool without description
 
 
-def test_gemini_shape_inlines_refs_and_drops_unsupported_keys():
+def test_gemini_shape_sends_the_json_schema_unchanged():
     body = render_request(_prompt(), "gemini")
-    assert body["system_instruction"] == {"parts": [{"text": "You are helpful."}]}
+    assert body["systemInstruction"] == {"parts": [{"text": "You are helpful."}], "role": "user"}
     assert [c["role"] for c in body["contents"]] == ["user", "model", "user"]
-    declarations = body["tools"][0]["function_declarations"]
-    parameters = declarations[0]["parameters"]
-    assert parameters["properties"]["unit"] == {"type": "string", "enum": ["celsius", "fahrenheit"]}
-    assert "additionalProperties" not in parameters
-    assert "$defs" not in parameters
-    assert "parameters" not in declarations[1]  # a tool without parameters
+    declarations = body["tools"][0]["functionDeclarations"]
+    assert declarations[0]["parameters_json_schema"] == WEATHER_SCHEMA
+    result = body["contents"][2]["parts"][0]["functionResponse"]
+    assert result == {"name": "get_weather", "response": {"output": "sunny"}, "id": "c1"}
+    loop = render_request(_loop_prompt(), "gemini")
+    assert loop["contents"][3]["parts"][0]["thoughtSignature"] == "c2lnbmF0dXJl"
+    assert "parameters_json_schema" not in loop["tools"][0]["functionDeclarations"][2]
 
 
 def test_counts_split_definitions_from_conversation():

@@ -25,6 +25,7 @@ from toolsearch.search import (
     ToolSearchResponse,
     TtlEvictionStrategy,
 )
+from toolsearch.search.registry import session_of_key
 
 # -- helpers ---------------------------------------------------------------------------
 
@@ -42,17 +43,22 @@ class FakeClock:
 
 class RecordingIndex:
     """A ``ToolIndex`` that records ``index_tools`` / ``clear_index`` calls and delegates
-    the real work to a :class:`RegexToolIndex`."""
+    the real work to a :class:`RegexToolIndex`.
+
+    The registry indexes each tool set of a session under its own key
+    (``session#digest``); ``indexed`` and ``cleared`` record the *session* of each key
+    (``keys_cleared`` the keys themselves)."""
 
     def __init__(self) -> None:
         self.inner = RegexToolIndex()
         self.indexed: list[tuple[str, list[str]]] = []
         self.cleared: list[str] = []
+        self.keys_cleared: list[str] = []
         self._lock = threading.Lock()
 
     def index_tools(self, session_id: str, tools: Sequence[ToolDefinition]) -> None:
         with self._lock:
-            self.indexed.append((session_id, [t.name for t in tools]))
+            self.indexed.append((session_of_key(session_id), [t.name for t in tools]))
         self.inner.index_tools(session_id, tools)
 
     def index_tool(self, session_id: str, tool: ToolDefinition) -> None:
@@ -63,8 +69,12 @@ class RecordingIndex:
 
     def clear_index(self, session_id: str) -> None:
         with self._lock:
-            self.cleared.append(session_id)
+            self.cleared.append(session_of_key(session_id))
+            self.keys_cleared.append(session_id)
         self.inner.clear_index(session_id)
+
+    def session_ids(self) -> list[str]:
+        return self.inner.session_ids()
 
     def index_calls(self, session_id: str) -> int:
         with self._lock:
@@ -82,15 +92,26 @@ def td(name: str, description: str | None = None) -> ToolDefinition:
 TOOLS = [td("weather_lookup", "Current weather for a city."), td("stock_quote", "Stock price.")]
 
 
-def found(index: ToolIndex, session_id: str, query: str) -> list[str]:
-    return index.search(ToolSearchRequest(session_id=session_id, query=query)).tool_names
+def found(index: RecordingIndex, session_id: str, query: str) -> list[str]:
+    """What a search finds among every tool set the index holds for the session."""
+    names: dict[str, None] = {}
+    for key in index.session_ids():
+        if session_of_key(key) == session_id:
+            request = ToolSearchRequest(session_id=key, query=query)
+            names.update(dict.fromkeys(index.search(request).tool_names))
+    return list(names)
+
+
+def found_in(index: ToolIndex, key: str, query: str) -> list[str]:
+    """What a search of one index key finds."""
+    return index.search(ToolSearchRequest(session_id=key, query=query)).tool_names
 
 
 def use(registry: SessionRegistry, *session_ids: str) -> None:
-    """One complete request per session, in order."""
+    """One complete request per session, in order (each indexes ``TOOLS``)."""
     for session_id in session_ids:
         with registry.session(session_id):
-            pass
+            registry.index_tools(session_id, TOOLS)
 
 
 def test_fake_index_and_strategies_satisfy_protocols() -> None:
@@ -547,7 +568,13 @@ def test_index_tools_sessions_are_independent() -> None:
     assert index.index_calls("a") == index.index_calls("b") == 1
     assert registry.index_tools("b", [td("calendar_add")]) is True
     assert found(index, "a", "weather") == ["weather_lookup"]
-    assert found(index, "b", "weather") == []
+    assert found(index, "a", "calendar") == []
+    # b's second tool set has its own key; its first stays indexed beside it
+    calendar_key = registry.index_key("b", [td("calendar_add")])
+    assert found_in(index, calendar_key, "weather") == []
+    assert found_in(index, calendar_key, "calendar") == ["calendar_add"]
+    assert found_in(index, registry.index_key("b", TOOLS), "weather") == ["weather_lookup"]
+    assert registry.index_keys("b") == [registry.index_key("b", TOOLS), calendar_key]
 
 
 def test_discoveries_survive_reindexing_with_fewer_tools() -> None:

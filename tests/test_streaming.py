@@ -472,3 +472,44 @@ def test_astream_return_direct() -> None:
         return "".join([c async for c in spec.astream().content()])
 
     assert asyncio.run(main()) == "direct result 9"
+
+
+# -- typed search hits in the streaming and async loops -----------------------------------
+
+
+def _search_then_answer() -> FunctionChatModel:
+    def script(messages: list, tools: list) -> AssistantMessage | str:
+        if not _has_tool_result(messages):
+            return AssistantMessage(
+                tool_calls=[
+                    ToolCall(id="s1", name="toolSearchTool", arguments='{"query": "weather"}')
+                ]
+            )
+        return "found"
+
+    return FunctionChatModel(script)
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream", "acall"])
+def test_search_hits_reach_the_model_in_streaming_and_async_loops(mode: str) -> None:
+    from toolsearch import ToolSearchToolCallingAdvisor
+    from toolsearch.indexes import RegexToolIndex
+
+    model = _search_then_answer()
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+    spec = ChatClient.builder(model).default_advisors(advisor).build().prompt("w")
+    spec = spec.tools(get_weather, x)
+    if mode == "stream":
+        assert "".join(spec.stream().content()) == "found"
+    elif mode == "astream":
+
+        async def collect() -> str:
+            return "".join([part async for part in spec.astream().content()])
+
+        assert asyncio.run(collect()) == "found"
+    else:
+        assert asyncio.run(spec.acall()).content() == "found"
+    [result] = [m for m in model.requests[1].messages if isinstance(m, ToolResponseMessage)]
+    [response] = result.responses
+    assert response.search_hits is not None
+    assert [hit.name for hit in response.search_hits] == ["get_weather"]

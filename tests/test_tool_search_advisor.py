@@ -33,6 +33,7 @@ from toolsearch import (
     ToolDefinition,
     ToolDefinitionError,
     ToolMetadata,
+    ToolResponse,
     ToolResponseMessage,
     ToolSearchToolCallingAdvisor,
     UserMessage,
@@ -43,6 +44,7 @@ from toolsearch.indexes import Bm25ToolIndex, RegexToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import LruEvictionStrategy, TtlEvictionStrategy
 from toolsearch.search.advisor import DEFAULT_CATEGORY_SUFFIX, DEFAULT_SYSTEM_SUFFIX
+from toolsearch.search.registry import session_of_key
 from toolsearch.search.search_tool import ToolSearchTool
 from toolsearch.tokens import WhitespaceTokenCounter, render_messages, render_tools
 
@@ -441,7 +443,10 @@ EMAIL_TASK = "Send an email message to bob@example.com with the subject quarterl
 
 
 class RecordingIndex(Bm25ToolIndex):
-    """A BM25 index that records which sessions were indexed and cleared."""
+    """A BM25 index that records which sessions were indexed and cleared.
+
+    The advisor indexes each tool set of a session under its own key (``session#digest``);
+    ``indexed`` and ``cleared`` record the session of each key."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -451,12 +456,12 @@ class RecordingIndex(Bm25ToolIndex):
 
     def index_tools(self, session_id: str, tools: Sequence[ToolDefinition]) -> None:
         with self._log_lock:
-            self.indexed.append(session_id)
+            self.indexed.append(session_of_key(session_id))
         super().index_tools(session_id, tools)
 
     def clear_index(self, session_id: str) -> None:
         with self._log_lock:
-            self.cleared.append(session_id)
+            self.cleared.append(session_of_key(session_id))
         super().clear_index(session_id)
 
 
@@ -1193,6 +1198,45 @@ def test_an_empty_query_comes_back_as_an_error_result_and_the_loop_goes_on(
     assert names_of(model.requests[1]) == [SEARCH]  # nothing was found
     assert executions.names == ["email_send_message"]
     assert (answer.content() or "").startswith("Done: email_send_message")
+
+
+# -- the search's hits reach the model as typed data ---------------------------------------
+
+
+def test_search_hits_reach_the_model_request_as_typed_data() -> None:
+    model = FunctionChatModel(task_agent)
+    client_with(model, advisor(max_results=5)).prompt(EMAIL_TASK).tools(
+        catalog(Executions())
+    ).call()
+    [search] = [r for r in tool_responses(model.requests[1]) if r.name == SEARCH]
+    assert search.search_hits is not None
+    assert [hit.name for hit in search.search_hits] == json.loads(search.response_data)
+    scores = [hit.score for hit in search.search_hits]
+    assert all(isinstance(score, float) for score in scores)
+    assert scores == sorted(scores, reverse=True)  # best first, as the text lists them
+    # every other tool result carries no hits
+    later = [r for r in tool_responses(model.requests[-1]) if r.name != SEARCH]
+    assert later
+    assert all(r.search_hits is None for r in later)
+
+
+def test_hits_with_summaries_and_an_index_error_without_hits() -> None:
+    tools = catalog(Executions())
+    model = FunctionChatModel(_search_once("stock price quote"))
+    client_with(model, advisor(search_results_with_summaries=True)).prompt("x").tools(tools).call()
+    [search] = tool_responses(model.requests[1])
+    found = json.loads(search.response_data)
+    assert search.search_hits is not None
+    assert [(h.name, h.summary) for h in search.search_hits] == [
+        (item["name"], item["summary"]) for item in found
+    ]
+
+    index = RegexToolIndex(mode="pattern")
+    index.index_tools("s", [t.definition for t in tools])
+    tool = ToolSearchTool(index, "s", default_max_results=3, on_found=lambda names: None)
+    result = tool.call('{"query": "(send|mail"}')
+    assert json.loads(result)["error"] == "invalid_pattern"
+    assert ToolResponse.of(id="1", name=SEARCH, result=result).search_hits is None
 
 
 # -- index errors reach the model as tool results ------------------------------------------

@@ -1,6 +1,7 @@
 """FunctionToolCallback: the three construction forms, call/acall, results, errors, context."""
 
 import asyncio
+import contextvars
 import dataclasses
 import enum
 import json
@@ -397,6 +398,28 @@ def test_sync_call_of_async_tool_inside_a_running_loop():
     assert asyncio.run(main()) == "42"
 
 
+_REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+
+
+def test_an_async_tool_called_sync_sees_the_callers_context_vars_on_either_path():
+    async def which() -> str:
+        await asyncio.sleep(0)
+        return _REQUEST_ID.get()
+
+    cb = from_fn(which)
+    token = _REQUEST_ID.set("outside-a-loop")
+    try:
+        assert cb.call("{}") == "outside-a-loop"  # asyncio.run in this thread
+    finally:
+        _REQUEST_ID.reset(token)
+
+    async def main() -> str:
+        _REQUEST_ID.set("inside-a-loop")
+        return cb.call("{}")  # a worker loop thread: the context goes along
+
+    assert asyncio.run(main()) == "inside-a-loop"
+
+
 def test_sync_tool_via_acall_runs_off_the_event_loop_thread():
     threads = []
 
@@ -561,6 +584,23 @@ def test_default_converter_results_are_valid_json_for_non_strings():
         "celsius": 1.0,
     }
     assert isinstance(converter, ResultConverter)
+
+
+class _Broken:
+    def convert(self, result: Any, return_type: Any = None) -> str:
+        raise ValueError(f"cannot show {result!r}")
+
+
+def test_a_failing_result_converter_is_a_tool_execution_error_from_call_and_acall():
+    def answer() -> int:
+        return 42
+
+    cb = FunctionToolCallback.from_function(answer, result_converter=_Broken())
+    with pytest.raises(ToolExecutionError, match="cannot show 42") as raised:
+        cb.call("{}")
+    assert isinstance(raised.value.cause, ValueError)
+    with pytest.raises(ToolExecutionError, match="cannot show 42"):
+        asyncio.run(cb.acall("{}"))
 
 
 def test_custom_converter_receives_result_and_return_type():

@@ -17,6 +17,8 @@ from toolsearch.chat import (
     ToolCall,
     ToolResponse,
     ToolResponseMessage,
+    ToolResultText,
+    ToolSearchHit,
     Usage,
     UserMessage,
 )
@@ -32,6 +34,7 @@ from toolsearch.errors import (
     ToolExecutionError,
     ToolLoopLimitError,
     ToolsearchError,
+    ToolTransportError,
 )
 from toolsearch.loop import (
     BaseAdvisor,
@@ -128,8 +131,11 @@ __all__ = [
     "ToolParam",
     "ToolResponse",
     "ToolResponseMessage",
+    "ToolResultText",
+    "ToolSearchHit",
     "ToolSearchOptions",
     "ToolSearchToolCallingAdvisor",
+    "ToolTransportError",
     "ToolsearchError",
     "Usage",
     "UserMessage",

@@ -5,7 +5,8 @@ Catch :class:`ToolsearchError` to handle anything the library raises on purpose:
     ToolsearchError
     ├── ToolDefinitionError            a tool is defined wrongly (raised at registration)
     │   └── DuplicateToolNameError     two tools with one name in one request
-    ├── ToolExecutionError             a tool raised while running (``__cause__`` is the original)
+    ├── ToolExecutionError             a tool ran and failed (``cause`` is the original error)
+    │   └── ToolTransportError         the tool could not be reached or did not answer in time
     ├── InvalidToolArgumentsError      a model's arguments are not JSON or do not fit the schema
     ├── ToolCallLimitExceededError     a per-tool or total call limit was hit (action THROW)
     ├── ToolLoopLimitError             the tool loop ran more iterations than allowed
@@ -27,11 +28,32 @@ Catch :class:`ToolsearchError` to handle anything the library raises on purpose:
     │       └── IndexCorruptedError    a checksum or file does not match the manifest: rebuild
     ├── McpError                       talking to an MCP server failed
     │   ├── McpConfigError             an MCP server configuration is invalid
-    │   └── McpConnectionError         an MCP server could not be started or reached
+    │   ├── McpConnectionError         an MCP server could not be started or reached
+    │   └── McpToolError               an MCP tool answered with an error result (``isError``)
     └── MissingExtraError              an optional dependency is not installed (also ImportError)
 
 Errors a *model* makes (unknown tool names, malformed arguments) are not raised: the loop
 turns them into tool results the model can read, so a model's mistake never kills a loop.
+
+**The tool-call contract**, the same for every ``ToolCallback`` (``@tool`` functions,
+``FunctionToolCallback.from_schema`` / ``from_input_type`` tools, MCP tools): ``call`` and
+``acall`` return the tool's result text and nothing else (a failure is never returned as
+text that looks like a result), and raise
+
+- :class:`InvalidToolArgumentsError` when the arguments are not a JSON object or do not fit
+  the input schema, checked before the tool runs (the model can fix them);
+- :class:`ToolExecutionError` when the tool ran and failed: ``cause`` is a function's own
+  exception, or an :class:`McpToolError` carrying an MCP tool's ``isError`` text;
+- :class:`ToolTransportError`, a ``ToolExecutionError``, when the tool could not be run at
+  all: its MCP server could not be started or reached, the connection dropped, the call
+  timed out, the provider was closed (``cause`` says which).
+
+``ToolCallingManager`` turns each into the ``ToolResponse`` text the model reads: argument
+errors with a hint to fix them, execution errors through its
+``ToolExecutionExceptionProcessor`` (by default ``"<cause type>: <cause message>"``, e.g.
+``"ValueError: city not found"`` or ``"McpToolError: the disk is full"``), so the loop goes
+on, unless the processor is configured to raise (``always_throw``, ``rethrow``). A
+third-party callback that raises anything else is treated as a ``ToolExecutionError``.
 """
 
 from __future__ import annotations
@@ -52,6 +74,7 @@ __all__ = [
     "McpConfigError",
     "McpConnectionError",
     "McpError",
+    "McpToolError",
     "MissingExtraError",
     "PatternTooLongError",
     "ProviderAuthenticationError",
@@ -63,6 +86,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolIndexError",
     "ToolLoopLimitError",
+    "ToolTransportError",
     "ToolsearchError",
 ]
 
@@ -91,7 +115,8 @@ class DuplicateToolNameError(ToolDefinitionError):
 
 
 class ToolExecutionError(ToolsearchError):
-    """A tool raised while it ran. The original exception is ``__cause__``."""
+    """A tool ran and failed. ``cause`` (also ``__cause__``) is the original error: the
+    function's exception, or an :class:`McpToolError` with an MCP tool's error text."""
 
     def __init__(self, tool_name: str, cause: BaseException) -> None:
         self.tool_name = tool_name
@@ -99,6 +124,12 @@ class ToolExecutionError(ToolsearchError):
         message = str(cause) or type(cause).__name__
         super().__init__(f"tool {tool_name!r} failed: {message}")
         self.__cause__ = cause
+
+
+class ToolTransportError(ToolExecutionError):
+    """A tool could not be run at all: its server could not be started or reached, the
+    connection dropped, the call timed out, or its provider is closed. ``cause`` says which
+    (an :class:`McpConnectionError`, a :class:`TimeoutError`, an :class:`McpError`)."""
 
 
 class InvalidToolArgumentsError(ToolsearchError):
@@ -253,6 +284,11 @@ class McpConfigError(McpError):
 
 class McpConnectionError(McpError):
     """An MCP server could not be started or reached; the message names the server."""
+
+
+class McpToolError(McpError):
+    """An MCP server's tool answered with an error result (``isError``); the message is the
+    tool's own text. MCP tools raise it as the ``cause`` of a :class:`ToolExecutionError`."""
 
 
 class MissingExtraError(ToolsearchError, ImportError):

@@ -1,35 +1,53 @@
-"""Requests rendered the way each provider receives them, for token accounting.
+"""Requests as the library sends them, for token accounting.
 
-Each renderer turns a :class:`~toolsearch.chat.prompt.Prompt` (messages and the tools it
-sends) into the JSON body of one API request: OpenAI chat completions (``messages`` +
-``tools``), Anthropic messages (``system`` + ``messages`` + ``tools``), Gemini
-``generateContent`` (``system_instruction`` + ``contents`` + ``tools.function_declarations``).
-:func:`count_request` counts the tokens of the compact JSON of the two parts separately:
-tool definitions, and the conversation (system, history, tool results).
+Each provider's request body is built by that provider's adapter mapping, the same
+function the adapter uses to send it: :func:`~toolsearch.models.openai.openai_request_body`
+(chat completions), :func:`~toolsearch.models.anthropic.anthropic_request_body` (Messages
+API) and :func:`~toolsearch.models.gemini.gemini_request_body` (``generateContent``). These
+are pure functions: no provider SDK is needed to call them, so the benchmark runs with the
+``bench`` extra alone.
+
+What is counted is the part of the body the model reads as its prompt: the conversation
+(system prompt, history, tool results) and the tool definitions. Request settings in the
+same body (``model``, ``max_tokens``, ``stream``, ``generationConfig``) are left out; the
+providers do not bill them as prompt tokens. :func:`count_request` counts the compact JSON
+of the two parts separately.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolsearch.chat.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResponseMessage,
-    UserMessage,
-)
 from toolsearch.chat.prompt import Prompt
+from toolsearch.models.anthropic import anthropic_request_body
+from toolsearch.models.gemini import gemini_request_body
+from toolsearch.models.openai import openai_request_body
 from toolsearch.tokens import TokenCounter
-from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["PROVIDERS", "RequestTokens", "count_request", "render_request"]
+__all__ = [
+    "PROMPT_KEYS",
+    "PROVIDERS",
+    "RequestTokens",
+    "adapter_request_body",
+    "count_request",
+    "render_request",
+]
 
 Provider = Literal["openai", "anthropic", "gemini"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
+
+PROMPT_KEYS: dict[Provider, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "openai": (("messages",), ("tools",)),
+    "anthropic": (("system", "messages"), ("tools",)),
+    "gemini": (("systemInstruction", "contents"), ("tools",)),
+}
+"""Per provider, the body keys counted as the conversation and as the tool definitions."""
+
+_MODEL = "bench"
+"""The model name the bodies are built with; it is a setting, never counted."""
 
 
 @dataclass(frozen=True)
@@ -44,190 +62,31 @@ class RequestTokens:
         return self.definitions + self.conversation
 
 
-def _arguments(text: str) -> Any:
-    try:
-        return json.loads(text or "{}")
-    except json.JSONDecodeError:
-        return text
-
-
-# -- OpenAI chat completions ------------------------------------------------------------
-
-
-def _openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            out.append({"role": "system", "content": message.content})
-        elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.content})
-        elif isinstance(message, AssistantMessage):
-            entry: dict[str, Any] = {"role": "assistant", "content": message.content}
-            if message.tool_calls:
-                entry["tool_calls"] = [
-                    {
-                        "id": call.id,
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": call.arguments},
-                    }
-                    for call in message.tool_calls
-                ]
-            out.append(entry)
-        elif isinstance(message, ToolResponseMessage):
-            out.extend(
-                {"role": "tool", "tool_call_id": r.id, "content": r.response_data}
-                for r in message.responses
-            )
-    return out
-
-
-def _openai_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": t.name,
-                "description": t.description,
-                "parameters": dict(t.input_schema),
-            },
-        }
-        for t in tools
-    ]
-
-
-# -- Anthropic messages -------------------------------------------------------------------
-
-
-def _anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
-    system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": [{"type": "text", "text": message.content}]})
-        elif isinstance(message, AssistantMessage):
-            blocks: list[dict[str, Any]] = []
-            if message.content:
-                blocks.append({"type": "text", "text": message.content})
-            blocks.extend(
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": _arguments(c.arguments)}
-                for c in message.tool_calls
-            )
-            out.append({"role": "assistant", "content": blocks})
-        elif isinstance(message, ToolResponseMessage):
-            out.append(
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "tool_result", "tool_use_id": r.id, "content": r.response_data}
-                        for r in message.responses
-                    ],
-                }
-            )
-    return system, out
-
-
-def _anthropic_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
-    return [
-        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
-        for t in tools
-    ]
-
-
-# -- Gemini generateContent ---------------------------------------------------------------
-
-_GEMINI_DROPPED_KEYS = frozenset({"additionalProperties", "$defs", "definitions", "$schema"})
-
-
-def _gemini_schema(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
-    """Gemini takes an OpenAPI subset: local ``$ref``s inlined, unsupported keys dropped."""
-    if isinstance(schema, list):
-        return [_gemini_schema(item, root, depth) for item in schema]
-    if not isinstance(schema, Mapping):
-        return schema
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/") and depth < 8:
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, Mapping) else {}
-        return _gemini_schema(target, root, depth + 1)
-    return {
-        key: _gemini_schema(value, root, depth)
-        for key, value in schema.items()
-        if key not in _GEMINI_DROPPED_KEYS
-    }
-
-
-def _gemini_contents(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
-    system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            out.append({"role": "user", "parts": [{"text": message.content}]})
-        elif isinstance(message, AssistantMessage):
-            parts: list[dict[str, Any]] = []
-            if message.content:
-                parts.append({"text": message.content})
-            parts.extend(
-                {"functionCall": {"name": c.name, "args": _arguments(c.arguments)}}
-                for c in message.tool_calls
-            )
-            out.append({"role": "model", "parts": parts})
-        elif isinstance(message, ToolResponseMessage):
-            out.append(
-                {
-                    "role": "user",
-                    "parts": [
-                        {
-                            "functionResponse": {
-                                "name": r.name,
-                                "response": {"result": r.response_data},
-                            }
-                        }
-                        for r in message.responses
-                    ],
-                }
-            )
-    return system, out
-
-
-def _gemini_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
-    if not tools:
-        return []
-    declarations = []
-    for t in tools:
-        declaration: dict[str, Any] = {"name": t.name, "description": t.description}
-        if t.input_schema.get("properties"):
-            declaration["parameters"] = _gemini_schema(t.input_schema, t.input_schema)
-        declarations.append(declaration)
-    return [{"function_declarations": declarations}]
-
-
-# -- public API -----------------------------------------------------------------------------
-
-
-def _parts(prompt: Prompt, provider: Provider) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The request body split into (conversation part, tools part)."""
-    messages = list(prompt.messages)
-    tools = prompt.tool_definitions
+def adapter_request_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
+    """The whole JSON body the ``provider`` adapter (with its default settings) sends for
+    ``prompt``, settings included."""
     if provider == "openai":
-        return {"messages": _openai_messages(messages)}, (
-            {"tools": _openai_tools(tools)} if tools else {}
-        )
+        return openai_request_body(prompt, model=_MODEL)
     if provider == "anthropic":
-        system, converted = _anthropic_messages(messages)
-        conversation: dict[str, Any] = {"system": system} if system else {}
-        conversation["messages"] = converted
-        return conversation, ({"tools": _anthropic_tools(tools)} if tools else {})
+        return anthropic_request_body(prompt, model=_MODEL)
     if provider == "gemini":
-        system, contents = _gemini_contents(messages)
-        conversation = {"system_instruction": {"parts": [{"text": system}]}} if system else {}
-        conversation["contents"] = contents
-        return conversation, ({"tools": _gemini_tools(tools)} if tools else {})
+        return gemini_request_body(prompt)
     raise ValueError(f"unknown provider {provider!r}; expected one of {PROVIDERS}")
 
 
+def _parts(prompt: Prompt, provider: Provider) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The counted parts of the adapter's body: (conversation, tool definitions)."""
+    body = adapter_request_body(prompt, provider)
+    conversation_keys, tool_keys = PROMPT_KEYS[provider]
+    return (
+        {key: body[key] for key in conversation_keys if key in body},
+        {key: body[key] for key in tool_keys if key in body},
+    )
+
+
 def render_request(prompt: Prompt, provider: Provider) -> dict[str, Any]:
-    """The JSON body ``provider`` would receive for ``prompt``."""
+    """The part of the JSON body ``provider`` receives for ``prompt`` that is counted: the
+    conversation and the tool definitions, exactly as the adapter sends them."""
     conversation, tools = _parts(prompt, provider)
     return {**conversation, **tools}
 

@@ -12,7 +12,7 @@ Names
     first 55 characters and gains ``_`` + 8 hex digits of the sha256 of the full name.
     Two operations of one spec with one name (sanitizing can merge ids): the first in
     document order keeps it, each later one gains ``_`` + 6 hex digits of the sha256 of
-    ``"METHOD path"``.
+    ``"METHOD path"``. The sanitizing and cutting rules are :mod:`toolsearch.tools.names`.
 
 Schemas
     ``input_schema`` is a JSON Schema object: path, query and header parameters are its
@@ -25,7 +25,6 @@ Schemas
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -41,31 +40,23 @@ from toolsearch.catalog.openapi_documents import (
 )
 from toolsearch.errors import CatalogSourceError
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch.tools.names import fit_name, sanitize_name, short_hash
 
 __all__ = [
     "HTTP_METHODS",
-    "MAX_NAME_LENGTH",
-    "TOOL_NAME_PATTERN",
     "ConversionOptions",
     "ConversionCounts",
     "OpenApiOperation",
     "api_name",
     "api_title",
-    "fit_name",
     "load_document",
     "operation_tool",
     "operations",
-    "sanitize_name",
-    "short_hash",
     "spec_version",
     "trim_text",
 ]
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-MAX_NAME_LENGTH = 64
-TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_INVALID_RUN = re.compile(r"[^a-zA-Z0-9_-]+")
-_UNDERSCORES = re.compile(r"_{2,}")
 _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 # keywords whose value maps names to schemas / is a schema / is a list of schemas
 _SCHEMA_MAPS = frozenset(
@@ -113,35 +104,6 @@ _FORM_MEDIA = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 # --------------------------------------------------------------------------- names
-
-
-def short_hash(text: str, length: int = 8) -> str:
-    """The first ``length`` hex digits of the sha256 of ``text``: stable across runs."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
-
-
-def sanitize_name(text: str) -> str:
-    """``text`` with every run of characters outside ``[a-zA-Z0-9_-]`` turned into ``_``.
-
-    Repeated and edge underscores are dropped; the result may be empty or too long (see
-    :func:`fit_name`).
-    """
-    name = _INVALID_RUN.sub("_", text)
-    return _UNDERSCORES.sub("_", name).strip("_")
-
-
-def fit_name(name: str, suffix: str = "") -> str:
-    """``name + suffix`` cut to 64 characters, deterministically.
-
-    Over-long names keep their head and end in ``_`` + 8 hex digits of the sha256 of the
-    whole uncut name, so two long names that share a head stay distinct.
-    """
-    whole = name + suffix
-    if len(whole) <= MAX_NAME_LENGTH:
-        return whole
-    tail = "_" + short_hash(whole)
-    head = whole[: MAX_NAME_LENGTH - len(tail)].rstrip("_-")
-    return head + tail
 
 
 def _method_path_name(method: str, path: str) -> str:

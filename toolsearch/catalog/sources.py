@@ -36,16 +36,14 @@ from toolsearch.catalog.openapi import (
     ConversionOptions,
     api_name,
     api_title,
-    fit_name,
     load_document,
     operation_tool,
     operations,
-    sanitize_name,
-    short_hash,
     spec_version,
 )
 from toolsearch.errors import CatalogSourceError, ToolDefinitionError
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch.tools.names import CLASH_SEPARATOR, fit_name, server_prefix, short_hash
 
 __all__ = [
     "CLASH_SEPARATOR",
@@ -64,9 +62,6 @@ SourceKind = Literal["jsonl", "mcp", "openapi"]
 KindArgument = Literal["auto", "jsonl", "mcp", "openapi"]
 OnError = Literal["raise", "skip"]
 ProgressCallback = Callable[[str, int, int], None]
-
-CLASH_SEPARATOR = "__"
-"""Between the server/API name and the tool name of a renamed tool: ``github__search``."""
 
 _EXTENSIONS: dict[str, frozenset[str]] = {
     "auto": frozenset({".jsonl", ".ndjson", ".json", ".yaml", ".yml"}),
@@ -445,15 +440,6 @@ class _Run:
         )
 
 
-def server_prefix(server: str) -> str:
-    """The prefix a clashing tool of ``server`` gets (before ``CLASH_SEPARATOR``).
-
-    The MCP client uses the same rule, so one server's tools are named alike in live
-    sessions, ``tools/list`` dumps and built catalogs."""
-    name = sanitize_name(server) or "server"
-    return name[:24].rstrip("_-")
-
-
 def _resolve_clashes(
     owners: Mapping[str, list[str]], prefixes: Mapping[str, str], renamable: set[str]
 ) -> dict[str, dict[str, str]]:
@@ -536,6 +522,10 @@ def _jsonl_records(
                         on_error(
                             CatalogSourceError(f"{path}:{number}", f"not valid JSON ({exc.msg})")
                         )
+                    continue
+                except RecursionError:
+                    if not lenient and on_error is not None:
+                        on_error(CatalogSourceError(f"{path}:{number}", "JSON nested too deeply"))
                     continue
                 yield number, record
     except OSError as exc:

@@ -7,6 +7,8 @@ from toolsearch.chat.messages import (
     ToolCall,
     ToolResponse,
     ToolResponseMessage,
+    ToolResultText,
+    ToolSearchHit,
     UserMessage,
 )
 from toolsearch.chat.model import BaseChatModel, ChatModel
@@ -28,6 +30,8 @@ __all__ = [
     "ToolCall",
     "ToolResponse",
     "ToolResponseMessage",
+    "ToolResultText",
+    "ToolSearchHit",
     "Usage",
     "UserMessage",
 ]

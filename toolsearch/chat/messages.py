@@ -1,7 +1,13 @@
-"""The messages of a conversation: system, user, assistant (with tool calls) and tool results."""
+"""The messages of a conversation: system, user, assistant (with tool calls) and tool results.
+
+A tool result is text for the model; a tool search's result also carries its hits as
+typed data (:class:`ToolSearchHit` on :attr:`ToolResponse.search_hits`), so a provider
+adapter that can reference tools natively reads the hits, never the text.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -13,6 +19,8 @@ __all__ = [
     "ToolCall",
     "ToolResponse",
     "ToolResponseMessage",
+    "ToolResultText",
+    "ToolSearchHit",
     "UserMessage",
     "message_adapter",
     "messages_adapter",
@@ -31,12 +39,54 @@ class ToolCall(_Frozen):
     arguments: str = "{}"
 
 
+class ToolSearchHit(_Frozen):
+    """One tool a tool search found: its name, the one-line summary the index gave, and
+    the index's relevance score (``None`` when the index gives none)."""
+
+    name: str
+    summary: str | None = None
+    score: float | None = None
+
+
 class ToolResponse(_Frozen):
-    """The result of one tool call, matched to it by ``id``."""
+    """The result of one tool call, matched to it by ``id``.
+
+    ``search_hits`` is set on the result of a tool search (the tools it found, best first;
+    ``response_data`` says the same to the model as text) and ``None`` on every other
+    result. It is how the search reaches provider adapters (Anthropic's ``tool_reference``
+    blocks) without their parsing the text.
+    """
 
     id: str
     name: str
     response_data: str
+    search_hits: tuple[ToolSearchHit, ...] | None = None
+
+    @classmethod
+    def of(cls, *, id: str, name: str, result: str) -> ToolResponse:
+        """The response for a tool's ``result``, keeping the typed data of a
+        :class:`ToolResultText`."""
+        hits = result.search_hits if isinstance(result, ToolResultText) else None
+        return cls(id=id, name=name, response_data=str(result), search_hits=hits)
+
+
+class ToolResultText(str):
+    """A tool's result text with typed data beside it.
+
+    It is a ``str``, so a :class:`~toolsearch.tools.callback.ToolCallback` may return one
+    from ``call``/``acall`` without changing its signature; the loop's
+    :meth:`ToolResponse.of` copies ``search_hits`` onto the :class:`ToolResponse`. The
+    built-in search tool returns one; any custom search tool can, too.
+    """
+
+    search_hits: tuple[ToolSearchHit, ...] | None
+
+    def __new__(
+        cls, text: str, *, search_hits: Sequence[ToolSearchHit] | None = None
+    ) -> ToolResultText:
+        value = super().__new__(cls, text)
+        value.search_hits = tuple(search_hits) if search_hits is not None else None
+        return value
 
 
 class SystemMessage(_Frozen):

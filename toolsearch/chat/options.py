@@ -11,6 +11,7 @@ from toolsearch.tools.collect import ensure_unique_names
 
 if TYPE_CHECKING:
     from toolsearch.tools.callback import ToolCallback
+    from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["ChatOptions"]
 
@@ -26,6 +27,12 @@ class ChatOptions:
     names resolved through a ``ToolCallbackResolver``; ``tool_context`` data for tools,
     never shown to the model; ``internal_tool_execution_enabled=False`` asks the loop to
     return tool calls to the caller instead of running them.
+
+    ``deferred_tools`` are tools to offer *deferred* from the first request, for providers
+    that load a tool's definition only where a tool reference names it (Anthropic's
+    ``defer_loading``): names of tools in ``tool_callbacks``, and/or
+    ``ToolDefinition`` objects for tools the request does not
+    carry (sent deferred after the others). Adapters without deferred loading ignore it.
     """
 
     model: str | None = None
@@ -37,11 +44,13 @@ class ChatOptions:
     tool_names: Sequence[str] = ()
     tool_context: Mapping[str, Any] = field(default_factory=dict)
     internal_tool_execution_enabled: bool | None = None
+    deferred_tools: Sequence[ToolDefinition | str] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_callbacks", tuple(self.tool_callbacks))
         object.__setattr__(self, "tool_names", tuple(self.tool_names))
+        object.__setattr__(self, "deferred_tools", tuple(self.deferred_tools))
         object.__setattr__(self, "tool_context", dict(self.tool_context))
         object.__setattr__(self, "extra", dict(self.extra))
         if self.stop is not None:
@@ -56,7 +65,8 @@ class ChatOptions:
         """These options as defaults under ``override``.
 
         Settings set in ``override`` win; its tool callbacks and tool names **replace** these
-        when it has any; tool context and ``extra`` merge key by key, ``override`` winning.
+        when it has any, and so do its deferred tools; tool context and ``extra`` merge key
+        by key, ``override`` winning.
         """
         if override is None:
             return self
@@ -70,6 +80,8 @@ class ChatOptions:
         if override.tool_callbacks or override.tool_names:
             changes["tool_callbacks"] = override.tool_callbacks
             changes["tool_names"] = override.tool_names
+        if override.deferred_tools:
+            changes["deferred_tools"] = override.deferred_tools
         changes["tool_context"] = {**self.tool_context, **override.tool_context}
         changes["extra"] = {**self.extra, **override.extra}
         return dataclasses.replace(self, **changes)

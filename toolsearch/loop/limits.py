@@ -24,15 +24,18 @@ class ToolCallLimits:
 
     ``per_tool`` applies to each tool unless ``per_tool_overrides`` names it;
     ``excluded_tools`` are never limited and not counted in ``total``. ``None`` means no
-    limit. A model that ignores ``RETURN_ERROR_RESPONSE`` keeps receiving the error; bound
-    the loop with the advisor's ``max_iterations`` if that matters to you.
+    limit. By default a call over a limit is answered with an error result the model
+    reads (``RETURN_ERROR_RESPONSE``): a model's excess is its mistake, and the loop never
+    raises for a model's mistake; ``THROW`` raises to the caller instead. A model that
+    ignores the error keeps receiving it; bound the loop with the advisor's
+    ``max_iterations`` if that matters to you.
     """
 
     per_tool: int | None = 40
     per_tool_overrides: Mapping[str, int] = field(default_factory=dict)
     excluded_tools: frozenset[str] = frozenset()
     total: int | None = 150
-    on_exceed: LimitExceededAction = LimitExceededAction.THROW
+    on_exceed: LimitExceededAction = LimitExceededAction.RETURN_ERROR_RESPONSE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "excluded_tools", frozenset(self.excluded_tools))

@@ -80,6 +80,8 @@ class _Step:
     call: ToolCall
     callback: ToolCallback | None
     text: str | None
+    refused_again: bool = False
+    """Refused by a limit, and not for the first time: the model ignored the refusal."""
 
 
 class ToolCallingManager:
@@ -206,7 +208,8 @@ class ToolCallingManager:
                 plan.append(_Step(call, None, self.unknown_tool_message(call.name, options)))
                 continue
             counts[call.name] += 1
-            plan.append(_Step(call, callback, self._check_limits(call.name, counts)))
+            refusal, again = self._check_limits(call.name, counts)
+            plan.append(_Step(call, callback, refusal, again))
         return plan, counts
 
     def _result(
@@ -218,13 +221,16 @@ class ToolCallingManager:
         counts: Counter[str],
     ) -> ToolExecutionResult:
         responses = tuple(
-            ToolResponse(id=step.call.id, name=step.call.name, response_data=text)
+            ToolResponse.of(id=step.call.id, name=step.call.name, result=text)
             for step, text in zip(plan, texts, strict=True)
         )
         return_direct = all(
             step.callback is not None and step.text is None and step.callback.metadata.return_direct
             for step in plan
         )
+        # a model that keeps calling after a refusal would loop for ever: the second time
+        # every call of a turn is refused, the loop ends with the refusal as its answer
+        return_direct = return_direct or all(step.refused_again for step in plan)
         history = [*prompt.messages, response.message, ToolResponseMessage(responses=responses)]
         return ToolExecutionResult(history, return_direct, dict(counts))
 
@@ -233,7 +239,15 @@ class ToolCallingManager:
         return self.execute_one(step.callback, step.call, context)
 
     def execute_one(self, callback: ToolCallback, call: ToolCall, context: ToolContext) -> str:
-        """Run one call; argument errors and tool failures become result text."""
+        """Run one call; argument errors and tool failures become result text.
+
+        Callbacks raise on failure (the ``ToolCallback`` contract, :mod:`toolsearch.errors`):
+        :class:`~toolsearch.errors.InvalidToolArgumentsError` becomes
+        :meth:`invalid_arguments_message`; a :class:`~toolsearch.errors.ToolExecutionError`
+        (its :class:`~toolsearch.errors.ToolTransportError` subclass included) goes to the
+        exception processor, which returns the text or raises; any other exception from a
+        callback outside the contract is wrapped in a ``ToolExecutionError`` first.
+        """
         try:
             return callback.call(call.arguments, context)
         except Exception as exc:
@@ -255,21 +269,28 @@ class ToolCallingManager:
             exc = ToolExecutionError(call.name, exc)
         return self.exception_processor.process(exc)
 
-    def _check_limits(self, name: str, counts: Counter[str]) -> str | None:
+    def _check_limits(self, name: str, counts: Counter[str]) -> tuple[str | None, bool]:
+        """The refusal text of a call over a limit (``None`` when within), and whether the
+        model was already refused for this limit in this turn."""
         limits = self.limits
         per_tool = limits.limit_for(name)
         error: ToolCallLimitExceededError | None = None
+        over = 0
         if per_tool is not None and counts[name] > per_tool:
             error = ToolCallLimitExceededError(name, per_tool)
+            over = counts[name] - per_tool
         elif limits.total is not None and name not in limits.excluded_tools:
             total = sum(n for tool, n in counts.items() if tool not in limits.excluded_tools)
             if total > limits.total:
                 error = ToolCallLimitExceededError(name, limits.total, total=True)
+                over = total - limits.total
         if error is None:
-            return None
+            return None, False
         if limits.on_exceed is LimitExceededAction.THROW:
             raise error
-        return f"Error: {error}. The call was not executed; answer with what you have."
+        if over > 1:
+            return f"Error: {error}. The calls were not executed, and the loop stopped.", True
+        return f"Error: {error}. The call was not executed; answer with what you have.", False
 
     # -- messages the model reads (override to change the wording) ---------------------
 

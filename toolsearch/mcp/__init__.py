@@ -6,6 +6,12 @@
 - :class:`McpSearchProxy` (``toolsearch mcp proxy``): many servers behind two tools,
   ``search_tools`` and ``call_tool``.
 
+Modules, one job each: ``config`` (which servers), ``connection`` (one server's session
+and transports), ``exposure`` (which tools are exposed, under which names), ``results``
+(results as text, text as results, failures as typed errors), ``client`` (the provider),
+``server`` (serving tools), ``proxy`` (the search proxy, built on ``server``), ``dump``
+and ``cli``.
+
 Importing this package does not import the ``mcp`` SDK; using a client or server does.
 """
 
@@ -25,7 +31,7 @@ if TYPE_CHECKING:
     )
     from toolsearch.mcp.dump import write_catalog
     from toolsearch.mcp.proxy import McpSearchProxy, make_index
-    from toolsearch.mcp.server import build_server, run_server, serve_tools
+    from toolsearch.mcp.server import build_server, run_server, serve_tools, tool_server
 
 _LOCATIONS = {
     "McpToolCallback": "client",
@@ -42,6 +48,7 @@ _LOCATIONS = {
     "build_server": "server",
     "run_server": "server",
     "serve_tools": "server",
+    "tool_server": "server",
 }
 
 __all__ = [
@@ -58,6 +65,7 @@ __all__ = [
     "result_text",
     "run_server",
     "serve_tools",
+    "tool_server",
     "write_catalog",
 ]
 

@@ -30,7 +30,10 @@ __all__ = [
     "McpConfig",
     "McpServerConfig",
     "ProxySettings",
+    "ServerConfig",
+    "ServersArgument",
     "StdioServerConfig",
+    "as_config",
     "load_mcp_config",
 ]
 
@@ -42,7 +45,7 @@ class _ServerBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     timeout: float = Field(60.0, gt=0)
-    """Seconds one tool call may take before it comes back as a timeout error result."""
+    """Seconds one tool call may take before it fails as timed out (``ToolTransportError``)."""
     connect_timeout: float = Field(30.0, gt=0)
     """Seconds to start (or reach) the server and finish the MCP handshake."""
     include_tools: tuple[str, ...] = ()
@@ -50,6 +53,20 @@ class _ServerBase(BaseModel):
     exclude_tools: tuple[str, ...] = ()
     """Glob patterns of tool names never to expose (wins over ``include_tools``)."""
     enabled: bool = True
+
+    def __repr_args__(self) -> Any:
+        """Names of secret-bearing fields' entries, never their values (see mcp.redact)."""
+        for name, value in super().__repr_args__():
+            if name == "args":
+                yield name, f"<{len(value)} arguments>"
+            elif name in ("env", "headers"):
+                yield name, {key: "***" for key in value}
+            elif name == "url":
+                from toolsearch.mcp.redact import url_without_secrets
+
+                yield name, url_without_secrets(value)
+            else:
+                yield name, value
 
     def exposes(self, tool_name: str) -> bool:
         """Whether ``include_tools`` / ``exclude_tools`` let this tool through."""
@@ -89,6 +106,8 @@ class HttpServerConfig(_ServerBase):
 McpServerConfig = Annotated[StdioServerConfig | HttpServerConfig, Field(discriminator="transport")]
 """One server: :class:`StdioServerConfig` or :class:`HttpServerConfig`."""
 
+ServerConfig = StdioServerConfig | HttpServerConfig
+
 
 class ProxySettings(BaseModel):
     """``[proxy]``: defaults of ``toolsearch mcp proxy`` (command-line options win)."""
@@ -123,7 +142,7 @@ class McpConfig(BaseModel):
         return servers
 
     @property
-    def enabled_servers(self) -> dict[str, StdioServerConfig | HttpServerConfig]:
+    def enabled_servers(self) -> dict[str, ServerConfig]:
         return {name: s for name, s in self.servers.items() if s.enabled}
 
     @classmethod
@@ -164,6 +183,31 @@ def load_mcp_config(source: str | Path | Mapping[str, Any] | McpConfig) -> McpCo
     if not isinstance(data, Mapping):
         raise McpConfigError(f"{path}: the config must be a table/object")
     return _parse(data, str(path))
+
+
+ServersArgument = McpConfig | Mapping[str, ServerConfig] | Mapping[str, Any] | str | Path
+"""What ``McpToolProvider(servers)`` accepts (see :func:`as_config`)."""
+
+
+def as_config(servers: ServersArgument) -> McpConfig:
+    """An :class:`McpConfig` from a config, a file path, a mapping in the config's shape
+    (``{"servers": {...}}``) or a mapping of server name to server config (or dict)."""
+    if isinstance(servers, McpConfig | str | Path):
+        return load_mcp_config(servers)
+    if not isinstance(servers, Mapping):
+        raise McpConfigError(
+            "servers must be an McpConfig, a config file path or a mapping of server name "
+            f"to server config, not {type(servers).__name__}"
+        )
+    if "servers" in servers or "mcpServers" in servers:
+        return load_mcp_config(servers)
+    entries: dict[str, Any] = {}
+    for name, entry in servers.items():
+        if isinstance(entry, StdioServerConfig | HttpServerConfig):
+            entries[name] = entry.model_dump()
+        else:
+            entries[name] = entry
+    return load_mcp_config({"servers": entries})
 
 
 def _parse(data: Mapping[str, Any], source: str) -> McpConfig:

@@ -11,18 +11,26 @@ The index (any :class:`~toolsearch.search.ToolIndex`) is built once at start-up 
 rebuilt whenever the exposed tools change: a server's ``tools/list_changed``
 notification, or a ``call_tool`` for a name the proxy does not know, which makes every
 server list its tools again once.
+
+The proxy is an MCP server like any other toolsearch one: :func:`toolsearch.mcp.server.
+tool_server` lists its two tools and routes their calls, :func:`~toolsearch.mcp.server.
+run_server` serves it, and :mod:`toolsearch.mcp.results` builds and forwards the results.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolsearch.mcp.client import McpToolProvider
+from toolsearch.mcp.results import error_result, forwarded, text_result
+from toolsearch.mcp.server import Transport, run_server, tool_server
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch.tools.schema import MAX_ARGUMENT_DEPTH, nested_deeper_than
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -143,18 +151,11 @@ class McpSearchProxy:
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> CallToolResult:
         """What ``call_tool`` answers: the server's own result, or an ``isError`` result."""
-        from mcp.types import CallToolResult, TextContent
-
         result = await self.provider.acall_tool_result(name, arguments)
         if result.is_error and name not in self._definitions:
             text = f"Unknown tool {name!r}. Call {SEARCH_TOOLS} first and use a name it returns."
-            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-        # the downstream server's envelope (_meta, its serverInfo stamp) stays behind
-        return CallToolResult(
-            content=result.content,
-            structured_content=result.structured_content,
-            is_error=result.is_error,
-        )
+            return error_result(text)
+        return forwarded(result)
 
     def tool_definitions(self) -> list[ToolDefinition]:
         """The two tools the proxy offers, as toolsearch definitions (for token counting)."""
@@ -209,90 +210,64 @@ class McpSearchProxy:
 
     # -- the MCP server -----------------------------------------------------------------------
 
+    async def _handle(self, tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
+        """Answer a call to one of the two tools (arguments as the MCP client sent them)."""
+        await self.start()
+        if tool_name == SEARCH_TOOLS:
+            query = arguments.get("query")
+            if not isinstance(query, str) or not query.strip():
+                return error_result(f"{SEARCH_TOOLS} needs a non-empty 'query' string")
+            try:
+                found = self.search(query, _as_int(arguments.get("max_results")))
+            except Exception as exc:  # e.g. an index error: the model reads it
+                return error_result(f"search failed: {exc}")
+            return text_result(json.dumps(found, ensure_ascii=False), structured=found)
+        name = arguments.get("name")
+        if not isinstance(name, str) or not name:
+            return error_result(f"{CALL_TOOL} needs the tool's 'name'")
+        inner = arguments.get("arguments") or {}
+        too_deep = f"'arguments' nest more than {MAX_ARGUMENT_DEPTH} levels deep"
+        if isinstance(inner, str):
+            try:
+                inner = json.loads(inner) if inner.strip() else {}
+            except json.JSONDecodeError as exc:
+                return error_result(f"'arguments' is not valid JSON: {exc.msg}")
+            except RecursionError:
+                return error_result(too_deep)
+        if nested_deeper_than(inner, MAX_ARGUMENT_DEPTH):
+            return error_result(too_deep)
+        if not isinstance(inner, dict):
+            return error_result("'arguments' must be an object")
+        return await self.call(name, inner)
+
     def build_server(self) -> Any:
         """The proxy as an MCP low-level ``Server`` (its lifespan calls :meth:`start`)."""
-        from contextlib import asynccontextmanager
-
-        from mcp.server.lowlevel import Server
-        from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
-
-        from toolsearch import __version__
-
-        definitions = {d.name: d for d in self.tool_definitions()}
-        listed = [
-            Tool(name=d.name, description=d.description, input_schema=dict(d.input_schema))
-            for d in definitions.values()
-        ]
-
-        def error(text: str) -> CallToolResult:
-            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-        async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
-            return ListToolsResult(tools=listed)
-
-        async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
-            await self.start()
-            arguments = dict(params.arguments or {})
-            if params.name == SEARCH_TOOLS:
-                query = arguments.get("query")
-                if not isinstance(query, str) or not query.strip():
-                    return error("search_tools needs a non-empty 'query' string")
-                try:
-                    found = self.search(query, _as_int(arguments.get("max_results")))
-                except Exception as exc:  # e.g. an index error: the model reads it
-                    return error(f"search failed: {exc}")
-                return CallToolResult(
-                    content=[TextContent(type="text", text=json.dumps(found, ensure_ascii=False))],
-                    structured_content=found,
-                )
-            if params.name == CALL_TOOL:
-                name = arguments.get("name")
-                if not isinstance(name, str) or not name:
-                    return error("call_tool needs the tool's 'name'")
-                inner = arguments.get("arguments") or {}
-                if isinstance(inner, str):
-                    try:
-                        inner = json.loads(inner) if inner.strip() else {}
-                    except json.JSONDecodeError as exc:
-                        return error(f"'arguments' is not valid JSON: {exc.msg}")
-                if not isinstance(inner, dict):
-                    return error("'arguments' must be an object")
-                return await self.call(name, inner)
-            return error(f"Unknown tool: {params.name}. This proxy offers {sorted(definitions)}")
 
         @asynccontextmanager
-        async def lifespan(server: Any) -> Any:
+        async def lifespan(server: Any) -> AsyncIterator[dict[str, Any]]:
             await self.start()
             yield {}
 
-        def input_schema(tool_name: str) -> Mapping[str, Any] | None:
-            found = definitions.get(tool_name)
-            return None if found is None else dict(found.input_schema)
-
-        return Server(
-            self.name,
-            version=__version__,
+        return tool_server(
+            self.tool_definitions(),
+            self._handle,
+            name=self.name,
             instructions=(
                 f"Tools of several MCP servers are reachable through {SEARCH_TOOLS} and "
                 f"{CALL_TOOL}: search first, then call a tool by the exact name found."
             ),
             lifespan=lifespan,
-            get_tool_input_schema=input_schema,
-            on_list_tools=on_list_tools,
-            on_call_tool=on_call_tool,
         )
 
     async def serve(
         self,
         *,
-        transport: Literal["stdio", "http"] = "stdio",
+        transport: Transport = "stdio",
         host: str = "127.0.0.1",
         port: int = 8000,
         path: str = "/mcp",
     ) -> None:
         """Connect the servers, index their tools, then serve until the client leaves."""
-        from toolsearch.mcp.server import run_server
-
         await self.start()
         await run_server(self.build_server(), transport=transport, host=host, port=port, path=path)
 

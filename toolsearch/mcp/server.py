@@ -2,9 +2,12 @@
 
 Any tool ``.tools(...)`` accepts (``@tool`` functions, objects with ``@tool`` methods,
 ``ToolCallback`` instances) becomes an MCP tool with the same name, description and JSON
-Schema. Calls run through the callback's ``acall``; a failing tool or bad arguments come
-back as an ``isError`` result carrying the message, as MCP clients expect.
+Schema. Calls run through the callback's ``acall``; under the ``ToolCallback`` contract a
+failing tool or bad arguments raise, and come back as an ``isError`` result carrying the
+message, as MCP clients expect.
 
+:func:`tool_server` is the part every toolsearch MCP server shares (the tool-search proxy
+too): listing definitions, schema lookup, unknown names, the server's name and version.
 It is built on the SDK's low-level ``Server`` so the schemas are exactly the ones
 toolsearch generated (the high-level ``MCPServer`` would re-derive them from signatures).
 """
@@ -12,17 +15,77 @@ toolsearch generated (the high-level ``MCPServer`` would re-derive them from sig
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolsearch.errors import InvalidToolArgumentsError, MissingExtraError, ToolExecutionError
+from toolsearch.mcp.results import error_result, text_result
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
 from toolsearch.tools.context import ToolContext
+from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["Transport", "build_server", "run_server", "serve_tools"]
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
+__all__ = ["ToolHandler", "Transport", "build_server", "run_server", "serve_tools", "tool_server"]
 
 Transport = Literal["stdio", "http"]
+
+ToolHandler = Callable[[str, dict[str, Any]], Awaitable["CallToolResult"]]
+"""``await call(tool_name, arguments) -> CallToolResult`` for a listed tool's name."""
+
+
+def tool_server(
+    definitions: Sequence[ToolDefinition],
+    call: ToolHandler,
+    *,
+    name: str,
+    version: str | None = None,
+    instructions: str | None = None,
+    lifespan: Callable[[Any], AbstractAsyncContextManager[Any]] | None = None,
+) -> Any:
+    """An MCP low-level ``Server`` listing ``definitions`` and answering their calls with
+    ``call``; a call to any other name gets an ``isError`` result naming the tools offered.
+    ``call`` gets the arguments as a dict (``{}`` when none were sent)."""
+    try:
+        from mcp.server.lowlevel import Server
+        from mcp.types import ListToolsResult, Tool
+    except ImportError as exc:
+        raise MissingExtraError("serving tools over MCP", "mcp", "mcp") from exc
+    from toolsearch import __version__
+
+    offered = {d.name: d for d in definitions}
+    listed = [
+        Tool(name=d.name, description=d.description, input_schema=dict(d.input_schema))
+        for d in offered.values()
+    ]
+
+    async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=listed)
+
+    async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
+        if params.name not in offered:
+            return error_result(
+                f"Unknown tool: {params.name}. This server offers {sorted(offered)}"
+            )
+        return await call(params.name, dict(params.arguments or {}))
+
+    def input_schema(tool_name: str) -> Mapping[str, Any] | None:
+        found = offered.get(tool_name)
+        return None if found is None else dict(found.input_schema)
+
+    extra: dict[str, Any] = {} if lifespan is None else {"lifespan": lifespan}
+    return Server(
+        name,
+        version=version or __version__,
+        instructions=instructions,
+        get_tool_input_schema=input_schema,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        **extra,
+    )
 
 
 def build_server(
@@ -37,55 +100,20 @@ def build_server(
     ``tool_context`` is passed to tools that take a ``ToolContext`` parameter. In tests,
     ``mcp.Client(build_server(...))`` talks to it in-process.
     """
-    try:
-        from mcp.server.lowlevel import Server
-        from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
-    except ImportError as exc:
-        raise MissingExtraError("serving tools over MCP", "mcp", "mcp") from exc
-    from toolsearch import __version__
-
     callbacks: dict[str, ToolCallback] = {cb.definition.name: cb for cb in tool_callbacks(*tools)}
-    listed = [
-        Tool(
-            name=cb.definition.name,
-            description=cb.definition.description,
-            input_schema=dict(cb.definition.input_schema),
-        )
-        for cb in callbacks.values()
-    ]
     context = ToolContext(tool_context)
 
-    def error(text: str) -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-    async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        return ListToolsResult(tools=listed)
-
-    async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
-        callback = callbacks.get(params.name)
-        if callback is None:
-            return error(f"Unknown tool: {params.name}")
-        arguments = json.dumps(params.arguments or {})
+    async def call(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
         try:
-            text = await callback.acall(arguments, context)
+            text = await callbacks[tool_name].acall(json.dumps(arguments), context)
         except (InvalidToolArgumentsError, ToolExecutionError) as exc:
-            return error(str(exc))
-        except Exception as exc:  # a tool's failure is the caller's result, not a crash
-            return error(f"tool {params.name!r} failed: {exc or type(exc).__name__}")
-        return CallToolResult(content=[TextContent(type="text", text=text)])
+            return error_result(str(exc))
+        except Exception as exc:  # a callback outside the contract: still the caller's result
+            return error_result(f"tool {tool_name!r} failed: {exc or type(exc).__name__}")
+        return text_result(text)
 
-    def input_schema(tool_name: str) -> Mapping[str, Any] | None:
-        callback = callbacks.get(tool_name)
-        return None if callback is None else dict(callback.definition.input_schema)
-
-    return Server(
-        name,
-        version=version or __version__,
-        instructions=instructions,
-        get_tool_input_schema=input_schema,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-    )
+    definitions = [cb.definition for cb in callbacks.values()]
+    return tool_server(definitions, call, name=name, version=version, instructions=instructions)
 
 
 async def run_server(

@@ -1,17 +1,27 @@
-"""``MessageChatMemoryAdvisor``: adds remembered messages to each request and stores new ones."""
+"""``MessageChatMemoryAdvisor``: adds remembered messages to each request and stores new ones.
+
+Text never fails a call. The shipped stores keep any Python string, lone surrogates
+(``"\\ud800"``) included. If a custom store raises :class:`~toolsearch.errors.ChatMemoryError`
+for a message that holds surrogate code points, the advisor stores it once more with each
+of them replaced by U+FFFD (and logs a warning) instead of failing the call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import ClassVar
+import logging
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any, ClassVar
 
 from toolsearch.chat.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
     ToolResponseMessage,
+    message_adapter,
 )
 from toolsearch.chat.response import ChatResponse, ChatResponseAggregator
+from toolsearch.errors import ChatMemoryError
 from toolsearch.loop.advisor import (
     CHAT_MEMORY_ADVISOR_ORDER,
     AdvisorChain,
@@ -22,6 +32,9 @@ from toolsearch.loop.manager import ToolExecutionResult
 from toolsearch.memory.memory import CONVERSATION_ID, DEFAULT_CONVERSATION_ID, ChatMemory
 
 __all__ = ["MessageChatMemoryAdvisor"]
+
+_log = logging.getLogger(__name__)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class MessageChatMemoryAdvisor:
@@ -69,7 +82,7 @@ class MessageChatMemoryAdvisor:
         rest = [m for m in combined if not isinstance(m, SystemMessage)]
         newest = request.prompt.last_user_or_tool_response_message
         if newest is not None:
-            self.chat_memory.add(conversation_id, [newest])
+            self._remember(conversation_id, [newest])
         messages = _drop_unanswered_tool_calls([*systems[-1:], *rest])
         return request.with_prompt(request.prompt.with_messages(messages))
 
@@ -79,16 +92,29 @@ class MessageChatMemoryAdvisor:
             return
         message = chat_response.message
         if message.content or message.tool_calls:
-            self.chat_memory.add(self.conversation_id(request), [message])
+            self._remember(self.conversation_id(request), [message])
 
     def on_return_direct(
         self, request: ChatClientRequest, result: ToolExecutionResult, response: ChatResponse
     ) -> None:
         """Inside the loop: remember the tool results and the returned text of a return-direct
         turn, so memory never holds a tool call without its results."""
-        self.chat_memory.add(
+        self._remember(
             self.conversation_id(request), [result.tool_response_message, response.message]
         )
+
+    def _remember(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        try:
+            self.chat_memory.add(conversation_id, messages)
+        except ChatMemoryError:
+            if not any(_has_surrogates(m) for m in messages):
+                raise
+            _log.warning(
+                "chat memory cannot store surrogate code points in conversation %r; "
+                "storing them as U+FFFD",
+                conversation_id,
+            )
+            self.chat_memory.add(conversation_id, [_without_surrogates(m) for m in messages])
 
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
         response = chain.next_call(self.before(request))
@@ -146,3 +172,31 @@ def _drop_unanswered_tool_calls(messages: list[Message]) -> list[Message]:
             continue
         cleaned.append(message)
     return cleaned
+
+
+def _has_surrogates(message: Message) -> bool:
+    def walk(value: Any) -> bool:
+        if isinstance(value, str):
+            return _SURROGATE.search(value) is not None
+        if isinstance(value, dict):
+            return any(walk(k) or walk(v) for k, v in value.items())
+        if isinstance(value, list | tuple):
+            return any(walk(v) for v in value)
+        return False
+
+    return walk(message.model_dump())
+
+
+def _without_surrogates(message: Message) -> Message:
+    """``message`` with every surrogate code point in its strings replaced by U+FFFD."""
+    return message_adapter.validate_python(_replace_surrogates(message.model_dump()))
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_replace_surrogates(v) for v in value)
+    return value

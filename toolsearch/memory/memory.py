@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from toolsearch.chat.messages import Message, SystemMessage, ToolResponseMessage
-from toolsearch.memory.repository import ChatMemoryRepository, InMemoryChatMemoryRepository
+from toolsearch.memory.repository import (
+    ChatMemoryRepository,
+    InMemoryChatMemoryRepository,
+    append_messages,
+)
 
 __all__ = [
     "CONVERSATION_ID",
@@ -37,6 +40,13 @@ class MessageWindowChatMemory:
     System messages are kept (the newest one only) and do not count towards the window.
     The window never starts with tool results whose tool calls were cut off, since
     providers reject such a history.
+
+    ``add`` appends through the repository's atomic ``append`` (see
+    :func:`~toolsearch.memory.repository.append_messages`) and trims in the same step,
+    deleting only messages that have left the window. A message leaves the window only
+    when newer ones push it out, so trimming never drops a message that a concurrent
+    writer has just stored. ``get`` applies the window when it reads, so a repository
+    also written by other means still yields a valid window.
     """
 
     def __init__(
@@ -44,27 +54,40 @@ class MessageWindowChatMemory:
     ) -> None:
         if max_messages < 1:
             raise ValueError("max_messages must be at least 1")
-        self.repository = repository or InMemoryChatMemoryRepository()
+        self.repository = repository if repository is not None else InMemoryChatMemoryRepository()
         self.max_messages = max_messages
-        self._lock = threading.Lock()
 
     def add(self, conversation_id: str, messages: Sequence[Message]) -> None:
         if not messages:
             return
-        with self._lock:
-            stored = self.repository.find_by_conversation_id(conversation_id)
-            self.repository.save_all(conversation_id, self._window([*stored, *messages]))
+        append_messages(self.repository, conversation_id, list(messages), retain=self._retain)
 
     def get(self, conversation_id: str) -> list[Message]:
-        return self.repository.find_by_conversation_id(conversation_id)
+        return self._window(self.repository.find_by_conversation_id(conversation_id))
 
     def clear(self, conversation_id: str) -> None:
         self.repository.delete_by_conversation_id(conversation_id)
 
-    def _window(self, messages: list[Message]) -> list[Message]:
-        systems = [m for m in messages if isinstance(m, SystemMessage)]
-        others = [m for m in messages if not isinstance(m, SystemMessage)]
+    def _positions(self, messages: Sequence[Message]) -> tuple[int | None, list[int]]:
+        """The position of the newest system message and those of the windowed others."""
+        system: int | None = None
+        others: list[int] = []
+        for i, message in enumerate(messages):
+            if isinstance(message, SystemMessage):
+                system = i
+            else:
+                others.append(i)
         kept = others[-self.max_messages :]
-        while kept and isinstance(kept[0], ToolResponseMessage):
-            kept = kept[1:]
-        return [*systems[-1:], *kept]
+        start = 0
+        while start < len(kept) and isinstance(messages[kept[start]], ToolResponseMessage):
+            start += 1
+        return system, kept[start:]
+
+    def _retain(self, messages: Sequence[Message]) -> list[int]:
+        system, kept = self._positions(messages)
+        return kept if system is None else [system, *kept]
+
+    def _window(self, messages: Sequence[Message]) -> list[Message]:
+        system, kept = self._positions(messages)
+        head = [] if system is None else [messages[system]]
+        return [*head, *(messages[i] for i in kept)]

@@ -42,8 +42,10 @@ __all__ = [
     "provider_errors",
     "require",
     "sampling_settings",
-    "merge_arguments",
+    "sdk_arguments",
+    "body_extra",
     "body_message",
+    "SDK_REQUEST_OPTIONS",
     "parameters_of",
     "transport_error",
 ]
@@ -85,33 +87,44 @@ def dump_arguments(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def merge_arguments(
-    arguments: dict[str, Any],
-    settings: Mapping[str, Any],
-    options: ChatOptions,
-    accepted: frozenset[str],
+SDK_REQUEST_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
+"""``ChatOptions.extra`` keys the OpenAI and Anthropic SDK methods take that shape the HTTP
+request rather than its JSON body (``extra_body`` is merged into the body)."""
+
+
+def body_extra(options: ChatOptions) -> dict[str, Any]:
+    """What ``options.extra`` adds to a JSON request body: every key but toolsearch's own
+    (``toolsearch.``) and the SDK's request options, then the contents of ``extra_body``
+    (which win)."""
+    extra = {
+        key: value
+        for key, value in options.extra.items()
+        if not key.startswith(RESERVED_PREFIX) and key not in SDK_REQUEST_OPTIONS
+    }
+    extra.update(options.extra.get("extra_body") or {})
+    return extra
+
+
+def sdk_arguments(
+    body: Mapping[str, Any], options: ChatOptions, accepted: frozenset[str]
 ) -> dict[str, Any]:
-    """The SDK call's keyword arguments: ``arguments`` plus the mapped ``settings`` and
-    ``options.extra`` (which wins over settings).
+    """The SDK call's keyword arguments that send ``body`` as is.
 
     Names the installed SDK method accepts become keyword arguments; the rest go into the
-    request body as is (``extra_body``), so a provider's newest parameter works before the
-    SDK knows it, and a parameter an SDK dropped still reaches endpoints that take it.
-    ``extra`` keys starting with ``toolsearch.`` are toolsearch's own and are never sent.
+    request body through ``extra_body``, so a provider's newest parameter works before the
+    SDK knows it, and a parameter an SDK dropped still reaches endpoints that take it. The
+    SDK's request options in ``options.extra`` (``extra_headers``, ``timeout``...) are
+    passed on as given.
     """
-    merged = dict(settings)
-    merged.update(
-        (key, value) for key, value in options.extra.items() if not key.startswith(RESERVED_PREFIX)
-    )
-    body: dict[str, Any] = {}
-    for key, value in merged.items():
-        if key in accepted:
-            arguments[key] = value
-        else:
-            body[key] = value
-    if body:
-        given = arguments.get("extra_body") or {}
-        arguments["extra_body"] = {**body, **given}
+    arguments: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in body.items():
+        (arguments if key in accepted else rest)[key] = value
+    for key in SDK_REQUEST_OPTIONS - {"extra_body"}:
+        if key in options.extra:
+            arguments[key] = options.extra[key]
+    if rest:
+        arguments["extra_body"] = rest
     return arguments
 
 

@@ -5,16 +5,21 @@ Maps toolsearch messages onto ``system`` + alternating ``user``/``assistant`` tu
 stop reason and usage (including prompt-cache reads) back. Needs ``toolsearch[anthropic]``.
 
 With ``tool_search="defer_loading"`` it speaks Anthropic's client-side tool-search shape:
-the results of the search tool go back as ``tool_reference`` blocks and the tools they name
-are sent with ``defer_loading: true``. Deferred definitions are not part of the rendered
-prompt prefix; Claude sees each one where its reference sits in the conversation, so
-discovering a tool appends to the prompt instead of changing its start, and the provider's
-prompt cache keeps hitting. See ``docs/providers.md``.
+the results of a tool search go back as ``tool_reference`` blocks and the tools they name
+are sent with ``defer_loading: true``. A result is a tool search's when its
+``ToolResponse`` carries ``search_hits`` (the built-in search tool sets them); the adapter
+reads those typed hits, never the result text. Deferred definitions are not part of the
+rendered prompt prefix; Claude sees each one where its reference sits in the conversation,
+so discovering a tool appends to the prompt instead of changing its start, and the
+provider's prompt cache keeps hitting. ``ChatOptions.deferred_tools`` defers tools from the
+first request. See ``docs/providers.md``.
+
+:func:`anthropic_request_body` is the request mapping on its own: the JSON body the adapter
+sends for a prompt, built without the SDK or the network (the benchmark counts it).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,6 +29,7 @@ from toolsearch.chat.messages import (
     Message,
     SystemMessage,
     ToolCall,
+    ToolResponse,
     ToolResponseMessage,
     UserMessage,
 )
@@ -35,33 +41,30 @@ from toolsearch.models._provider import (
     SdkChatModel,
     append_turn,
     arguments_object,
+    body_extra,
     body_message,
     dump_arguments,
     error_for_status,
-    merge_arguments,
     parameters_of,
     require,
     sampling_settings,
+    sdk_arguments,
     transport_error,
 )
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
-    "DEFERRED_TOOLS_KEY",
     "THINKING_METADATA_KEY",
     "AnthropicChatModel",
     "AnthropicRequestBuilder",
+    "anthropic_request_body",
 ]
 
 PROVIDER = "anthropic"
 
-DEFERRED_TOOLS_KEY = "toolsearch.deferred_tools"
-"""``ChatOptions.extra`` key: tools to send with ``defer_loading: true`` from the start.
-
-A list of tool names (of tools in the request) and/or ``ToolDefinition``s (tools the
-request does not carry, added deferred). Read only with ``tool_search="defer_loading"``;
-never sent to the API."""
+_OLD_DEFERRED_KEY = "toolsearch.deferred_tools"
+"""The ``ChatOptions.extra`` key that listed deferred tools before ``ChatOptions.deferred_tools``
+existed; a request that still uses it is refused rather than silently not deferred."""
 
 THINKING_METADATA_KEY = "anthropic_thinking"
 """``AssistantMessage.metadata`` key holding the turn's thinking blocks, sent back with it
@@ -91,11 +94,9 @@ class AnthropicChatModel(SdkChatModel):
         async_client: An ``anthropic.AsyncAnthropic`` for ``acall``/``astream``; when only
             ``client`` is given, async requests run it in a worker thread.
         max_tokens: The answer budget the API requires; ``ChatOptions.max_tokens`` wins.
-        tool_search: ``"defer_loading"`` renders the search tool's results as
-            ``tool_reference`` blocks and sends the tools they name deferred (see the
-            module doc); ``"none"`` (default) sends every tool in full.
-        search_tool_name: The search tool whose results become references
-            (``toolSearchTool``, the tool-search advisor's default).
+        tool_search: ``"defer_loading"`` renders tool-search results (tool responses with
+            ``search_hits``) as ``tool_reference`` blocks and sends the tools they name
+            deferred (see the module doc); ``"none"`` (default) sends every tool in full.
         cache_prompt: Put ``cache_control`` breakpoints on the last always-loaded tool, the
             system prompt and the newest message, so each turn reads the previous prefix
             from the prompt cache.
@@ -116,7 +117,6 @@ class AnthropicChatModel(SdkChatModel):
         async_client: Any | None = None,
         max_tokens: int = 4096,
         tool_search: ToolSearchMode = "none",
-        search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
         cache_prompt: bool = False,
         options: ChatOptions | None = None,
     ) -> None:
@@ -126,8 +126,7 @@ class AnthropicChatModel(SdkChatModel):
         self._sdk = require("anthropic", extra="anthropic", feature="AnthropicChatModel")
         self.model = model
         self.max_tokens = max_tokens
-        self.tool_search = tool_search
-        self.search_tool_name = search_tool_name
+        self.tool_search: ToolSearchMode = tool_search
         self.cache_prompt = cache_prompt
         self._api_key = api_key
         self._base_url = base_url
@@ -159,38 +158,19 @@ class AnthropicChatModel(SdkChatModel):
     # -- requests --------------------------------------------------------------------------
 
     def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
-        """The keyword arguments of ``messages.create`` for ``prompt``."""
+        """The keyword arguments of ``messages.create`` for ``prompt``: they send
+        :func:`anthropic_request_body` as is."""
         options = self.effective_options(prompt)
-        builder = AnthropicRequestBuilder(
-            tools=[callback.definition for callback in options.tool_callbacks],
-            defer_loading=self.tool_search == "defer_loading",
-            search_tool_name=self.search_tool_name,
-            forced_deferred=options.extra.get(DEFERRED_TOOLS_KEY, ()),
+        body = anthropic_request_body(
+            prompt.with_options(options),
+            model=self.model,
+            max_tokens=self.max_tokens,
+            tool_search=self.tool_search,
+            cache_prompt=self.cache_prompt,
+            stream=stream,
         )
-        system: str | list[dict[str, Any]]
-        system, messages = builder.render_messages(prompt.messages)
-        arguments: dict[str, Any] = {
-            "model": options.model or self.model,
-            "max_tokens": options.max_tokens or self.max_tokens,
-            "messages": messages,
-        }
-        tools = builder.render_tools()
-        if self.cache_prompt:
-            _add_cache_breakpoints(tools, messages)
-            if system:
-                system = [{"type": "text", "text": system, "cache_control": dict(_EPHEMERAL)}]
-        if system:
-            arguments["system"] = system
-        if tools:
-            arguments["tools"] = tools
-        settings = sampling_settings(options, stop="stop_sequences")
-        if stream:
-            arguments["stream"] = True
-        return merge_arguments(
-            arguments,
-            settings,
-            options,
-            parameters_of(self._sdk.resources.messages.Messages.create),
+        return sdk_arguments(
+            body, options, parameters_of(self._sdk.resources.messages.Messages.create)
         )
 
     # -- SdkChatModel hooks ----------------------------------------------------------------
@@ -217,40 +197,83 @@ class AnthropicChatModel(SdkChatModel):
 # -- mapping: toolsearch -> Anthropic ---------------------------------------------------------
 
 
+def anthropic_request_body(
+    prompt: Prompt,
+    *,
+    model: str,
+    max_tokens: int = 4096,
+    tool_search: ToolSearchMode = "none",
+    cache_prompt: bool = False,
+    stream: bool = False,
+) -> dict[str, Any]:
+    """The Messages API JSON body for ``prompt``, as :class:`AnthropicChatModel` sends it:
+    ``model`` and ``max_tokens`` (``prompt.options`` win), ``messages``, ``system``,
+    ``tools`` (deferred ones flagged with ``tool_search="defer_loading"``), cache
+    breakpoints with ``cache_prompt``, the sampling options and ``options.extra``.
+
+    Pure: no SDK, no client, no network. ``prompt.options`` are used as given (the adapter
+    passes its defaults merged with the request's).
+    """
+    options = prompt.options
+    if _OLD_DEFERRED_KEY in options.extra:
+        raise ValueError(
+            f"ChatOptions.extra[{_OLD_DEFERRED_KEY!r}] is no longer read: pass the tools as "
+            "ChatOptions(deferred_tools=[...])"
+        )
+    builder = AnthropicRequestBuilder(
+        tools=[callback.definition for callback in options.tool_callbacks],
+        defer_loading=tool_search == "defer_loading",
+        forced_deferred=options.deferred_tools,
+    )
+    system: str | list[dict[str, Any]]
+    system, messages = builder.render_messages(prompt.messages)
+    body: dict[str, Any] = {
+        "model": options.model or model,
+        "max_tokens": options.max_tokens or max_tokens,
+        "messages": messages,
+    }
+    tools = builder.render_tools()
+    if cache_prompt:
+        _add_cache_breakpoints(tools, messages)
+        if system:
+            system = [{"type": "text", "text": system, "cache_control": dict(_EPHEMERAL)}]
+    if system:
+        body["system"] = system
+    if tools:
+        body["tools"] = tools
+    if stream:
+        body["stream"] = True
+    body.update(sampling_settings(options, stop="stop_sequences"))
+    body.update(body_extra(options))
+    return body
+
+
 @dataclass
 class AnthropicRequestBuilder:
     """Renders one request's messages and tools; in defer-loading mode it also decides
     which tools are deferred: those a rendered ``tool_reference`` names, plus the forced
-    ones (``DEFERRED_TOOLS_KEY``). Every other tool, the search tool included, is sent in
-    full, so a tool whose search result has left the history stays callable.
+    ones (``ChatOptions.deferred_tools``). Every other tool is sent in full, so a tool
+    whose search result has left the history stays callable; a tool whose results carry
+    search hits (the search tool) is never deferred.
     """
 
     tools: Sequence[ToolDefinition]
     defer_loading: bool = False
-    search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME
-    forced_deferred: Any = ()
+    forced_deferred: Sequence[ToolDefinition | str] = ()
     deferred: set[str] = field(default_factory=set)
     _catalog: dict[str, ToolDefinition] = field(default_factory=dict)
+    _searchers: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._catalog = {tool.name: tool for tool in self.tools}
         if not self.defer_loading:
             return
-        for item in self.forced_deferred or ():
+        for item in self.forced_deferred:
             if isinstance(item, ToolDefinition):
                 self._catalog.setdefault(item.name, item)
                 self.deferred.add(item.name)
-            elif isinstance(item, Mapping) and "name" in item:
-                definition = ToolDefinition(
-                    name=str(item["name"]),
-                    description=str(item.get("description", "")),
-                    input_schema=item.get("input_schema") or {"type": "object", "properties": {}},
-                )
-                self._catalog.setdefault(definition.name, definition)
-                self.deferred.add(definition.name)
-            elif isinstance(item, str) and item in self._catalog:
+            elif item in self._catalog:
                 self.deferred.add(item)
-        self.deferred.discard(self.search_tool_name)
 
     def render_messages(self, messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
         """``(system, messages)``: system messages joined; consecutive same-role turns merged
@@ -288,7 +311,7 @@ class AnthropicRequestBuilder:
                         {
                             "type": "tool_result",
                             "tool_use_id": r.id,
-                            "content": self._result_content(r.name, r.response_data),
+                            "content": self._result_content(r),
                         }
                         for r in message.responses
                     ],
@@ -298,14 +321,17 @@ class AnthropicRequestBuilder:
                 turn["content"].sort(key=lambda block: block.get("type") != "tool_result")
         return system, out
 
-    def _result_content(self, name: str, data: str) -> str | list[dict[str, Any]]:
-        if not self.defer_loading or name != self.search_tool_name:
-            return data
-        names = _found_names(data)
-        if not names or any(n not in self._catalog or n == name for n in names):
-            return data  # only references the API can resolve; otherwise the text as is
+    def _result_content(self, response: ToolResponse) -> str | list[dict[str, Any]]:
+        """A tool search's hits as ``tool_reference`` blocks; any other result as its text."""
+        hits = response.search_hits
+        if not self.defer_loading or hits is None:
+            return response.response_data
+        self._searchers.add(response.name)
+        names = list(dict.fromkeys(hit.name for hit in hits))
+        if not names or any(n not in self._catalog or n == response.name for n in names):
+            return response.response_data  # only references the API can resolve
         self.deferred.update(names)
-        return [{"type": "tool_reference", "tool_name": n} for n in dict.fromkeys(names)]
+        return [{"type": "tool_reference", "tool_name": n} for n in names]
 
     def render_tools(self) -> list[dict[str, Any]]:
         """The request's tools (deferred ones flagged), then forced deferred catalog tools.
@@ -313,6 +339,7 @@ class AnthropicRequestBuilder:
         Call after :meth:`render_messages`: the references rendered there decide the deferrals.
         """
         rendered = []
+        self.deferred -= self._searchers
         names = [tool.name for tool in self.tools]
         extra = [n for n in self._catalog if n not in set(names) and n in self.deferred]
         for name in [*names, *extra]:
@@ -325,25 +352,6 @@ class AnthropicRequestBuilder:
                 entry["defer_loading"] = True
             rendered.append(entry)
         return rendered
-
-
-def _found_names(data: str) -> list[str]:
-    """Tool names in a search result: ``["a", "b"]`` or ``[{"name": "a", ...}, ...]``."""
-    try:
-        value = json.loads(data)
-    except (json.JSONDecodeError, TypeError):
-        return []
-    if not isinstance(value, list):
-        return []
-    names = []
-    for item in value:
-        if isinstance(item, str):
-            names.append(item)
-        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
-            names.append(item["name"])
-        else:
-            return []  # not a search result we understand: keep the text
-    return names
 
 
 def _add_cache_breakpoints(tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> None:

@@ -5,6 +5,10 @@ and ``function_response`` parts) plus ``system_instruction``, tool definitions o
 ``function_declarations`` (their JSON Schema sent unchanged as ``parameters_json_schema``),
 and the answer, finish reason and usage (including cached-content tokens) back. Needs
 ``toolsearch[gemini]``.
+
+:func:`gemini_request_body` is the request mapping on its own: the ``generateContent`` JSON
+body the adapter sends for a prompt (as google-genai puts it on the wire), built without
+the SDK or the network (the benchmark counts it).
 """
 
 from __future__ import annotations
@@ -36,12 +40,11 @@ from toolsearch.models._provider import (
     error_for_status,
     new_call_id,
     require,
-    sampling_settings,
     transport_error,
 )
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["SIGNATURES_METADATA_KEY", "GeminiChatModel"]
+__all__ = ["SIGNATURES_METADATA_KEY", "GeminiChatModel", "gemini_request_body"]
 
 PROVIDER = "gemini"
 
@@ -109,28 +112,28 @@ class GeminiChatModel(SdkChatModel):
 
     def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
         """The keyword arguments of ``models.generate_content`` (or ``_stream``, which takes
-        the same) for ``prompt``."""
+        the same) for ``prompt``: the parts of :func:`gemini_request_body` as SDK
+        arguments, plus ``ChatOptions.extra`` (``GenerateContentConfig`` fields into the
+        config, any other key into the body)."""
         types = self._genai.types
         options = self.effective_options(prompt)
-        system, contents = gemini_contents(prompt.messages)
-        config: dict[str, Any] = {}
-        if system:
-            config["system_instruction"] = system
-        tools = [callback.definition for callback in options.tool_callbacks]
-        if tools:
-            config["tools"] = [{"function_declarations": gemini_declarations(tools)}]
-        config.update(
-            sampling_settings(options, stop="stop_sequences", max_tokens="max_output_tokens")
-        )
+        body = gemini_request_body(prompt.with_options(options))
+        config: dict[str, Any] = {
+            _GENERATION_FIELDS[key]: value for key, value in body["generationConfig"].items()
+        }
+        if "systemInstruction" in body:
+            config["system_instruction"] = body["systemInstruction"]
+        if "tools" in body:
+            config["tools"] = body["tools"]
         fields = types.GenerateContentConfig.model_fields
-        body: dict[str, Any] = {}
+        extra_body: dict[str, Any] = {}
         for key, value in options.extra.items():
             if key.startswith(RESERVED_PREFIX):
                 continue
-            (config if key in fields else body)[key] = value
-        if body:
+            (config if key in fields else extra_body)[key] = value
+        if extra_body:
             http_options = dict(config.get("http_options") or {})
-            http_options["extra_body"] = {**body, **(http_options.get("extra_body") or {})}
+            http_options["extra_body"] = {**extra_body, **(http_options.get("extra_body") or {})}
             config["http_options"] = http_options
         try:
             validated = types.GenerateContentConfig.model_validate(config)
@@ -140,7 +143,11 @@ class GeminiChatModel(SdkChatModel):
                 f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in problems
             )
             raise ProviderError(PROVIDER, f"invalid generation config: {detail or exc}") from exc
-        return {"model": options.model or self.model, "contents": contents, "config": validated}
+        return {
+            "model": options.model or self.model,
+            "contents": _sdk_contents(body["contents"]),
+            "config": validated,
+        }
 
     # -- SdkChatModel hooks ----------------------------------------------------------------
 
@@ -185,9 +192,51 @@ class GeminiChatModel(SdkChatModel):
 # -- mapping: toolsearch -> Gemini ------------------------------------------------------------
 
 
+def gemini_request_body(prompt: Prompt) -> dict[str, Any]:
+    """The ``generateContent`` JSON body for ``prompt``, as :class:`GeminiChatModel` sends
+    it through google-genai: ``contents``, ``systemInstruction``, ``tools`` and
+    ``generationConfig`` (the sampling options).
+
+    Pure: no SDK, no client, no network. ``prompt.options`` are used as given (the adapter
+    passes its defaults merged with the request's). The model travels in the URL, and
+    ``ChatOptions.extra`` is not part of this body: its keys are ``GenerateContentConfig``
+    fields that the SDK places itself (``toolConfig``, ``generationConfig.seed``...).
+    """
+    options = prompt.options
+    system, contents = gemini_contents(prompt.messages)
+    body: dict[str, Any] = {"contents": contents}
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}], "role": "user"}
+    tools = [callback.definition for callback in options.tool_callbacks]
+    if tools:
+        body["tools"] = [{"functionDeclarations": gemini_declarations(tools)}]
+    generation: dict[str, Any] = {}
+    if options.temperature is not None:
+        generation["temperature"] = options.temperature
+    if options.top_p is not None:
+        generation["topP"] = options.top_p
+    if options.stop:
+        generation["stopSequences"] = list(options.stop)
+    if options.max_tokens is not None:
+        generation["maxOutputTokens"] = options.max_tokens
+    body["generationConfig"] = generation
+    return body
+
+
+_GENERATION_FIELDS = {
+    "temperature": "temperature",
+    "topP": "top_p",
+    "stopSequences": "stop_sequences",
+    "maxOutputTokens": "max_output_tokens",
+}
+"""The ``generationConfig`` keys :func:`gemini_request_body` writes, as
+``GenerateContentConfig`` fields."""
+
+
 def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
-    """``(system instruction, contents)``; consecutive same-role turns are merged, so the
-    results of parallel calls travel in one ``user`` turn as Gemini expects."""
+    """``(system instruction, contents)`` in the wire's spelling; consecutive same-role
+    turns are merged, so the results of parallel calls travel in one ``user`` turn as
+    Gemini expects. Thought signatures are base64 text, as JSON carries bytes."""
     system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
     out: list[dict[str, Any]] = []
     call_names: dict[str, str] = {}
@@ -211,9 +260,9 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[dict[str, An
                 }
                 if call.id and not call.id.startswith(_SYNTHETIC_ID):
                     function_call["id"] = call.id
-                part: dict[str, Any] = {"function_call": function_call}
+                part: dict[str, Any] = {"functionCall": function_call}
                 if call.id in signatures:
-                    part["thought_signature"] = base64.b64decode(signatures[call.id])
+                    part["thoughtSignature"] = signatures[call.id]
                 parts.append(part)
             append("model", parts)
         elif isinstance(message, ToolResponseMessage):
@@ -225,13 +274,28 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[dict[str, An
                 }
                 if r.id and not r.id.startswith(_SYNTHETIC_ID):
                     function_response["id"] = r.id
-                responses.append({"function_response": function_response})
+                responses.append({"functionResponse": function_response})
             append("user", responses)
     return system, out
 
 
+def _sdk_contents(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Wire ``contents`` as SDK input: the SDK reads the wire's key spelling, but takes a
+    thought signature as bytes, not as its base64 text."""
+    converted = []
+    for content in contents:
+        parts = []
+        for part in content["parts"]:
+            if "thoughtSignature" in part:
+                part = {**part, "thoughtSignature": base64.b64decode(part["thoughtSignature"])}
+            parts.append(part)
+        converted.append({**content, "parts": parts})
+    return converted
+
+
 def gemini_declarations(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
-    """Function declarations; the JSON Schema goes as ``parameters_json_schema`` unchanged."""
+    """Function declarations; the JSON Schema goes as ``parameters_json_schema`` unchanged
+    (the SDK's spelling on the wire inside a declaration; the API reads both spellings)."""
     declarations = []
     for tool in tools:
         declaration: dict[str, Any] = {"name": tool.name}

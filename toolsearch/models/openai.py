@@ -4,6 +4,9 @@ The adapter maps toolsearch messages and tool definitions onto ``/chat/completio
 (``messages`` + ``tools`` of type ``function``) and the answer back, including token usage
 with cached prompt tokens. ``base_url`` points it at any OpenAI-compatible endpoint
 (Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter...). Needs ``toolsearch[openai]``.
+
+:func:`openai_request_body` is the request mapping on its own: the JSON body the adapter
+sends for a prompt, built without the SDK or the network (the benchmark counts it).
 """
 
 from __future__ import annotations
@@ -25,18 +28,19 @@ from toolsearch.chat.response import ChatResponse, FinishReason, Usage
 from toolsearch.errors import ProviderAuthenticationError, ProviderError
 from toolsearch.models._provider import (
     SdkChatModel,
+    body_extra,
     body_message,
     error_for_status,
-    merge_arguments,
     new_call_id,
     parameters_of,
     require,
     sampling_settings,
+    sdk_arguments,
     transport_error,
 )
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["OpenAIChatModel", "openai_messages", "openai_tools"]
+__all__ = ["OpenAIChatModel", "openai_messages", "openai_request_body", "openai_tools"]
 
 PROVIDER = "openai"
 _OPENAI_HOST = "api.openai.com"
@@ -120,24 +124,17 @@ class OpenAIChatModel(SdkChatModel):
     # -- requests --------------------------------------------------------------------------
 
     def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
-        """The keyword arguments of ``chat.completions.create`` for ``prompt``."""
+        """The keyword arguments of ``chat.completions.create`` for ``prompt``: they send
+        :func:`openai_request_body` as is."""
         options = self.effective_options(prompt)
-        arguments: dict[str, Any] = {
-            "model": options.model or self.model,
-            "messages": openai_messages(prompt.messages),
-        }
-        tools = [callback.definition for callback in options.tool_callbacks]
-        if tools:
-            arguments["tools"] = openai_tools(tools)
-        settings = sampling_settings(options, stop="stop", max_tokens=self._max_tokens_key())
-        if stream:
-            arguments["stream"] = True
-            settings["stream_options"] = {"include_usage": True}
-        return merge_arguments(
-            arguments,
-            settings,
-            options,
-            parameters_of(self._sdk.resources.chat.completions.Completions.create),
+        body = openai_request_body(
+            prompt.with_options(options),
+            model=self.model,
+            max_tokens_key=self._max_tokens_key(),
+            stream=stream,
+        )
+        return sdk_arguments(
+            body, options, parameters_of(self._sdk.resources.chat.completions.Completions.create)
         )
 
     def _max_tokens_key(self) -> str:
@@ -175,6 +172,36 @@ class OpenAIChatModel(SdkChatModel):
 
 
 # -- mapping: toolsearch -> OpenAI ------------------------------------------------------------
+
+
+def openai_request_body(
+    prompt: Prompt,
+    *,
+    model: str,
+    max_tokens_key: str = "max_completion_tokens",
+    stream: bool = False,
+) -> dict[str, Any]:
+    """The ``/chat/completions`` JSON body for ``prompt``, as :class:`OpenAIChatModel`
+    sends it: ``model`` (``prompt.options.model`` wins), ``messages``, ``tools``, the
+    sampling options (the answer budget under ``max_tokens_key``) and ``options.extra``.
+
+    Pure: no SDK, no client, no network. ``prompt.options`` are used as given (the adapter
+    passes its defaults merged with the request's).
+    """
+    options = prompt.options
+    body: dict[str, Any] = {
+        "model": options.model or model,
+        "messages": openai_messages(prompt.messages),
+    }
+    tools = [callback.definition for callback in options.tool_callbacks]
+    if tools:
+        body["tools"] = openai_tools(tools)
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    body.update(sampling_settings(options, stop="stop", max_tokens=max_tokens_key))
+    body.update(body_extra(options))
+    return body
 
 
 def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -2,12 +2,14 @@
 it discovered.
 
 Swap it in for ``ToolCallingAdvisor`` and nothing else changes: register all your tools as
-before. Each request's tools are indexed into a per-session index (skipped when they did
-not change); the model first sees one search tool (plus any pinned tools); every search
-adds the tools it found to the session, and every later request carries the search tool,
-the pinned tools and the discovered tools, in discovery order (a stable prefix, so a
-provider's prompt cache keeps working). Discovered names live in the session's state, so
-they survive memory advisors that trim the history.
+before. Each request's tools are indexed for its session under the session's key for that
+tool set (skipped when the session has that set indexed already; concurrent requests of one
+conversation with different tools each search their own, see
+:class:`~toolsearch.search.registry.SessionRegistry`); the model first sees one search tool
+(plus any pinned tools); every search adds the tools it found to the session, and every
+later request carries the search tool, the pinned tools and the discovered tools, in
+discovery order (a stable prefix, so a provider's prompt cache keeps working). Discovered
+names live in the session's state, so they survive memory advisors that trim the history.
 """
 
 from __future__ import annotations
@@ -61,7 +63,18 @@ DEFAULT_CATEGORY_SUFFIX = (
 )
 
 _SESSION_KEY = "toolsearch.tool_search.session"
+_HOLDS_KEY = "toolsearch.tool_search.holds"
 _STATE_KEY = "toolsearch.tool_search.loop"
+
+
+@dataclass
+class _Request:
+    """One request (one run of the loop) on a session: what ``_close`` gives back."""
+
+    session_id: str
+    ephemeral: bool
+    index_keys: list[str] = field(default_factory=list)
+    """The session's index keys this request holds (its tool sets)."""
 
 
 @dataclass
@@ -71,6 +84,8 @@ class _SearchLoop:
     session_id: str
     registered: dict[str, ToolCallback]
     pinned: list[str]
+    index_key: str | None = None
+    """Where this run's tools are indexed: the session's key for this tool set."""
     search_tool: ToolSearchTool | None = None
     last_round: list[str] = field(default_factory=list)
     current_round: list[str] | None = None
@@ -215,51 +230,52 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     # -- session lifetime around each loop ------------------------------------------------
 
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
-        request, session_id, ephemeral = self._open(request)
+        request, run = self._open(request)
         try:
             return super().advise_call(request, chain)
         finally:
-            self._close(session_id, ephemeral)
+            self._close(run)
 
     async def aadvise_call(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> ChatClientResponse:
-        request, session_id, ephemeral = self._open(request)
+        request, run = self._open(request)
         try:
             return await super().aadvise_call(request, chain)
         finally:
-            self._close(session_id, ephemeral)
+            self._close(run)
 
     def advise_stream(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> Iterator[ChatClientResponse]:
-        request, session_id, ephemeral = self._open(request)
+        request, run = self._open(request)
         try:
             yield from super().advise_stream(request, chain)
         finally:
-            self._close(session_id, ephemeral)
+            self._close(run)
 
     async def aadvise_stream(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> AsyncIterator[ChatClientResponse]:
-        request, session_id, ephemeral = self._open(request)
+        request, run = self._open(request)
         try:
             async for chunk in super().aadvise_stream(request, chain):
                 yield chunk
         finally:
-            self._close(session_id, ephemeral)
+            self._close(run)
 
-    def _open(self, request: ChatClientRequest) -> tuple[ChatClientRequest, str, bool]:
+    def _open(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Request]:
         given = request.context.get(self.session_id_key_name)
         ephemeral = given is None or str(given) == ""
         session_id = f"ephemeral-{uuid.uuid4().hex}" if ephemeral else str(given)
         self.registry.acquire(session_id, tracked=not ephemeral)
-        return request.with_context(**{_SESSION_KEY: session_id}), session_id, ephemeral
+        run = _Request(session_id, ephemeral)
+        return request.with_context(**{_SESSION_KEY: session_id, _HOLDS_KEY: run}), run
 
-    def _close(self, session_id: str, ephemeral: bool) -> None:
-        self.registry.release(session_id)
-        if ephemeral:
-            self.registry.evict_session(session_id)
+    def _close(self, run: _Request) -> None:
+        self.registry.release(run.session_id, run.index_keys)
+        if run.ephemeral:
+            self.registry.evict_session(run.session_id)
 
     # -- hooks ------------------------------------------------------------------------------
 
@@ -282,10 +298,20 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         loop = _SearchLoop(session_id, registered, pinned)
         if not registered:  # nothing to search: behave exactly like the plain advisor
             return request.with_context(**{_STATE_KEY: loop})
-        self.registry.index_tools(session_id, [cb.definition for cb in registered.values()])
+        # this run's tools get the session's key for this tool set: a concurrent request of
+        # the same conversation with other tools searches its own key, and neither re-indexes
+        definitions = [cb.definition for cb in registered.values()]
+        run = request.context.get(_HOLDS_KEY)
+        if isinstance(run, _Request) and run.session_id == session_id:
+            key = self.registry.use_tools(session_id, definitions)
+            run.index_keys.append(key)  # held until the request ends (released in _close)
+        else:  # a context this advisor did not open: index without a hold to release
+            self.registry.index_tools(session_id, definitions)
+            key = self.registry.index_key(session_id, definitions)
+        loop.index_key = key
         loop.search_tool = ToolSearchTool(
             self.tool_index,
-            session_id,
+            key,
             default_max_results=self.max_results,
             on_found=lambda names: self._record_found(loop, names),
             name=self.search_tool_name,

@@ -2,8 +2,10 @@
 
 Strategies only *decide*; the :class:`~toolsearch.search.registry.SessionRegistry` acts,
 lazily on each access (no background thread), and never evicts a session while one of its
-requests is running (it waits until the request ends). Built on cachetools; every strategy
-is thread-safe, and time-based ones take an injectable ``clock`` for tests.
+requests is running or its tools are being indexed (it waits until they end). Evicting a
+session clears every index key it has (one per tool set), in the same locked step as the
+decision. Built on cachetools; every strategy is thread-safe, and time-based ones take an
+injectable ``clock`` for tests.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from toolsearch.chat.messages import ToolResultText, ToolSearchHit
 from toolsearch.errors import InvalidToolArgumentsError, ToolIndexError
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
 from toolsearch.tools.context import ToolContext
@@ -54,6 +55,11 @@ class ToolSearchTool:
     ``on_found`` receives the names of every search's hits (the advisor records them as
     discovered). Index errors (a bad regex in pattern mode...) come back to the model as
     ``{"error": code, "message": ...}``, never as an exception.
+
+    A search's result is a :class:`~toolsearch.chat.messages.ToolResultText`: the JSON list
+    of names (or ``{"name", "summary"}`` objects) the model reads, with the hits as typed
+    :class:`~toolsearch.chat.messages.ToolSearchHit` values (name, summary, score) that the loop
+    puts on the ``ToolResponse`` for provider adapters. An error result has no hits.
 
     ``loaded`` returns the names the model already sees; they are left out of the results,
     so every hit of a later search is a tool the model did not have (a search for an exact
@@ -112,12 +118,16 @@ class ToolSearchTool:
         ][:limit]
         names = [ref.tool_name for ref in references]
         self._on_found(names)
+        found: list[Any] = names
         if self._with_summaries:
-            found: list[Any] = [
-                {"name": ref.tool_name, "summary": ref.summary} for ref in references
-            ]
-            return json.dumps(found, ensure_ascii=False)
-        return json.dumps(names, ensure_ascii=False)
+            found = [{"name": ref.tool_name, "summary": ref.summary} for ref in references]
+        hits = [
+            ToolSearchHit(
+                name=ref.tool_name, summary=ref.summary or None, score=ref.relevance_score
+            )
+            for ref in references
+        ]
+        return ToolResultText(json.dumps(found, ensure_ascii=False), search_hits=hits)
 
     async def acall(self, input_json: str, context: ToolContext | None = None) -> str:
         return self.call(input_json, context)

@@ -1,4 +1,5 @@
-"""Tools: definitions, the ``@tool`` decorator, function-backed callbacks, conversion."""
+"""Tools: definitions, the ``@tool`` decorator, function-backed callbacks, conversion, and
+the tool-name rules every source of tools follows (:mod:`toolsearch.tools.names`)."""
 
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import ensure_unique_names, tool_callbacks

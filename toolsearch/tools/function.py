@@ -27,6 +27,11 @@ class FunctionToolCallback:
     :meth:`from_input_type` (one input object, e.g. a pydantic model or dataclass) or
     :meth:`from_schema` (an explicit name, description and JSON Schema; the function gets
     the arguments as a dict).
+
+    ``call`` / ``acall`` keep the ``ToolCallback`` contract (:mod:`toolsearch.errors`):
+    the arguments are checked first (:class:`~toolsearch.errors.InvalidToolArgumentsError`);
+    an exception from the function, or from converting its result, raises
+    :class:`~toolsearch.errors.ToolExecutionError` with that exception as ``cause``.
     """
 
     def __init__(
@@ -157,9 +162,9 @@ class FunctionToolCallback:
                 from toolsearch._async import run_sync
 
                 result = run_sync(result)
+            return self._converter.convert(result, self._return_type)
         except Exception as exc:
             raise ToolExecutionError(self._definition.name, exc) from exc
-        return self._converter.convert(result, self._return_type)
 
     async def acall(self, input_json: str, context: ToolContext | None = None) -> str:
         """Like :meth:`call`; a sync function runs in a worker thread."""
@@ -173,9 +178,9 @@ class FunctionToolCallback:
                 result = await asyncio.to_thread(self._function, *args, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
+            return self._converter.convert(result, self._return_type)
         except Exception as exc:
             raise ToolExecutionError(self._definition.name, exc) from exc
-        return self._converter.convert(result, self._return_type)
 
     def __repr__(self) -> str:
         return f"FunctionToolCallback(name={self._definition.name!r})"

@@ -22,11 +22,13 @@ from toolsearch.tools.params import ToolParam
 from toolsearch.tools.validation import json_type_name, validate_json_value
 
 __all__ = [
+    "MAX_ARGUMENT_DEPTH",
     "ArgumentBinder",
     "InputTypeBinder",
     "SchemaBinder",
     "SignatureBinder",
     "clean_schema",
+    "nested_deeper_than",
     "parse_arguments",
 ]
 
@@ -73,6 +75,12 @@ def clean_schema(schema: Any) -> Any:
     return cleaned
 
 
+MAX_ARGUMENT_DEPTH = 64
+"""How deeply a model's arguments may nest (objects and arrays). Deeper values are an
+``InvalidToolArgumentsError`` the model reads: validating and converting them would
+otherwise recurse until Python's stack gives out."""
+
+
 def parse_arguments(tool_name: str, input_json: str | None) -> dict[str, Any]:
     """Parse a model's argument text into a JSON object, or raise a readable error."""
     text = (input_json or "").strip() or "{}"
@@ -82,11 +90,36 @@ def parse_arguments(tool_name: str, input_json: str | None) -> dict[str, Any]:
         raise InvalidToolArgumentsError(
             tool_name, f"arguments are not valid JSON ({exc.msg} at position {exc.pos})"
         ) from None
+    except RecursionError:  # nested past the parser's own limit
+        value, too_deep = None, True
+    else:
+        too_deep = nested_deeper_than(value, MAX_ARGUMENT_DEPTH)
+    if too_deep:
+        raise InvalidToolArgumentsError(
+            tool_name, f"arguments are nested more than {MAX_ARGUMENT_DEPTH} levels deep"
+        )
     if not isinstance(value, dict):
         raise InvalidToolArgumentsError(
             tool_name, f"arguments must be a JSON object, got {json_type_name(value)}"
         )
     return value
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests containers more than ``limit`` levels (no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _describe_validation_error(error: Any) -> str:

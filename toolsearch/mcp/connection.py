@@ -1,0 +1,288 @@
+"""One MCP server's session: transports, the session task, reconnecting.
+
+A :class:`Connection` runs one MCP session (stdio or streamable HTTP) inside one
+long-lived task on its provider's event loop (the SDK's transports are anyio context
+managers that must be entered and left by the same task). A dropped connection ends the
+session; the next use starts a new one. Nothing here knows about tool names or results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+
+from toolsearch.errors import McpConnectionError, MissingExtraError
+from toolsearch.mcp import redact
+from toolsearch.mcp.config import ServerConfig, StdioServerConfig
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult, Tool
+
+__all__ = [
+    "STOP_TIMEOUT",
+    "Connection",
+    "connection_lost",
+    "leaf_message",
+    "require_mcp",
+]
+
+logger = logging.getLogger(__name__)
+
+STOP_TIMEOUT = 10.0
+"""Seconds to wait for one session (and its process) to shut down before abandoning it."""
+
+
+def require_mcp() -> None:
+    """Raise :class:`MissingExtraError` unless the ``mcp`` SDK is installed."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:
+        raise MissingExtraError("the MCP client", "mcp", "mcp") from exc
+
+
+class Connection:
+    """One MCP session, run by a single task on the provider's loop."""
+
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        *,
+        on_tools_changed: Callable[[str], None],
+        errlog: TextIO | None,
+        client_name: str,
+    ) -> None:
+        self.name = name
+        self.config = config
+        redact.remember(config)  # its secrets never reach a message or a log line
+        self._on_tools_changed = on_tools_changed
+        self._errlog = errlog
+        self._client_name = client_name
+        self._client: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self.broken: str | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None and self._task is not None and not self._task.done()
+
+    def _target(self, stack: contextlib.AsyncExitStack) -> Any:
+        """The SDK transport for this server; resources it does not own go on ``stack``."""
+        from mcp import StdioServerParameters, stdio_client
+
+        config = self.config
+        if isinstance(config, StdioServerConfig):
+            parameters = StdioServerParameters(
+                command=config.command,
+                args=list(config.args),
+                env=dict(config.env) or None,
+                cwd=config.cwd,
+            )
+            return stdio_client(parameters, errlog=self._errlog or _stderr())
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http_client = create_mcp_http_client(headers=dict(config.headers) or None)
+        # the SDK leaves a client it was given open: ours is closed with the session
+        stack.push_async_callback(http_client.aclose)
+        return streamable_http_client(config.url, http_client=http_client)
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        # an error that lands after start() gave up waiting is not "never retrieved"
+        ready.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._stop = asyncio.Event()
+        self.broken = None
+        self._task = loop.create_task(self._run(ready), name=f"mcp-{self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
+        except TimeoutError:
+            await self.stop()
+            raise McpConnectionError(
+                f"MCP server {self.name!r} did not finish connecting within "
+                f"{self.config.connect_timeout:g} s ({self._describe()})"
+            ) from None
+        except BaseException as exc:
+            await self.stop()
+            if isinstance(exc, McpConnectionError | asyncio.CancelledError):
+                raise
+            raise McpConnectionError(
+                f"MCP server {self.name!r} could not be started or reached "
+                f"({self._describe()}): {leaf_message(exc)}"
+            ) from exc
+
+    def _describe(self) -> str:
+        return redact.summary(self.config)
+
+    async def _run(self, ready: asyncio.Future[None]) -> None:
+        import anyio
+        from mcp import Client
+        from mcp.types import Implementation, ToolListChangedNotification
+
+        from toolsearch import __version__
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, ToolListChangedNotification):
+                self._on_tools_changed(self.name)
+
+        try:
+            async with (
+                contextlib.AsyncExitStack() as stack,
+                Client(
+                    self._target(stack),
+                    message_handler=on_message,
+                    client_info=Implementation(name=self._client_name, version=__version__),
+                ) as client,
+            ):
+                self._client = client
+                async with anyio.create_task_group() as group:
+                    if _listens_for_tool_changes(client):
+                        group.start_soon(self._listen, client)
+                    if not ready.done():
+                        ready.set_result(None)
+                    assert self._stop is not None
+                    await self._stop.wait()
+                    group.cancel_scope.cancel()
+        except BaseException as exc:  # reported to whoever waits for it
+            if not ready.done():
+                if isinstance(exc, Exception):
+                    ready.set_exception(exc)
+                else:
+                    ready.cancel()
+            elif not isinstance(exc, asyncio.CancelledError):
+                self.broken = leaf_message(exc)
+                logger.warning("MCP server %r disconnected: %s", self.name, self.broken)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._client = None
+
+    async def _listen(self, client: Any) -> None:
+        """2026-era servers announce tool changes on a ``subscriptions/listen`` stream."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._on_tools_changed(self.name)
+        except Exception as exc:  # the session goes on without change events
+            logger.debug("MCP server %r: no tool-change subscription (%s)", self.name, exc)
+
+    async def stop(self) -> None:
+        task = self._task
+        if task is None:
+            return
+        if self._stop is not None:
+            self._stop.set()
+        if self._client is None and not task.done():
+            task.cancel()  # still in the handshake: nothing to wind down politely
+        try:
+            await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 2.0)
+        except BaseException:  # its own error was already reported
+            pass
+        self._task = None
+        self._client = None
+
+    async def ensure(self) -> Any:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # two callers must not start two sessions
+            if not self.connected:
+                await self.stop()
+                await self.start()
+            return self._client
+
+    async def list_tools(self) -> list[Tool]:
+        client = await self.ensure()
+        tools: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(1000):  # a paginator that never ends cannot hang us
+            page = await asyncio.wait_for(
+                client.list_tools(cursor=cursor, cache_mode="refresh"),
+                self.config.connect_timeout,
+            )
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        client = await self.ensure()
+        timeout = self.config.timeout
+        try:
+            return await asyncio.wait_for(
+                client.call_tool(name, arguments, read_timeout_seconds=timeout), timeout + 1.0
+            )
+        except Exception as exc:
+            if connection_lost(exc):
+                # the server went away: end this session; the next use starts a new one
+                self.broken = leaf_message(exc)
+                await self.stop()
+                raise McpConnectionError(
+                    f"lost the connection to MCP server {self.name!r} ({self.broken}); "
+                    "it is started again on the next call"
+                ) from exc
+            raise
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` means the session is gone (the server exited, the stream closed)."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    if isinstance(exc, MCPError):
+        return exc.code == CONNECTION_CLOSED
+    return isinstance(
+        exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream
+    )
+
+
+def _stderr() -> TextIO:
+    """Where a server's stderr goes by default: ours, if it is a real file (under notebooks
+    or captured test runners it may not be; then the original one, else nowhere)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    global _DEVNULL
+    if _DEVNULL is None:
+        _DEVNULL = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    return _DEVNULL
+
+
+_DEVNULL: TextIO | None = None
+
+
+def _listens_for_tool_changes(client: Any) -> bool:
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+    try:
+        tools = client.server_capabilities.tools
+        return bool(
+            client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools and tools.list_changed
+        )
+    except Exception:  # pragma: no cover - capabilities missing: no subscription
+        return False
+
+
+def leaf_message(exc: BaseException) -> str:
+    """The innermost useful message of an exception (task groups wrap them in groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = redact.scrub(str(exc).strip())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
