@@ -50,7 +50,7 @@ from toolsearch.models import GeminiChatModel  # noqa: E402
 from toolsearch.models.gemini import SIGNATURES_METADATA_KEY  # noqa: E402
 from toolsearch.tools import tool_callbacks  # noqa: E402
 
-FIXTURES = Path(__file__).parent / "fixtures" / "providers" / "gemini"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers" / "gemini"
 SIGNATURE = "Q2lZQmNxMnVHYnN0dGVzdHNpZ25hdHVyZQ=="
 
 weather_calls: list[str] = []

@@ -36,7 +36,7 @@ from toolsearch.search.advisor import ToolSearchAdvisorKwargs
 from toolsearch.search.options import ToolSearchOptionsDict
 from toolsearch.settings import ToolSearchSettings, configured_advisor, tool_search_advisor
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIELDS = list(ToolSearchOptions.model_fields)
 
 # a valid value different from the default, for every option

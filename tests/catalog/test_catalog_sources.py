@@ -17,8 +17,8 @@ from toolsearch.errors import CatalogSourceError
 from toolsearch.tools.definition import ToolDefinition
 from toolsearch.tools.names import fit_name, sanitize_name
 
-FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
-REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "catalog"
+REPO = Path(__file__).resolve().parents[2]
 VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 

@@ -262,7 +262,7 @@ def test_a_model_with_several_labels_is_not_a_reranker(tmp_path):
 def test_the_docs_example_builds_a_reranking_index(cross_encoder_folder):
     pytest.importorskip("tantivy", reason="the example's first stage needs toolsearch[bm25]")
     pytest.importorskip("faiss", reason="the example's first stage needs toolsearch[vector]")
-    docs = Path(__file__).resolve().parents[1] / "docs" / "finetune.md"
+    docs = Path(__file__).resolve().parents[2] / "docs" / "finetune.md"
     blocks = re.findall(r"```python\n(.*?)```", docs.read_text(encoding="utf-8"), re.DOTALL)
     [block] = [b for b in blocks if "RerankingToolIndex" in b]
     namespace: dict[str, object] = {}

@@ -1,4 +1,5 @@
-"""Backend-specific tests of the tool indexes (the shared contract is test_index_contract.py).
+"""Backend-specific tests of the tool indexes (the shared contract is
+tests/contracts/test_index_contract.py).
 
 * text preparation: ``split_name``, ``query_terms``, ``prepare_tool`` (nested schemas,
   enums, ``$ref``s);

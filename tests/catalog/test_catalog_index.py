@@ -49,7 +49,7 @@ from toolsearch.indexes import (
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import ToolIndex, ToolSearchRequest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SERVICES = {
     "weather": ["forecast", "alerts", "radar", "humidity", "wind", "station"],

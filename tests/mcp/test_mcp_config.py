@@ -16,7 +16,7 @@ from toolsearch.mcp.config import (
     load_mcp_config,
 )
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "mcp" / "servers.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp" / "servers.toml"
 
 TOML = """
 [proxy]

@@ -57,7 +57,7 @@ from toolsearch.models import AnthropicChatModel  # noqa: E402
 from toolsearch.models.anthropic import THINKING_METADATA_KEY  # noqa: E402
 from toolsearch.tools import tool_callbacks  # noqa: E402
 
-FIXTURES = Path(__file__).parent / "fixtures" / "providers" / "anthropic"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers" / "anthropic"
 
 weather_calls: list[str] = []
 

@@ -32,8 +32,8 @@ from toolsearch.models.gemini import SIGNATURES_METADATA_KEY
 from toolsearch.tokens import WhitespaceTokenCounter
 from toolsearch.tools.function import FunctionToolCallback
 
-GOLDEN = Path(__file__).parent / "golden"
-FIXTURES = Path(__file__).parent / "fixtures" / "providers"
+GOLDEN = Path(__file__).parents[1] / "golden"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers"
 MODEL = "bench-model"
 
 WEATHER_SCHEMA = {

@@ -50,7 +50,7 @@ from toolsearch.errors import (  # noqa: E402
 from toolsearch.models import OpenAIChatModel  # noqa: E402
 from toolsearch.tools import tool_callbacks  # noqa: E402
 
-FIXTURES = Path(__file__).parent / "fixtures" / "providers" / "openai"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers" / "openai"
 
 weather_calls: list[str] = []
 
