@@ -126,7 +126,7 @@ class _VectorSession:
             picked = np.asarray(list(allowed), dtype=np.int64)
             inside = np.isin(positions, picked)
             positions, docs = positions[inside], docs[inside]
-            scope = self._scope(docs)
+            scope = _vector_scope(self.artifact, docs)
             if self.own is not None:
                 own_allowed = np.flatnonzero(np.isin(placement.fallback, picked)).tolist()
         hits: list[tuple[int, float]] = []
@@ -145,11 +145,13 @@ class _VectorSession:
         hits.sort(key=lambda item: (-item[1], item[0]))
         return Ranking.of(hits[:limit], total)
 
-    def _scope(self, docs: Any) -> VectorScope:
-        import numpy as np
 
-        order = np.argsort(docs, kind="stable")
-        return self.artifact.scope(docs, order, docs[order])
+def _vector_scope(artifact: VectorArtifact, docs: Any) -> VectorScope:
+    """The artifact's scope of catalog ids ``docs`` (in session order)."""
+    import numpy as np
+
+    order = np.argsort(docs, kind="stable")
+    return artifact.scope(docs, order, docs[order])
 
 
 class _Semantic:
@@ -165,13 +167,8 @@ class _Semantic:
         self._lock = threading.Lock()
 
     def session(self, placement: Placement) -> _VectorSession:
-        import numpy as np
 
-        scope: VectorScope | None = None
-        if not placement.whole:
-            docs = placement.docs
-            order = np.argsort(docs, kind="stable")
-            scope = self.artifact.scope(docs, order, docs[order])
+        scope = None if placement.whole else _vector_scope(self.artifact, placement.docs)
         own = None
         if len(placement.fallback):
             tools = placement.tools.tools

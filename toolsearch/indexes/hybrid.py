@@ -18,7 +18,7 @@ from typing import Any, Unpack
 from toolsearch.indexes.fusion import fuse
 from toolsearch.indexes.params import FusionOptions, FusionParams
 from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
-from toolsearch.indexes.session import SessionIndex, SessionTools
+from toolsearch.indexes.session import SessionIndex, SessionTools, as_ranker
 
 __all__ = ["FusedSession", "HybridRanker", "HybridToolIndex"]
 
@@ -58,14 +58,6 @@ class HybridRanker:
         )
 
 
-def _ranker_of(part: Any) -> Ranker:
-    """A side given as an index (its ``ranker``) or as a ranker."""
-    ranker = part.ranker if isinstance(part, SessionIndex) else part
-    if not isinstance(ranker, Ranker):
-        raise TypeError(f"a hybrid side must be an index or a Ranker, not {type(part).__name__}")
-    return ranker
-
-
 class HybridToolIndex(SessionIndex):
     """Fusion of a :class:`~toolsearch.indexes.bm25.Bm25ToolIndex` and a
     :class:`~toolsearch.indexes.vector.VectorToolIndex` (or any two rankers).
@@ -102,7 +94,11 @@ class HybridToolIndex(SessionIndex):
             vector = VectorToolIndex(embedder=embedder)
         self.bm25 = bm25
         self.vector = vector
-        super().__init__(HybridRanker(_ranker_of(bm25), _ranker_of(vector), fusion))
+        super().__init__(
+            HybridRanker(
+                as_ranker(bm25, "a hybrid side"), as_ranker(vector, "a hybrid side"), fusion
+            )
+        )
 
     @property
     def params(self) -> FusionParams:

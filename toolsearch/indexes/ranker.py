@@ -1,7 +1,7 @@
 """The one seam every index backend implements: rank a query inside one session's tools.
 
 A :class:`Ranker` knows how to score; it knows nothing of sessions. ``prepare`` turns one
-session's tools (a :class:`~toolsearch.indexes.session.SessionTools` snapshot) into a
+session's tools (a :class:`SessionTools` snapshot) into a
 :class:`SessionRanker`, built once per distinct tool set and shared by every session that
 registers the same tools; ``SessionRanker.rank`` scores a query against it. The session
 layer (:class:`~toolsearch.indexes.session.SessionIndex`) owns the rest: snapshots and
@@ -110,9 +110,6 @@ class Ranking:
     @classmethod
     def of(cls, hits: Sequence[Hit], total: int) -> Ranking:
         return cls(tuple(hits), total)
-
-
-EMPTY = Ranking()
 
 
 @runtime_checkable

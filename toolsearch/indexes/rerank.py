@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
-from toolsearch.indexes.session import SessionIndex, SessionTools
+from toolsearch.indexes.session import SessionIndex, SessionTools, as_ranker
 
 logger = logging.getLogger(__name__)
 
@@ -266,11 +266,7 @@ class RerankingToolIndex(SessionIndex):
 
             first_stage = HybridToolIndex()
         self.first_stage = first_stage
-        stage = first_stage.ranker if isinstance(first_stage, SessionIndex) else first_stage
-        if not isinstance(stage, Ranker):
-            raise TypeError(
-                f"first_stage must be an index or a Ranker, not {type(first_stage).__name__}"
-            )
+        stage = as_ranker(first_stage, "first_stage")
         super().__init__(RerankingRanker(reranker, stage, settings))
 
     @property

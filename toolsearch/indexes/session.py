@@ -45,6 +45,7 @@ __all__ = [
     "BaseToolIndex",
     "SessionIndex",
     "SessionTools",
+    "as_ranker",
     "clean_query",
     "order_hits",
 ]
@@ -223,3 +224,12 @@ class SessionIndex:
 
 BaseToolIndex = SessionIndex
 """The session layer's earlier name."""
+
+
+def as_ranker(part: Any, role: str) -> Ranker:
+    """The ranker of an index, or ``part`` itself when it is a ranker: what wrappers take
+    (``role`` names the argument in the error)."""
+    ranker = part.ranker if isinstance(part, SessionIndex) else part
+    if not isinstance(ranker, Ranker):
+        raise TypeError(f"{role} must be an index or a Ranker, not {type(part).__name__}")
+    return ranker
