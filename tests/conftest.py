@@ -1,9 +1,11 @@
 """Test-wide setup: everything runs offline."""
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import services
 
 # Models load from local paths; never let a library reach for a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -18,3 +20,15 @@ def clean_toolsearch_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
         if key.startswith("TOOLSEARCH_"):
             monkeypatch.delenv(key)
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A Redis server's URL (``REDIS_URL``, or one started for this run): see tests/services.py."""
+    yield from services.redis_server()()
+
+
+@pytest.fixture(scope="session")
+def milvus_uri() -> Iterator[str]:
+    """A Milvus server's URI (``MILVUS_URI``, or a Milvus Lite server started for this run)."""
+    yield from services.milvus_server()()

@@ -17,9 +17,11 @@ Catch :class:`ToolsearchError` to handle anything the library raises on purpose:
     │       ├── ProviderRateLimitError       rate limited or over quota (429); retryable
     │       └── ProviderConnectionError      the endpoint could not be reached or timed out
     ├── ChatMemoryError                a chat memory store failed
+    ├── SessionStoreError              the shared session store (Redis) failed (retried)
     ├── ToolIndexError                 a tool index cannot answer (``code`` says why)
     │   ├── InvalidPatternError        a model-written regex does not parse (invalid_pattern)
-    │   └── PatternTooLongError        a model-written regex is over 200 characters
+    │   ├── PatternTooLongError        a model-written regex is over 200 characters
+    │   └── IndexUnavailableError      an external engine (Milvus) is unreachable (retried)
     ├── CatalogError                   a large-catalog source or index artifact is unusable
     │   ├── CatalogSourceError         a catalog input file is malformed (names file and record)
     │   └── CatalogIndexError          a built index cannot be loaded (``path``)
@@ -68,6 +70,7 @@ __all__ = [
     "DuplicateToolNameError",
     "IndexCorruptedError",
     "IndexNotFoundError",
+    "IndexUnavailableError",
     "InvalidPatternError",
     "InvalidToolArgumentsError",
     "ManifestMismatchError",
@@ -81,6 +84,7 @@ __all__ = [
     "ProviderConnectionError",
     "ProviderError",
     "ProviderRateLimitError",
+    "SessionStoreError",
     "ToolCallLimitExceededError",
     "ToolDefinitionError",
     "ToolExecutionError",
@@ -207,6 +211,19 @@ class PatternTooLongError(ToolIndexError):
     """A model-written regular expression is longer than the allowed maximum."""
 
     code = "pattern_too_long"
+
+
+class IndexUnavailableError(ToolIndexError):
+    """An external search engine (a Milvus server) could not be reached or failed, after the
+    index's retry policy gave up. The search tool returns it to the model as an error result,
+    so a conversation goes on without the search instead of failing."""
+
+    code = "index_unavailable"
+
+
+class SessionStoreError(ToolsearchError):
+    """The shared session store (Redis) failed after its retries. A request cannot know which
+    tools its conversation discovered, so it fails rather than silently forgetting them."""
 
 
 class ProviderError(ChatModelError):

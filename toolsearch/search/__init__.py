@@ -1,4 +1,5 @@
-"""Tool search: the ``ToolIndex`` protocol, its request/response types, sessions, eviction."""
+"""Tool search: the ``ToolIndex`` protocol, its request/response types, sessions, session
+stores (in memory or Redis) and eviction."""
 
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.eviction import (
@@ -10,8 +11,10 @@ from toolsearch.search.eviction import (
     TtlEvictionStrategy,
 )
 from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.redis_store import RedisSessionStore
 from toolsearch.search.registry import SessionRegistry, SessionState
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
+from toolsearch.search.store import InMemorySessionStore, Lease, SessionStore, StoredTools
 from toolsearch.search.types import (
     DEFAULT_MAX_RESULTS,
     SearchMetadata,
@@ -27,11 +30,16 @@ __all__ = [
     "AlwaysEvictStrategy",
     "CompositeEvictionStrategy",
     "EvictionStrategy",
+    "InMemorySessionStore",
+    "Lease",
     "LruEvictionStrategy",
     "NeverEvictStrategy",
+    "RedisSessionStore",
     "SearchMetadata",
     "SessionRegistry",
     "SessionState",
+    "SessionStore",
+    "StoredTools",
     "ToolIndex",
     "ToolReference",
     "ToolSearchOptions",

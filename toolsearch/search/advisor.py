@@ -41,6 +41,7 @@ from toolsearch.search.options import (
 )
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.search_tool import ToolSearchTool
+from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
@@ -136,7 +137,11 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     Args:
         tool_index: Where each session's tools are indexed (``Bm25ToolIndex()`` when
             ``toolsearch[bm25]`` is installed, else ``RegexToolIndex()``).
-        eviction_strategy: When sessions are dropped (LRU of 1,000 by default).
+        eviction_strategy: When sessions are dropped (LRU of 1,000 by default), for the
+            default in-memory session store.
+        session_store: Where session state lives: ``InMemorySessionStore`` by default, a
+            ``RedisSessionStore`` to share discovered tools between processes (it carries
+            its own eviction strategy; give one or the other).
         tool_calling_manager: Runs the tools (limits, error handling).
         pinned_tools: Tools always sent (names of registered tools, or tools themselves),
             added to ``options.pinned_tools``.
@@ -151,6 +156,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         *,
         tool_index: ToolIndex | None = None,
         eviction_strategy: EvictionStrategy | None = None,
+        session_store: SessionStore | None = None,
         tool_calling_manager: ToolCallingManager | None = None,
         pinned_tools: Sequence[Any] = (),
         options: ToolSearchOptions | None = None,
@@ -189,7 +195,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         )
         self.options = resolved
         self.tool_index = tool_index if tool_index is not None else _default_index()
-        self.registry = SessionRegistry(self.tool_index, eviction_strategy)
+        self.registry = SessionRegistry(self.tool_index, eviction_strategy, store=session_store)
         self._pinned_names: list[str] = list(resolved.pinned_tools)
         self._pinned_callbacks = pinned_callbacks
 

@@ -16,10 +16,22 @@ recently used tool set is cleared from the index when a fifth arrives, unless a 
 request still searches it (a tool set in use is never cleared; the LRU may then hold more
 for as long as those requests run).
 
-Eviction drops a whole session: its state, its discoveries and *every* index key it has.
-The decision and the clearing happen under the registry's one lock, and a session is never
-dropped while one of its requests runs or while one of its tool sets is being indexed, so
-no interleaving leaves an index key the registry does not know (an orphan never freed).
+What must outlive this process lives in a :class:`~toolsearch.search.store.SessionStore`:
+the tools a session discovered, the tool set it used last, which requests hold it (leases)
+and eviction. The default :class:`~toolsearch.search.store.InMemorySessionStore` keeps it
+here; a :class:`~toolsearch.search.redis_store.RedisSessionStore` shares it between
+processes, so a conversation's next request may go to any worker and still see the tools it
+discovered. The registry keeps only this process's side: which tool sets its index holds,
+their holds, and one build lock per session.
+
+Eviction drops a whole session: its state, its discoveries and *every* index key it has in
+this process. The store decides; the registry clears the index keys of every session the
+store reports dropped, under the registry's one lock, and the store never drops a session
+while one of its requests runs or one of its tool sets is being indexed (both hold a lease),
+so no interleaving leaves an index key the registry does not know (an orphan never freed).
+With a shared store, a session dropped by another process is noticed here on its next use
+(its lease carries a new generation); this process's copy of sessions it no longer sees is
+bounded by ``max_local_sessions``.
 """
 
 from __future__ import annotations
@@ -31,11 +43,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from toolsearch.search.eviction import EvictionStrategy, LruEvictionStrategy
+from toolsearch.search.eviction import EvictionStrategy
+from toolsearch.search.store import InMemorySessionStore, Lease, SessionStore, StoredTools
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
+    "DEFAULT_MAX_LOCAL_SESSIONS",
     "DEFAULT_MAX_TOOL_SETS",
     "SessionRegistry",
     "SessionState",
@@ -45,6 +59,9 @@ __all__ = [
 
 DEFAULT_MAX_TOOL_SETS = 4
 """How many distinct tool sets a session keeps indexed at once (least recently used out)."""
+
+DEFAULT_MAX_LOCAL_SESSIONS = 1000
+"""With a shared store: how many idle sessions this process keeps indexed at most."""
 
 
 def tool_set_key(session_id: str, fingerprints: Iterable[str]) -> str:
@@ -75,15 +92,18 @@ class _ToolSet:
 
 @dataclass
 class SessionState:
-    """What the registry knows about one session."""
+    """What this process knows about one session (the store holds the shared part)."""
 
     session_id: str
     fingerprints: frozenset[str] | None = None
-    """The fingerprints of the tool set used most recently (``None`` before any)."""
+    """The fingerprints of the tool set used most recently here (``None`` before any)."""
     tool_names: tuple[str, ...] = ()
-    """The names of the tool set used most recently, in registration order."""
+    """The names of the tool set used most recently here, in registration order."""
     discovered: list[str] = field(default_factory=list)
+    """The discoveries as last read from or written to the store (a copy: the store's
+    list is the truth, :meth:`SessionRegistry.discovered` reads it)."""
     active_requests: int = 0
+    """Requests of this process running on the session."""
     index_count: int = 0
     """How many times a tool set of this session was indexed (once per distinct set, again
     only after the set was pushed out of the session's LRU or the session was evicted)."""
@@ -97,6 +117,10 @@ class SessionState:
     """Index key -> tool set, least recently used first."""
     indexing: int = 0
     """Index calls in flight for this session (it is not evicted under them)."""
+    generation: str = ""
+    """The session's life in the store this state belongs to (see ``Lease.generation``)."""
+    leases: list[Lease] = field(default_factory=list, repr=False, compare=False)
+    """The store leases of this process's running requests."""
 
     @property
     def index_keys(self) -> list[str]:
@@ -116,12 +140,14 @@ class SessionRegistry:
       fewer tools: the advisor shows only those the current request registered);
     * :meth:`session` (:meth:`acquire` / :meth:`release`) marks a request as running, so
       the session is not evicted under it;
-    * eviction (``LruEvictionStrategy(1000)`` by default) is evaluated lazily on each
-      access and clears every index key of the session, in the same locked step that
-      decides it.
+    * eviction is the store's (``InMemorySessionStore(eviction_strategy)`` by default, an
+      LRU of 1,000 sessions without a strategy), evaluated lazily on each access; the
+      registry clears every index key of each session the store dropped, in the same
+      locked step.
 
-    ``max_tool_sets`` bounds the tool sets one session keeps indexed (see the module
-    docstring); it is read on each use, so it may be changed on a live registry.
+    Pass either ``eviction_strategy`` (for the default in-memory store) or ``store`` (which
+    has its own). ``max_tool_sets`` bounds the tool sets one session keeps indexed (see the
+    module docstring); it is read on each use, so it may be changed on a live registry.
     """
 
     def __init__(
@@ -129,17 +155,32 @@ class SessionRegistry:
         index: ToolIndex,
         eviction_strategy: EvictionStrategy | None = None,
         *,
+        store: SessionStore | None = None,
         max_tool_sets: int = DEFAULT_MAX_TOOL_SETS,
+        max_local_sessions: int = DEFAULT_MAX_LOCAL_SESSIONS,
     ) -> None:
         if max_tool_sets < 1:
             raise ValueError("max_tool_sets must be at least 1")
+        if max_local_sessions < 1:
+            raise ValueError("max_local_sessions must be at least 1")
+        if store is not None and eviction_strategy is not None:
+            raise TypeError(
+                "give eviction_strategy or store, not both: a store evicts by its own "
+                "strategy (pass the strategy to the store)"
+            )
         self.index = index
-        self.eviction_strategy = eviction_strategy or LruEvictionStrategy()
+        self.store: SessionStore = (
+            store if store is not None else InMemorySessionStore(eviction_strategy)
+        )
         self.max_tool_sets = max_tool_sets
-        self._sessions: dict[str, SessionState] = {}
-        self._pending: set[str] = set()  # the strategy evicted them while busy
-        self._requested: set[str] = set()  # to drop once idle (evict_session, after-request)
+        self.max_local_sessions = max_local_sessions
+        self._sessions: OrderedDict[str, SessionState] = OrderedDict()  # least recent first
         self._lock = threading.RLock()
+
+    @property
+    def eviction_strategy(self) -> EvictionStrategy | None:
+        """The store's eviction strategy (``None`` if the store does not expose one)."""
+        return getattr(self.store, "eviction_strategy", None)
 
     # -- requests -------------------------------------------------------------------------
 
@@ -159,11 +200,11 @@ class SessionRegistry:
         never pushes a real conversation out of the LRU; drop it with :meth:`evict_session`.
         """
         with self._lock:
-            self._evict_expired()
-            state = self._state(session_id, tracked=tracked)
-            self._pending.discard(session_id)  # in use again: the strategy's verdict is stale
+            lease = self.store.begin(session_id, tracked=tracked)
+            self._sweep()
+            state = self._state(lease, tracked=tracked)
+            state.leases.append(lease)
             state.active_requests += 1
-            self._touch(state)
             return state
 
     def release(self, session_id: str, tool_sets: Iterable[str] = ()) -> None:
@@ -173,21 +214,19 @@ class SessionRegistry:
         """
         with self._lock:
             state = self._sessions.get(session_id)
-            if state is None:
+            if state is None or not state.leases:
                 return
             for key in tool_sets:
                 entry = state.tool_sets.get(key)
                 if entry is not None and entry.holds:
                     entry.holds -= 1
             state.active_requests = max(0, state.active_requests - 1)
-            if (
-                not state.active_requests
-                and state.tracked
-                and self.eviction_strategy.evict_after_request(session_id)
-            ):
-                self._requested.add(session_id)
+            lease = state.leases.pop()
             self._trim(state)
-            self._settle(state)
+            try:
+                self.store.end(lease, request=True)
+            finally:
+                self._sweep()
 
     # -- tools and discoveries ------------------------------------------------------------
 
@@ -215,27 +254,32 @@ class SessionRegistry:
     def mark_discovered(self, session_id: str, names: Iterable[str]) -> list[str]:
         """Add names to the session's discoveries (first discovery keeps its place)."""
         with self._lock:
+            added = self.store.mark_discovered(session_id, names)
             state = self._sessions.get(session_id)
-            if state is None:
-                return []
-            added = [n for n in dict.fromkeys(names) if n not in state.discovered]
-            state.discovered.extend(added)
+            if state is not None:
+                state.discovered.extend(n for n in added if n not in state.discovered)
             return added
 
     def discovered(self, session_id: str) -> list[str]:
+        """The session's discoveries, read from the store (shared by its processes)."""
         with self._lock:
+            names = self.store.discovered(session_id)
             state = self._sessions.get(session_id)
-            return list(state.discovered) if state else []
+            if state is not None:
+                state.discovered[:] = names
+            return names
 
     # -- inspection and eviction -----------------------------------------------------------
 
     def get(self, session_id: str) -> SessionState | None:
+        """This process's state of the session (``None`` if it has none)."""
         with self._lock:
             return self._sessions.get(session_id)
 
     def session_ids(self) -> list[str]:
+        """The sessions the store holds (with a shared store: those of every process)."""
         with self._lock:
-            return list(self._sessions)
+            return self.store.session_ids()
 
     def index_keys(self, session_id: str | None = None) -> list[str]:
         """The index keys of one session (least recently used first), or of all sessions."""
@@ -247,43 +291,49 @@ class SessionRegistry:
 
     def __contains__(self, session_id: object) -> bool:
         with self._lock:
-            return session_id in self._sessions
+            return session_id in self.store
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._sessions)
+            return len(self.store)
 
     def evict_session(self, session_id: str) -> None:
         """Drop a session now, or when its running requests (and index calls) end."""
         with self._lock:
-            state = self._sessions.get(session_id)
-            if state is None:
-                return
-            if self._busy(state):
-                self._requested.add(session_id)
-            else:
-                self._drop(session_id)
+            try:
+                self.store.evict(session_id)
+            finally:
+                self._sweep()
 
     def evict_expired(self) -> list[str]:
         """Apply the eviction strategy now; returns the sessions it dropped."""
         with self._lock:
-            return self._evict_expired()
+            try:
+                return self.store.evict_expired()
+            finally:
+                self._sweep()
 
     # -- internals (``_lock`` guards every registry field; ``state.lock`` only builds) ------
 
-    def _state(self, session_id: str, *, tracked: bool = True) -> SessionState:
-        """The session's state, created if needed; call under ``_lock``."""
+    def _state(self, lease: Lease, *, tracked: bool = True) -> SessionState:
+        """This process's state for the session's current life, created if needed; call
+        under ``_lock``. A state of an older life (the session was dropped elsewhere and
+        created again) is replaced, keeping tool sets that running requests still hold."""
+        session_id = lease.session_id
         state = self._sessions.get(session_id)
+        if state is not None and state.generation != lease.generation:
+            if self._busy(state):
+                state.generation = lease.generation
+                state.discovered.clear()
+            else:
+                self._forget(session_id)
+                state = None
         if state is None:
-            state = self._sessions[session_id] = SessionState(session_id, tracked=tracked)
+            state = SessionState(session_id, tracked=tracked, generation=lease.generation)
+            self._sessions[session_id] = state
+        self._sessions.move_to_end(session_id)
+        self._bound_local(keep=session_id)
         return state
-
-    def _touch(self, state: SessionState) -> None:
-        """Count a use of a busy session; call under ``_lock``. A touch may push another
-        session out of the strategy: that eviction happens in the same step."""
-        if state.tracked:
-            self.eviction_strategy.touch(state.session_id)
-            self._evict_expired()
 
     def _index(
         self, session_id: str, tools: Sequence[ToolDefinition], *, hold: bool
@@ -293,10 +343,10 @@ class SessionRegistry:
         names = tuple(tool.name for tool in tools)
         key = tool_set_key(session_id, fingerprints)
         with self._lock:
-            self._evict_expired()
-            state = self._state(session_id)
-            state.indexing += 1  # from here on the session is not dropped under us
-            self._touch(state)
+            lease = self.store.begin(session_id)  # from here on the session is not dropped
+            self._sweep()
+            state = self._state(lease)
+            state.indexing += 1
             entry = self._take(state, key, hold)
         built = False
         try:
@@ -318,11 +368,15 @@ class SessionRegistry:
             with self._lock:
                 state.fingerprints = fingerprints
                 state.tool_names = names
+                self.store.record_tools(session_id, StoredTools(fingerprints, names))
         finally:
             with self._lock:
                 state.indexing -= 1
                 self._trim(state, keep=key)
-                self._settle(state)
+                try:
+                    self.store.end(lease, request=False)
+                finally:
+                    self._sweep()
         return key, built
 
     @staticmethod
@@ -351,37 +405,28 @@ class SessionRegistry:
     def _busy(state: SessionState) -> bool:
         return bool(state.active_requests or state.indexing)
 
-    def _settle(self, state: SessionState) -> None:
-        """After a request or an index call ended: if the session is idle now, carry out
-        a deferred eviction, else count the end as use; call under ``_lock``."""
-        session_id = state.session_id
-        if self._busy(state) or self._sessions.get(session_id) is not state:
+    def _sweep(self) -> None:
+        """Clear the index keys of every session the store dropped; call under ``_lock``."""
+        for session_id in self.store.take_dropped():
+            self._forget(session_id)
+
+    def _bound_local(self, keep: str) -> None:
+        """With a shared store, forget the least recently used idle sessions beyond
+        ``max_local_sessions`` here (their shared state stays in the store); the default
+        in-memory store reports every drop, so this process holds no more than it does."""
+        if isinstance(self.store, InMemorySessionStore):
             return
-        if session_id in self._requested:
-            self._drop(session_id)
-        else:
-            self._pending.discard(session_id)
-            self._touch(state)
+        excess = len(self._sessions) - self.max_local_sessions
+        idle = [s for s, st in self._sessions.items() if s != keep and not self._busy(st)]
+        for session_id in idle:
+            if excess <= 0:
+                break
+            self._forget(session_id)
+            excess -= 1
 
-    def _evict_expired(self) -> list[str]:
-        dropped = []
-        for session_id in self.eviction_strategy.expired():
-            state = self._sessions.get(session_id)
-            if state is None:
-                continue
-            if self._busy(state):
-                self._pending.add(session_id)
-            else:
-                self._drop(session_id)
-                dropped.append(session_id)
-        return dropped
-
-    def _drop(self, session_id: str) -> None:
-        """Forget the session and clear all its index keys, in one step under ``_lock``."""
+    def _forget(self, session_id: str) -> None:
+        """Forget this process's state of the session and clear all its index keys."""
         state = self._sessions.pop(session_id, None)
-        self._pending.discard(session_id)
-        self._requested.discard(session_id)
-        self.eviction_strategy.remove(session_id)
         if state is None:
             return
         keys = list(state.tool_sets)
