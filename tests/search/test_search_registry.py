@@ -497,10 +497,11 @@ def test_concurrent_requests_on_same_session_keep_it_while_any_runs() -> None:
     assert registry.get("a").active_requests == 2  # type: ignore[union-attr]
     use(registry, "b")  # pushes a out of the LRU
     assert "a" in registry
-    registry.release("a")
-    assert "a" in registry
     assert index.cleared == []
-    registry.release("a")  # the last request ended: a is the most recent session now
+    registry.release("a")  # a request's end is a use: a is the most recent session now
+    assert "a" in registry
+    assert index.cleared == ["b"]
+    registry.release("a")
     assert registry.session_ids() == ["a"]
     assert index.cleared == ["b"]
 

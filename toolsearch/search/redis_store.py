@@ -72,9 +72,9 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 if redis.call('HGET', KEYS[1], 'gen') ~= ARGV[2] then return 'stale' end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
-if redis.call('ZCARD', KEYS[2]) > 0 then return 'busy' end
 local tracked = redis.call('HGET', KEYS[1], 'tracked') == '1'
-if redis.call('HGET', KEYS[1], 'doomed') == '1' or (ARGV[4] == '1' and tracked) then
+local idle = redis.call('ZCARD', KEYS[2]) == 0
+if idle and (redis.call('HGET', KEYS[1], 'doomed') == '1' or (ARGV[4] == '1' and tracked)) then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   return 'dropped'
 end
@@ -83,7 +83,7 @@ local expire = tonumber(tracked and ARGV[5] or ARGV[6])
 for i = 1, #KEYS do
   if expire > 0 then redis.call('PEXPIRE', KEYS[i], expire) else redis.call('PERSIST', KEYS[i]) end
 end
-return tracked and 'used' or 'untracked'
+return 'used'
 """
 
 _DROP = """
@@ -254,30 +254,45 @@ class RedisSessionStore:
     # -- holds --------------------------------------------------------------------------
 
     def begin(self, session_id: str, *, tracked: bool = True) -> Lease:
+        """One round trip: the session's script and, for a tracked session, the LRU note
+        and the choice of sessions due for eviction, in one pipeline."""
         now = self._now_ms()
         lease_id = uuid.uuid4().hex
         argv = [session_id, lease_id, now, int(tracked), uuid.uuid4().hex]
-        generation, stored_tracked = self._call(
-            self._begin,
-            keys=self._keys(session_id),
-            args=[*argv, *reversed(self._expiries())],
+        pipe = self.client.pipeline(transaction=False)
+        self._begin(
+            keys=self._keys(session_id), args=[*argv, *reversed(self._expiries())], client=pipe
         )
-        if stored_tracked == "1":
-            self._evict_due(now, used=session_id)
-        return Lease(session_id, lease_id, str(generation))
+        if tracked:
+            self._note_use(pipe, session_id, now)
+        replies = self._call(pipe.execute)
+        generation, stored_tracked = replies[0]
+        if tracked and stored_tracked != "1":  # an untracked session stays out of the LRU
+            self._call(self.client.zrem, self._lru, session_id)
+        elif tracked:
+            self._drop_due(replies[1])
+        return Lease(session_id, lease_id, str(generation), stored_tracked == "1")
 
     def end(self, lease: Lease, *, request: bool = True) -> None:
+        """One round trip, as :meth:`begin`; a second only when the session was dropped."""
         now = self._now_ms()
         after = int(request and self._policy.after_request)
-        outcome = self._call(
-            self._end,
+        pipe = self.client.pipeline(transaction=False)
+        self._end(
             keys=self._keys(lease.session_id),
             args=[lease.lease_id, lease.generation, now, after, *self._expiries()],
+            client=pipe,
         )
+        if lease.tracked:
+            self._note_use(pipe, lease.session_id, now)
+        replies = self._call(pipe.execute)
+        outcome = replies[0]
         if outcome == "dropped":
             self._forgot(lease.session_id)
-        elif outcome == "used":
-            self._evict_due(now, used=lease.session_id)
+        if outcome in ("dropped", "missing") and lease.tracked:  # take back the note
+            self._call(self.client.zrem, self._lru, lease.session_id)
+        elif lease.tracked:
+            self._drop_due(replies[1])
 
     # -- state ----------------------------------------------------------------------------
 
@@ -371,19 +386,24 @@ class RedisSessionStore:
             return 0
         return int((self._policy.ttl + self.lease_seconds) * 1000)
 
-    def _evict_due(self, now: int, *, used: str | None = None) -> list[str]:
-        """Note a use of ``used`` in the LRU set (ordered after every earlier use, even in
-        the same millisecond), then drop the sessions the policy says are due: LRU beyond
-        the bound, TTL past. One script on the LRU set picks them; each drop is checked in
-        the session's own script."""
+    def _note_use(self, pipe: Any, session_id: str | None, now: int) -> None:
+        """Queue the LRU script: note a use of ``session_id`` in the LRU set (ordered after
+        every earlier use, even in the same millisecond) and pick the sessions the policy
+        says are due (LRU beyond the bound, TTL past), as name/limit pairs."""
         policy = self._policy
         cutoff = "" if policy.ttl is None else str(now - int(policy.ttl * 1000))
         size = -1 if policy.max_sessions is None else policy.max_sessions
-        due = self._call(
-            self._lru_script,
-            keys=[self._lru],
-            args=[int(used is not None), used or "", now, size, cutoff],
-        )
+        argv = [int(session_id is not None), session_id or "", now, size, cutoff]
+        self._lru_script(keys=[self._lru], args=argv, client=pipe)
+
+    def _evict_due(self, now: int) -> list[str]:
+        pipe = self.client.pipeline(transaction=False)
+        self._note_use(pipe, None, now)
+        return self._drop_due(self._call(pipe.execute)[0])
+
+    def _drop_due(self, due: list[str]) -> list[str]:
+        """Drop each due session in its own script, if it is idle and was not used since it
+        was picked (a use in between wins)."""
         dropped: list[str] = []
         for session_id, max_used in zip(due[::2], due[1::2], strict=True):
             if session_id not in dropped and self._drop(session_id, max_used=float(max_used)):

@@ -235,7 +235,9 @@ class SessionRegistry:
         hold the key for the running request, and return it.
 
         Search the returned key; pass it to :meth:`release` when the request ends. Until
-        then the key stays indexed whatever other requests of the session register.
+        then the key stays indexed whatever other requests of the session register. Call it
+        between the request's :meth:`acquire` and :meth:`release`: the request's lease then
+        holds the session, and the store is not asked again.
         """
         return self._index(session_id, tools, hold=True)[0]
 
@@ -343,9 +345,15 @@ class SessionRegistry:
         names = tuple(tool.name for tool in tools)
         key = tool_set_key(session_id, fingerprints)
         with self._lock:
-            lease = self.store.begin(session_id)  # from here on the session is not dropped
-            self._sweep()
-            state = self._state(lease)
+            state_or_none = self._sessions.get(session_id)
+            lease: Lease | None = None
+            if not hold or state_or_none is None or not state_or_none.leases:
+                # the index call holds the session itself, unless it is the running
+                # request's own (``use_tools`` inside ``acquire``): its lease holds it
+                lease = self.store.begin(session_id)
+                self._sweep()
+                state_or_none = self._state(lease)
+            state = state_or_none
             state.indexing += 1
             entry = self._take(state, key, hold)
         built = False
@@ -366,17 +374,19 @@ class SessionRegistry:
                             state.tool_sets[key] = _ToolSet(key, fingerprints, holds=int(hold))
                             state.index_count += 1
             with self._lock:
+                if (state.fingerprints, state.tool_names) != (fingerprints, names):
+                    self.store.record_tools(session_id, StoredTools(fingerprints, names))
                 state.fingerprints = fingerprints
                 state.tool_names = names
-                self.store.record_tools(session_id, StoredTools(fingerprints, names))
         finally:
             with self._lock:
                 state.indexing -= 1
                 self._trim(state, keep=key)
-                try:
-                    self.store.end(lease, request=False)
-                finally:
-                    self._sweep()
+                if lease is not None:
+                    try:
+                        self.store.end(lease, request=False)
+                    finally:
+                        self._sweep()
         return key, built
 
     @staticmethod

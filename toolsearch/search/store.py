@@ -47,6 +47,8 @@ class Lease:
     session_id: str
     lease_id: str
     generation: str
+    tracked: bool = True
+    """Whether the session is tracked by eviction (as the store holds it)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ class InMemorySessionStore:
             if record is None:
                 record = _Record(str(next(self._generations)), tracked)
                 self._records[session_id] = record
-            lease = Lease(session_id, uuid.uuid4().hex, record.generation)
+            lease = Lease(session_id, uuid.uuid4().hex, record.generation, record.tracked)
             record.leases.add(lease.lease_id)
             self._touch(session_id, record)
             return lease
@@ -142,9 +144,10 @@ class InMemorySessionStore:
             if record is None or record.generation != lease.generation:
                 return
             record.leases.discard(lease.lease_id)
-            if record.leases:
-                return
             session_id = lease.session_id
+            if record.leases:  # still held: the end is a use all the same
+                self._touch(session_id, record)
+                return
             if (
                 request
                 and record.tracked
