@@ -1,18 +1,17 @@
-"""``AnthropicChatModel`` against the real ``anthropic`` SDK over a mocked HTTP transport.
+"""What only ``AnthropicChatModel`` does, against the real ``anthropic`` SDK over a mocked
+transport.
 
-Responses are the fixtures in ``tests/fixtures/providers/anthropic`` (written from the
-documented Messages API format, JSON and SSE); every request is recorded so the tests can
-check the wire format, including the client-side tool-search shape (``defer_loading`` +
-``tool_reference``).
+The behaviour every adapter shares (replies, tool calls, the tool loop in every mode, usage,
+options, history, errors, credentials, streams, imports) is the provider-adapter contract in
+``tests/contracts/test_provider_contract.py``. Here: the exact Messages API wire format, how
+turns merge, the answer budget, thinking blocks, prompt-cache breakpoints, error events
+inside a stream, and the client-side tool-search shape (``defer_loading`` +
+``tool_reference``). Responses are the fixtures in ``tests/fixtures/providers/anthropic``
+(written from the documented Messages API format, JSON and SSE).
 """
 
 from __future__ import annotations
 
-import asyncio
-import importlib
-import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,14 +19,8 @@ import pytest
 anthropic = pytest.importorskip(
     "anthropic", reason="the anthropic SDK (toolsearch[anthropic]) is not installed"
 )
-# the HTTP library this SDK version is built on (httpx2 in current releases, httpx before)
-httpx2 = getattr(
-    importlib.import_module("anthropic._base_client"),
-    "httpx2",
-    None,
-) or importlib.import_module("httpx")
 
-from provider_server import FixtureServer  # noqa: E402
+from providers.fakes import AnthropicEndpoint as Server  # noqa: E402
 
 from toolsearch import (  # noqa: E402
     CONVERSATION_ID,
@@ -45,19 +38,11 @@ from toolsearch import (  # noqa: E402
     tool,
 )
 from toolsearch.chat import ToolSearchHit  # noqa: E402
-from toolsearch.errors import (  # noqa: E402
-    MissingExtraError,
-    ProviderAuthenticationError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderRateLimitError,
-)
+from toolsearch.errors import ProviderError  # noqa: E402
 from toolsearch.indexes import RegexToolIndex  # noqa: E402
 from toolsearch.models import AnthropicChatModel  # noqa: E402
 from toolsearch.models.anthropic import THINKING_METADATA_KEY  # noqa: E402
 from toolsearch.tools import tool_callbacks  # noqa: E402
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers" / "anthropic"
 
 weather_calls: list[str] = []
 
@@ -87,28 +72,6 @@ WEATHER_SCHEMA = tool_callbacks(get_weather)[0].definition.input_schema
 @pytest.fixture(autouse=True)
 def _reset() -> None:
     weather_calls.clear()
-
-
-class Server(FixtureServer):
-    fixtures = FIXTURES
-    http = httpx2
-
-    def model(self, **kwargs: Any) -> AnthropicChatModel:
-        client = anthropic.Anthropic(
-            api_key="sk-ant-test",
-            base_url="http://claude.test",
-            http_client=httpx2.Client(transport=httpx2.MockTransport(self)),
-            max_retries=0,
-        )
-        async_client = anthropic.AsyncAnthropic(
-            api_key="sk-ant-test",
-            base_url="http://claude.test",
-            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self)),
-            max_retries=0,
-        )
-        return AnthropicChatModel(
-            "claude-sonnet-4-6", client=client, async_client=async_client, **kwargs
-        )
 
 
 def _assert_tool_loop_requests(server: Server, *, stream: bool) -> None:
@@ -162,149 +125,50 @@ def _assert_tool_loop_requests(server: Server, *, stream: bool) -> None:
         assert body.get("stream", False) is stream
 
 
-def test_tool_loop_call_through_chat_client() -> None:
-    server = Server("message_tool_use.json", "message_final.json")
-    response = (
-        ChatClient.create(server.model())
-        .prompt("Weather in Paris?")
-        .system("Answer briefly.")
-        .tools(get_weather)
-        .call()
-        .chat_response()
-    )
-    assert response is not None
-    assert response.text == "It is sunny in Paris."
-    assert response.finish_reason == "stop"
-    assert response.metadata["provider_finish_reason"] == "end_turn"
-    assert weather_calls == ["Paris"]
-    _assert_tool_loop_requests(server, stream=False)
-
-
-def test_tool_loop_stream_joins_input_json_deltas() -> None:
-    server = Server("stream_tool_use.sse", "stream_final.sse")
-    chunks = list(
-        ChatClient.create(server.model())
-        .prompt("Weather in Paris?")
-        .system("Answer briefly.")
-        .tools(get_weather)
-        .stream()
-        .content()
-    )
-    assert "".join(chunks) == "It is sunny in Paris."
-    assert weather_calls == ["Paris"]
-    _assert_tool_loop_requests(server, stream=True)
-
-
-def test_async_call_and_stream_use_the_async_client() -> None:
-    server = Server(
-        "message_tool_use.json", "message_final.json", "stream_tool_use.sse", "stream_final.sse"
-    )
-    model = server.model()
-
-    async def run() -> tuple[str | None, str]:
-        client = ChatClient.create(model)
-        spec = client.prompt("Weather in Paris?").system("Answer briefly.").tools(get_weather)
-        called = (await spec.acall()).content()
-        spec = client.prompt("Weather in Paris?").system("Answer briefly.").tools(get_weather)
-        streamed = "".join([piece async for piece in spec.astream().content()])
-        return called, streamed
-
-    called, streamed = asyncio.run(run())
-    assert called == streamed == "It is sunny in Paris."
-    assert weather_calls == ["Paris", "Paris"]
-
-
-def test_usage_counts_cache_reads_and_writes_in_prompt_tokens() -> None:
-    response = Server("message_final.json").model().call(Prompt.of("hi"))
-    # input_tokens (24) excludes the cache: prompt = 24 + 1800 read + 120 written
-    assert response.usage.prompt_tokens == 1944
-    assert response.usage.cached_tokens == 1800
-    assert response.usage.completion_tokens == 9
-    assert response.metadata["usage"]["cache_creation_input_tokens"] == 120
-
-    chunks = list(Server("stream_final.sse").model().stream(Prompt.of("hi")))
-    assert chunks[-1].usage == response.usage  # message_start counts + message_delta output
-    assert chunks[-1].finish_reason == "stop"
-
-
-def test_stream_hands_on_text_at_once_and_each_tool_call_whole() -> None:
-    chunks = list(Server("stream_tool_use.sse").model().stream(Prompt.of("hi")))
-    texts = [c.message.content for c in chunks if c.message.content]
-    assert texts == ["I'll check the weather", " in Paris."]
-    calls = [call for c in chunks for call in c.message.tool_calls]
-    assert calls == [
-        ToolCall(
-            id="toolu_01A09q90qw90lq917835lq9", name="get_weather", arguments='{"city": "Paris"}'
-        )
-    ]
-    assert chunks[-1].finish_reason == "tool_calls"
-
-
 @pytest.mark.parametrize(
-    ("status", "fixture", "error_type"),
+    ("stream", "replies"),
     [
-        (401, "error_401.json", ProviderAuthenticationError),
-        (429, "error_429.json", ProviderRateLimitError),
-        (500, "error_500.json", ProviderError),
-        (529, "error_529.json", ProviderError),
+        (False, ("message_tool_use.json", "message_final.json")),
+        (True, ("stream_tool_use.sse", "stream_final.sse")),
     ],
+    ids=["call", "stream"],
 )
-def test_http_errors_become_our_types_with_the_provider_message(
-    status: int, fixture: str, error_type: type[ProviderError]
+def test_the_tool_loop_sends_the_messages_api_wire_format(
+    stream: bool, replies: tuple[str, str]
 ) -> None:
-    expected = json.loads((FIXTURES / fixture).read_text())["error"]["message"]
-    runs = {
-        "call": lambda m: m.call(Prompt.of("hi")),
-        "stream": lambda m: list(m.stream(Prompt.of("hi"))),
-        "astream": lambda m: asyncio.run(_drain(m.astream(Prompt.of("hi")))),
-    }
-    for run in runs.values():
-        model = Server((status, fixture)).model()
-        with pytest.raises(error_type) as caught:
-            run(model)
-        assert type(caught.value) is error_type
-        assert caught.value.status_code == status
-        assert caught.value.provider == "anthropic"
-        assert caught.value.provider_message == expected
-
-
-async def _drain(iterator: Any) -> list[Any]:
-    return [item async for item in iterator]
-
-
-def test_unreachable_endpoint_is_a_connection_error() -> None:
-    model = Server(httpx2.ConnectTimeout("timed out")).model()
-    with pytest.raises(ProviderConnectionError):
-        model.call(Prompt.of("hi"))
-
-
-def test_options_reach_the_request() -> None:
-    server = Server("message_final.json")
-    model = server.model(max_tokens=1000, options=ChatOptions(temperature=0.3))
-    model.call(
-        Prompt.of(
-            "hi",
-            ChatOptions(
-                max_tokens=256,
-                stop=("END",),
-                extra={
-                    "top_k": 5,
-                    "tool_choice": {"type": "auto"},
-                    "service_tier": "auto",
-                    "brand_new_field": {"on": True},
-                    "toolsearch.internal": 1,
-                },
-            ),
-        )
+    server = Server(*replies)
+    spec = (
+        ChatClient.create(server.model())
+        .prompt("Weather in Paris?")
+        .system("Answer briefly.")
+        .tools(get_weather)
     )
-    body = server.requests[0]
-    assert body["max_tokens"] == 256
-    assert body["temperature"] == 0.3
-    assert body["stop_sequences"] == ["END"]
-    assert body["top_k"] == 5
-    assert body["tool_choice"] == {"type": "auto"}
-    assert body["brand_new_field"] == {"on": True}
-    assert "toolsearch.internal" not in body
+    text = "".join(spec.stream().content()) if stream else spec.call().content()
+    assert text == "It is sunny in Paris."
+    _assert_tool_loop_requests(server, stream=stream)
+
+
+def test_prompt_tokens_add_the_cache_reads_and_writes_to_input_tokens() -> None:
+    response = Server("message_final.json").model().call(Prompt.of("hi"))
+    raw = response.metadata["usage"]  # input_tokens excludes what the cache read and wrote
+    assert (raw["input_tokens"], raw["cache_read_input_tokens"]) == (24, 1800)
+    assert raw["cache_creation_input_tokens"] == 120
+    assert response.usage.prompt_tokens == 24 + 1800 + 120
+    assert response.usage.cached_tokens == 1800  # the reads only
+
+    # streamed: message_start's counts, with message_delta's (cumulative) output tokens
+    chunks = list(Server("stream_final.sse").model().stream(Prompt.of("hi")))
+    assert chunks[-1].metadata["usage"]["output_tokens"] == 9
+    assert chunks[-1].usage == response.usage
+
+
+def test_the_answer_budget_is_always_sent_and_options_win() -> None:
+    server = Server("message_final.json", "message_final.json")
+    server.model().call(Prompt.of("hi"))
+    assert server.requests[0]["max_tokens"] == 4096  # the API requires one: the default
+    model = server.model(max_tokens=1000)
+    model.call(Prompt.of("hi", ChatOptions(max_tokens=256)))
+    assert server.requests[1]["max_tokens"] == 256
 
 
 def test_history_merges_tool_results_and_user_text_into_one_turn() -> None:
@@ -445,15 +309,6 @@ def test_forced_deferred_tools_and_catalog_definitions() -> None:
     assert not any(key.startswith("toolsearch") for key in server.requests[0])
 
 
-def test_deferred_tools_are_ignored_without_defer_loading() -> None:
-    model = AnthropicChatModel("claude-sonnet-4-6")
-    options = ChatOptions(
-        tool_callbacks=tool_callbacks([get_weather]), deferred_tools=["get_weather"]
-    )
-    arguments = model.request_arguments(Prompt.of("hi", options))
-    assert "defer_loading" not in arguments["tools"][0]
-
-
 def test_the_old_extra_key_for_deferred_tools_is_refused_not_ignored() -> None:
     model = AnthropicChatModel("claude-sonnet-4-6", tool_search="defer_loading")
     options = ChatOptions(extra={"toolsearch.deferred_tools": ["get_weather"]})
@@ -548,13 +403,6 @@ def test_invalid_tool_search_mode_is_rejected() -> None:
         AnthropicChatModel("claude-sonnet-4-6", tool_search="server")  # type: ignore[arg-type]
 
 
-def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "anthropic", None)
-    with pytest.raises(MissingExtraError) as caught:
-        AnthropicChatModel("claude-sonnet-4-6")
-    assert caught.value.extra == "anthropic"
-
-
 def test_error_event_inside_a_stream_keeps_its_type_and_message() -> None:
     model = Server("stream_overloaded.sse").model()
     chunks = model.stream(Prompt.of("hi"))
@@ -577,22 +425,6 @@ def test_search_results_with_summaries_become_references_too() -> None:
     assert server.requests[1]["messages"][2]["content"][0]["content"] == [
         {"type": "tool_reference", "tool_name": "get_weather"}
     ]
-
-
-def test_no_api_key_is_an_authentication_error_not_a_bare_type_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.delenv(variable, raising=False)
-    # a port nothing listens on: the SDK refuses before sending, and nothing leaves if not
-    model = AnthropicChatModel("claude-sonnet-4-6", base_url="http://127.0.0.1:9")
-    prompt = Prompt([UserMessage(content="Hi")])
-    with pytest.raises(ProviderAuthenticationError, match="authentication method"):
-        model.call(prompt)
-    with pytest.raises(ProviderAuthenticationError):
-        list(model.stream(prompt))
-    with pytest.raises(ProviderAuthenticationError):
-        asyncio.run(model.acall(prompt))
 
 
 def test_tool_results_open_their_user_turn_and_empty_user_text_is_left_out() -> None:

@@ -1,9 +1,16 @@
-"""``GeminiChatModel`` against the real ``google-genai`` SDK over a mocked HTTP transport.
+"""What only ``GeminiChatModel`` does, against the real ``google-genai`` SDK over a mocked
+transport.
 
-``google-genai`` takes custom httpx clients through ``HttpOptions(httpx_client=...,
-httpx_async_client=...)``; the tests hand it clients whose transport serves the fixtures
-in ``tests/fixtures/providers/gemini`` (written from the documented ``generateContent`` /
-``streamGenerateContent?alt=sse`` formats) and record every request.
+The behaviour every adapter shares (replies, tool calls, the tool loop in every mode, usage,
+options, history, errors, credentials, streams, imports) is the provider-adapter contract in
+``tests/contracts/test_provider_contract.py``. Here: the exact ``generateContent`` wire
+format, thought signatures and thinking tokens, call ids made up locally (and never sent
+back), how turns merge, which ``extra`` keys go into the generation config, Gemini's finish
+reasons, and the failures only its SDK has (aiohttp, Vertex AI credentials, a config it
+rejects). ``google-genai`` takes custom httpx clients through ``HttpOptions(httpx_client=...,
+httpx_async_client=...)``; they serve the fixtures in ``tests/fixtures/providers/gemini``
+(written from the documented ``generateContent`` / ``streamGenerateContent?alt=sse``
+formats).
 """
 
 from __future__ import annotations
@@ -12,7 +19,6 @@ import asyncio
 import base64
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,12 +26,8 @@ import pytest
 genai = pytest.importorskip(
     "google.genai", reason="the google-genai SDK (toolsearch[gemini]) is not installed"
 )
-try:  # google-genai takes an httpx2 or an httpx client
-    import httpx2
-except ImportError:  # pragma: no cover - older SDK stacks
-    import httpx as httpx2  # type: ignore[no-redef]
 
-from provider_server import FixtureServer  # noqa: E402
+from providers.fakes import GeminiEndpoint as Server  # noqa: E402
 
 from toolsearch import (  # noqa: E402
     AssistantMessage,
@@ -40,17 +42,14 @@ from toolsearch import (  # noqa: E402
     tool,
 )
 from toolsearch.errors import (  # noqa: E402
-    MissingExtraError,
     ProviderAuthenticationError,
     ProviderConnectionError,
     ProviderError,
-    ProviderRateLimitError,
 )
 from toolsearch.models import GeminiChatModel  # noqa: E402
 from toolsearch.models.gemini import SIGNATURES_METADATA_KEY  # noqa: E402
 from toolsearch.tools import tool_callbacks  # noqa: E402
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers" / "gemini"
 SIGNATURE = "Q2lZQmNxMnVHYnN0dGVzdHNpZ25hdHVyZQ=="
 
 weather_calls: list[str] = []
@@ -69,21 +68,6 @@ WEATHER_SCHEMA = tool_callbacks(get_weather)[0].definition.input_schema
 @pytest.fixture(autouse=True)
 def _reset() -> None:
     weather_calls.clear()
-
-
-class Server(FixtureServer):
-    fixtures = FIXTURES
-    http = httpx2
-
-    def model(self, **kwargs: Any) -> GeminiChatModel:
-        client = genai.Client(
-            api_key="gemini-test-key",
-            http_options=genai.types.HttpOptions(
-                httpx_client=httpx2.Client(transport=httpx2.MockTransport(self)),
-                httpx_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self)),
-            ),
-        )
-        return GeminiChatModel("gemini-2.5-flash", client=client, **kwargs)
 
 
 def _assert_tool_loop_requests(server: Server, *, stream: bool) -> None:
@@ -123,75 +107,36 @@ def _assert_tool_loop_requests(server: Server, *, stream: bool) -> None:
     }
 
 
-def test_tool_loop_call_through_chat_client() -> None:
-    server = Server("generate_function_call.json", "generate_final.json")
-    response = (
+@pytest.mark.parametrize(
+    ("stream", "replies"),
+    [
+        (False, ("generate_function_call.json", "generate_final.json")),
+        (True, ("stream_function_call.sse", "stream_final.sse")),
+    ],
+    ids=["call", "stream"],
+)
+def test_the_tool_loop_sends_the_generate_content_wire_format(
+    stream: bool, replies: tuple[str, str]
+) -> None:
+    server = Server(*replies)
+    spec = (
         ChatClient.create(server.model())
         .prompt("Weather in Paris?")
         .system("Answer briefly.")
         .tools(get_weather)
-        .call()
-        .chat_response()
     )
-    assert response is not None
-    assert response.text == "It is sunny in Paris."
-    assert response.finish_reason == "stop"
-    assert weather_calls == ["Paris"]
-    _assert_tool_loop_requests(server, stream=False)
+    text = "".join(spec.stream().content()) if stream else spec.call().content()
+    assert text == "It is sunny in Paris."
+    _assert_tool_loop_requests(server, stream=stream)
 
 
-def test_tool_loop_stream_through_chat_client() -> None:
-    server = Server("stream_function_call.sse", "stream_final.sse")
-    chunks = list(
-        ChatClient.create(server.model())
-        .prompt("Weather in Paris?")
-        .system("Answer briefly.")
-        .tools(get_weather)
-        .stream()
-        .content()
-    )
-    assert "".join(chunks) == "It is sunny in Paris."
-    assert weather_calls == ["Paris"]
-    _assert_tool_loop_requests(server, stream=True)
-
-
-def test_async_call_and_stream_use_the_async_client() -> None:
-    server = Server(
-        "generate_function_call.json",
-        "generate_final.json",
-        "stream_function_call.sse",
-        "stream_final.sse",
-    )
-    model = server.model()
-
-    async def run() -> tuple[str | None, str]:
-        client = ChatClient.create(model)
-        spec = client.prompt("Weather in Paris?").system("Answer briefly.").tools(get_weather)
-        called = (await spec.acall()).content()
-        spec = client.prompt("Weather in Paris?").system("Answer briefly.").tools(get_weather)
-        streamed = "".join([piece async for piece in spec.astream().content()])
-        return called, streamed
-
-    called, streamed = asyncio.run(run())
-    assert called == streamed == "It is sunny in Paris."
-    assert weather_calls == ["Paris", "Paris"]
-    assert server.urls[2].endswith(":streamGenerateContent?alt=sse")
-
-
-def test_usage_maps_prompt_completion_thoughts_and_cached_tokens() -> None:
-    response = Server("generate_final.json").model().call(Prompt.of("hi"))
-    assert response.usage.prompt_tokens == 2110
-    assert response.usage.completion_tokens == 8
-    assert response.usage.cached_tokens == 1536
-    assert response.metadata["model"] == "gemini-2.5-flash"
-
+def test_thinking_tokens_count_as_completion_tokens() -> None:
     thinking = Server("generate_function_call.json").model().call(Prompt.of("hi"))
     assert thinking.usage.completion_tokens == 75  # 15 candidates + 60 thinking tokens
     assert thinking.metadata["usage"]["thoughts_token_count"] == 60
-    assert thinking.finish_reason == "tool_calls"  # Gemini says STOP; it asked for a tool
 
-    chunks = list(Server("stream_final.sse").model().stream(Prompt.of("hi")))
-    assert chunks[-1].usage == response.usage
+    chunks = list(Server("stream_function_call.sse").model().stream(Prompt.of("hi")))
+    assert chunks[-1].usage == thinking.usage
 
 
 def test_calls_without_ids_get_local_ids_that_are_never_sent_back() -> None:
@@ -223,41 +168,7 @@ def test_parallel_calls_with_ids_round_trip_in_one_turn() -> None:
     assert results["parts"][1]["functionResponse"]["response"] == {"output": "sunny in Rome"}
 
 
-@pytest.mark.parametrize(
-    ("status", "fixture", "error_type"),
-    [
-        (400, "error_400_api_key.json", ProviderAuthenticationError),
-        (403, "error_403.json", ProviderAuthenticationError),
-        (429, "error_429.json", ProviderRateLimitError),
-        (500, "error_500.json", ProviderError),
-    ],
-)
-def test_http_errors_become_our_types_with_the_provider_message(
-    status: int, fixture: str, error_type: type[ProviderError]
-) -> None:
-    expected = json.loads((FIXTURES / fixture).read_text())["error"]["message"]
-    runs = {
-        "call": lambda m: m.call(Prompt.of("hi")),
-        "stream": lambda m: list(m.stream(Prompt.of("hi"))),
-        "acall": lambda m: asyncio.run(m.acall(Prompt.of("hi"))),
-    }
-    for run in runs.values():
-        model = Server((status, fixture)).model()
-        with pytest.raises(error_type) as caught:
-            run(model)
-        assert type(caught.value) is error_type
-        assert caught.value.status_code == status
-        assert caught.value.provider == "gemini"
-        assert caught.value.provider_message == expected
-
-
-def test_unreachable_endpoint_is_a_connection_error() -> None:
-    model = Server(httpx2.ConnectError("connection refused")).model()
-    with pytest.raises(ProviderConnectionError):
-        model.call(Prompt.of("hi"))
-
-
-def test_options_reach_the_generation_config() -> None:
+def test_extra_config_fields_go_into_the_config_and_other_keys_into_the_body() -> None:
     server = Server("generate_final.json")
     model = server.model(options=ChatOptions(temperature=0.1))
     model.call(
@@ -313,14 +224,6 @@ def test_history_rendering_merges_turns_and_keeps_signatures() -> None:
         SIGNATURE
     )
     assert [list(p) for p in contents[2]["parts"]] == [["functionResponse"], ["text"]]
-
-
-def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "google.genai", None)
-    with pytest.raises(MissingExtraError) as caught:
-        GeminiChatModel("gemini-2.5-flash")
-    assert caught.value.extra == "gemini"
-    assert caught.value.package == "google-genai"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,186 @@
+"""The three provider adapters built on their real SDKs over a fake endpoint.
+
+Shared by the per-provider tests (``tests/providers``) and the provider-adapter contract
+(``tests/contracts/test_provider_contract.py``). Each endpoint is a :class:`FixtureServer`:
+it answers with the provider's fixture files (``tests/fixtures/providers/<provider>``) in
+order and records every request. It also records which SDK client sent each request
+(``sides``: ``"sync"`` or ``"async"``) and keeps each response body it served (``bodies``),
+so a test can check that a stream the caller abandoned was released.
+
+Nothing here imports an SDK at import time: an endpoint skips the test (with the extra to
+install) when its SDK is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from provider_server import FixtureServer
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers"
+
+
+def http_library(sdk: str) -> Any:
+    """The HTTP library the installed SDK is built on (httpx2 in current releases, httpx
+    before): its ``MockTransport`` and ``Response`` are what the SDK's clients accept."""
+    try:
+        base = importlib.import_module(f"{sdk}._base_client")
+    except ImportError:
+        base = None
+    found = getattr(base, "httpx2", None)
+    if found is not None:
+        return found
+    try:
+        return importlib.import_module("httpx2")
+    except ImportError:  # pragma: no cover - older SDK stacks
+        return importlib.import_module("httpx")
+
+
+class TrackedBody:
+    """A response body that records whether the SDK released it (``closed``)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.lines = data.splitlines(keepends=True)
+        self.closed = False
+
+    def __iter__(self) -> Any:
+        yield from self.lines
+
+    async def __aiter__(self) -> Any:
+        for line in self.lines:
+            yield line
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+@functools.cache
+def _tracked_body_class(http: Any) -> type[TrackedBody]:
+    """:class:`TrackedBody` as a byte stream of ``http`` (the SDK's HTTP library checks)."""
+    return type("TrackedBody", (TrackedBody, http.SyncByteStream, http.AsyncByteStream), {})
+
+
+class Endpoint(FixtureServer):
+    """A provider endpoint serving fixtures; subclasses say how to build the adapter on it."""
+
+    provider: str
+    sdk: str
+    extra: str
+
+    def __init__(self, *replies: str | tuple[int, str] | Exception) -> None:
+        pytest.importorskip(
+            self.sdk, reason=f"the {self.sdk} SDK (toolsearch[{self.extra}]) is not installed"
+        )
+        self.fixtures = FIXTURES / self.provider
+        self.http = http_library(self.sdk.split(".")[0])
+        super().__init__(*replies)
+        self.sides: list[str] = []
+        self.bodies: list[TrackedBody] = []
+
+    def __call__(self, request: Any) -> Any:
+        response = super().__call__(request)
+        body = _tracked_body_class(self.http)(response.content)
+        self.bodies.append(body)
+        return self.http.Response(response.status_code, stream=body, headers=response.headers)
+
+    def transport(self, side: str) -> Any:
+        """A mock transport for the ``side`` (``"sync"`` or ``"async"``) client."""
+
+        def serve(request: Any) -> Any:
+            self.sides.append(side)
+            return self(request)
+
+        return self.http.MockTransport(serve)
+
+    def model(self, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+class OpenAIEndpoint(Endpoint):
+    provider = sdk = extra = "openai"
+    base_url = "http://llm.test/v1"
+    model_name = "gpt-4o-mini"
+
+    def sync_client(self) -> Any:
+        import openai
+
+        return openai.OpenAI(
+            api_key="sk-test",
+            base_url=self.base_url,
+            http_client=self.http.Client(transport=self.transport("sync")),
+            max_retries=0,
+        )
+
+    def async_client(self) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key="sk-test",
+            base_url=self.base_url,
+            http_client=self.http.AsyncClient(transport=self.transport("async")),
+            max_retries=0,
+        )
+
+    def model(self, *, sync_only: bool = False, **kwargs: Any) -> Any:
+        from toolsearch.models import OpenAIChatModel
+
+        clients = {"client": self.sync_client()}
+        if not sync_only:
+            clients["async_client"] = self.async_client()
+        return OpenAIChatModel(self.model_name, **clients, **kwargs)
+
+
+class AnthropicEndpoint(Endpoint):
+    provider = sdk = extra = "anthropic"
+    base_url = "http://claude.test"
+    model_name = "claude-sonnet-4-6"
+
+    def model(self, *, sync_only: bool = False, **kwargs: Any) -> Any:
+        import anthropic
+
+        from toolsearch.models import AnthropicChatModel
+
+        clients = {
+            "client": anthropic.Anthropic(
+                api_key="sk-ant-test",
+                base_url=self.base_url,
+                http_client=self.http.Client(transport=self.transport("sync")),
+                max_retries=0,
+            )
+        }
+        if not sync_only:
+            clients["async_client"] = anthropic.AsyncAnthropic(
+                api_key="sk-ant-test",
+                base_url=self.base_url,
+                http_client=self.http.AsyncClient(transport=self.transport("async")),
+                max_retries=0,
+            )
+        return AnthropicChatModel(self.model_name, **clients, **kwargs)
+
+
+class GeminiEndpoint(Endpoint):
+    provider = "gemini"
+    sdk = "google.genai"
+    extra = "gemini"
+    model_name = "gemini-2.5-flash"
+
+    def model(self, **kwargs: Any) -> Any:
+        from google import genai
+
+        from toolsearch.models import GeminiChatModel
+
+        client = genai.Client(
+            api_key="gemini-test-key",
+            http_options=genai.types.HttpOptions(
+                httpx_client=self.http.Client(transport=self.transport("sync")),
+                httpx_async_client=self.http.AsyncClient(transport=self.transport("async")),
+            ),
+        )
+        return GeminiChatModel(self.model_name, client=client, **kwargs)
