@@ -2,9 +2,12 @@
 
 Every test takes ``make_index``, a factory parametrized over the backends: the regex index
 (natural-language mode), BM25, the vector index with the dependency-free ``HashingEmbedder``
-and with the packaged all-MiniLM-L6-v2, and the hybrid index with either embedder. A
-backend whose extra is missing skips with the reason (shown by ``pytest -ra``); the MiniLM
-model is loaded once per module.
+and with the packaged all-MiniLM-L6-v2, the hybrid index with either embedder, the reranking
+and regex+BM25 wrappers, built catalogs, and ``MilvusToolIndex`` in its three modes against a
+real Milvus server (the ``milvus_uri`` fixture; a collection of its own per test, dropped
+after it; the indexes one test makes share it, as the processes of a deployment share one
+collection). A backend whose extra or server is missing skips with the reason (shown by
+``pytest -ra``); the MiniLM model is loaded once per module.
 
 The contract (``DESIGN.md``, "The ToolIndex protocol" and "Public API contract"): sessions
 are isolated, an unknown or cleared session gives an empty response, re-indexing replaces,
@@ -354,6 +357,9 @@ SEARCH_TYPES = {
     "catalog-bm25": "catalog-bm25",
     "catalog-vector-hashing": "catalog-vector",
     "catalog-hybrid-hashing": "catalog-hybrid",
+    "milvus-bm25": "milvus-bm25",
+    "milvus-vector-hashing": "milvus-vector",
+    "milvus-hybrid-hashing": "milvus-hybrid",
 }
 
 # --------------------------------------------------------------------------------------
@@ -414,9 +420,37 @@ def built_catalogs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"folder": folder}
 
 
+def _milvus_factory(backend: str, request: pytest.FixtureRequest) -> Callable[[], Any]:
+    """Indexes of one mode over a collection of this test's own, dropped when it ends."""
+    import uuid
+
+    _need("pymilvus", "milvus")
+    _need("tantivy", "bm25")
+    from toolsearch import indexes
+
+    uri = request.getfixturevalue("milvus_uri")
+    mode = backend.split("-")[1]
+    collection = f"contract_{mode}_{uuid.uuid4().hex[:16]}"
+    # BM25 alone makes a collection without vectors; the others embed with the hashing double
+    embedder = None if mode == "bm25" else indexes.HashingEmbedder()
+
+    def make() -> Any:
+        return indexes.MilvusToolIndex(uri, collection=collection, mode=mode, embedder=embedder)
+
+    def drop() -> None:
+        index = make()
+        index.drop()
+        index.close()
+
+    request.addfinalizer(drop)
+    return make
+
+
 def _factory(backend: str, request: pytest.FixtureRequest) -> Callable[[], Any]:
     from toolsearch import indexes
 
+    if backend.startswith("milvus-"):
+        return _milvus_factory(backend, request)
     if backend == "regex":
         return lambda: indexes.RegexToolIndex()
     _need("tantivy", "bm25")

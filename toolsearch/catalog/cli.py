@@ -1,8 +1,13 @@
 """``toolsearch index ...``: build, search and inspect catalog indexes.
 
+``--engine files`` (the default) builds memory-mapped artifacts in a folder (``--out``);
+``--engine milvus`` writes the catalog into a Milvus collection (``--uri``, ``--collection``;
+``toolsearch.catalog.milvus_cli``), which ``search`` and ``info`` then read.
+
 User errors (missing files, malformed sources, an index that needs rebuilding, a missing
 extra) print one line that says what to do and exit with a non-zero code, never a traceback:
-1 for a catalog or index problem, 2 for bad command-line usage or a missing extra.
+1 for a catalog or index problem (a Milvus server that cannot be reached included), 2 for
+bad command-line usage or a missing extra.
 """
 
 from __future__ import annotations
@@ -20,6 +25,34 @@ __all__ = ["index_app"]
 
 _KINDS = ("bm25", "vector", "hybrid")
 _SOURCE_KINDS = ("auto", "jsonl", "mcp", "openapi")
+_ENGINES = ("files", "milvus")
+
+Engine = Annotated[
+    str,
+    typer.Option("--engine", help="files (an index folder) or milvus (a collection at --uri)."),
+]
+Uri = Annotated[
+    str,
+    typer.Option(
+        envvar="MILVUS_URI",
+        help="Milvus: ./tools.db (embedded Lite), http://host:19530 (a server or cluster).",
+    ),
+]
+Token = Annotated[
+    str, typer.Option(envvar="MILVUS_TOKEN", help="Milvus: a cluster's token.", show_default=False)
+]
+Collection = Annotated[
+    str | None, typer.Option(help="Milvus: the catalog's collection.", show_default=False)
+]
+
+
+def _engine(engine: str, collection: str | None) -> bool:
+    """Whether the command runs on Milvus (checking its options)."""
+    if engine not in _ENGINES:
+        raise typer.BadParameter(f"choose one of {', '.join(_ENGINES)}", param_hint="--engine")
+    if engine == "milvus" and not collection:
+        raise typer.BadParameter("--engine milvus needs a collection", param_hint="--collection")
+    return engine == "milvus"
 
 
 def _human_size(size: float) -> str:
@@ -35,7 +68,7 @@ def index_app() -> Any:
     from rich.markup import escape
     from rich.table import Table
 
-    from toolsearch.errors import CatalogError, MissingExtraError
+    from toolsearch.errors import CatalogError, MissingExtraError, ToolIndexError
 
     app = typer.Typer(
         help="Build, search and inspect offline catalog indexes (the catalog extra).",
@@ -59,8 +92,9 @@ def index_app() -> Any:
             ),
         ],
         out: Annotated[
-            Path, typer.Option("--out", "-o", help="Index folder to write, e.g. indexes/NAME.")
-        ],
+            Path | None,
+            typer.Option("--out", "-o", help="Index folder to write, e.g. indexes/NAME."),
+        ] = None,
         kind: Annotated[str, typer.Option("--kind", "-k", help="bm25, vector or hybrid.")] = "bm25",
         embedder: Annotated[
             str | None,
@@ -88,8 +122,17 @@ def index_app() -> Any:
         reuse: Annotated[
             bool, typer.Option(help="Reuse embeddings of unchanged tools from the index at --out.")
         ] = True,
+        engine: Engine = "files",
+        uri: Uri = "./tools.db",
+        token: Token = "",
+        collection: Collection = None,
+        catalog: Annotated[
+            str | None,
+            typer.Option(help="Milvus: the rows' catalog name (default: the collection's)."),
+        ] = None,
     ) -> None:
-        """Build an index from catalog files into --out (replaced only when complete)."""
+        """Build an index from catalog files into --out (replaced only when complete), or
+        write them into a Milvus collection (only the tools it lacks)."""
         from rich.progress import (
             Progress,
             ProgressColumn,
@@ -117,12 +160,35 @@ def index_app() -> Any:
                 "a bm25 index embeds nothing; use --kind vector or hybrid with --embedder",
                 param_hint="--embedder",
             )
-        embedder = embedder or "static"
         missing = [str(s) for s in sources if not s.exists()]
         if missing:
             raise typer.BadParameter(
                 f"no such file or folder: {', '.join(missing)}", param_hint="SOURCE"
             )
+        if _engine(engine, collection):
+            from toolsearch.catalog.milvus_cli import build_milvus
+
+            try:
+                line = build_milvus(
+                    sources,
+                    uri=uri,
+                    token=token,
+                    collection=str(collection),
+                    kind=kind,
+                    embedder=embedder,
+                    source_kind=source_kind,
+                    batch_size=batch_size,
+                    catalog=catalog,
+                )
+            except MissingExtraError as exc:
+                raise fail(exc, 2) from None
+            except (ToolIndexError, CatalogError, ValueError, OSError) as exc:
+                raise fail(exc) from None
+            Console().print(escape(line), highlight=False, soft_wrap=True)
+            return
+        if out is None:
+            raise typer.BadParameter("an index folder to write is needed", param_hint="--out")
+        embedder = embedder or "static"
         from toolsearch.catalog.index import CatalogIndex
         from toolsearch.indexes.params import VectorParams
 
@@ -187,31 +253,70 @@ def index_app() -> Any:
 
     @app.command()
     def search(
-        path: Annotated[Path, typer.Argument(help="An index folder (indexes/NAME).")],
-        query: Annotated[str, typer.Argument(help="What the tool should do, or a tool name.")],
+        path: Annotated[
+            str,
+            typer.Argument(
+                help="An index folder (indexes/NAME); with --engine milvus, the query.",
+                metavar="[PATH] QUERY",
+            ),
+        ],
+        query: Annotated[
+            str | None,
+            typer.Argument(help="What the tool should do, or a tool name.", show_default=False),
+        ] = None,
         k: Annotated[int, typer.Option("-k", "--max-results", min=1, help="How many tools.")] = 10,
         category: Annotated[str | None, typer.Option(help="Only tools of this category.")] = None,
+        engine: Engine = "files",
+        uri: Uri = "./tools.db",
+        token: Token = "",
+        collection: Collection = None,
+        mode: Annotated[
+            str | None,
+            typer.Option(
+                help="Milvus: bm25, vector or hybrid (default: hybrid if it has vectors)."
+            ),
+        ] = None,
     ) -> None:
-        """Search a built index and print the best tools."""
-        from toolsearch.catalog.index import CatalogIndex
+        """Search a built index (or a Milvus collection) and print the best tools."""
+        if _engine(engine, collection):
+            if query is not None:
+                raise typer.BadParameter(
+                    "with --engine milvus give only the query (no index folder)",
+                    param_hint="QUERY",
+                )
+            if mode is not None and mode not in _KINDS:
+                raise typer.BadParameter(f"choose one of {', '.join(_KINDS)}", param_hint="--mode")
+            from toolsearch.catalog.milvus_cli import search_milvus
 
-        try:
-            index = CatalogIndex.load(path)
-            _ = index.embedder  # load the model first: the time shown is the search's
-            response = index.search_catalog(query, k, category=category)
-        except MissingExtraError as exc:
-            raise fail(exc, 2) from None
-        except CatalogError as exc:
-            raise fail(exc) from None
+            query = path
+            try:
+                response, header = search_milvus(
+                    uri, token, str(collection), query, k, category, mode
+                )
+            except MissingExtraError as exc:
+                raise fail(exc, 2) from None
+            except (ToolIndexError, CatalogError, ValueError) as exc:
+                raise fail(exc) from None
+        else:
+            if query is None:
+                raise typer.BadParameter("give an index folder and a query", param_hint="QUERY")
+            from toolsearch.catalog.index import CatalogIndex
+
+            try:
+                index = CatalogIndex.load(Path(path))
+                _ = index.embedder  # load the model first: the time shown is the search's
+                response = index.search_catalog(query, k, category=category)
+            except MissingExtraError as exc:
+                raise fail(exc, 2) from None
+            except CatalogError as exc:
+                raise fail(exc) from None
+            header = (
+                f"{response.total_matches:,} match{'' if response.total_matches == 1 else 'es'} "
+                f"for {query!r} in {path} ({len(index):,} tools, "
+                f"{response.metadata.search_time_ms:.2f} ms)"
+            )
         out = Console(width=max(Console().width, 120))
-        out.print(
-            f"{response.total_matches:,} match{'' if response.total_matches == 1 else 'es'} "
-            f"for {escape(repr(query))} in "
-            f"{escape(str(path))} ({len(index):,} tools, "
-            f"{response.metadata.search_time_ms:.2f} ms)",
-            highlight=False,
-            soft_wrap=True,
-        )
+        out.print(escape(header), highlight=False, soft_wrap=True)
         if not response.tool_references:
             return
         table = Table()
@@ -226,7 +331,10 @@ def index_app() -> Any:
 
     @app.command()
     def info(
-        path: Annotated[Path, typer.Argument(help="An index folder (indexes/NAME).")],
+        path: Annotated[
+            Path | None,
+            typer.Argument(help="An index folder (indexes/NAME); none with --engine milvus."),
+        ] = None,
         verify: Annotated[
             bool,
             typer.Option(
@@ -234,8 +342,31 @@ def index_app() -> Any:
                 help="Check every artifact's sha256, however large (small indexes always are).",
             ),
         ] = False,
+        engine: Engine = "files",
+        uri: Uri = "./tools.db",
+        token: Token = "",
+        collection: Collection = None,
     ) -> None:
-        """Show what an index holds and how it was built; --verify checks checksums."""
+        """Show what an index (or a Milvus collection) holds and how it was built; --verify
+        checks checksums."""
+        if _engine(engine, collection):
+            from toolsearch.catalog.milvus_cli import info_milvus
+
+            try:
+                rows = info_milvus(uri, token, str(collection))
+            except MissingExtraError as exc:
+                raise fail(exc, 2) from None
+            except (ToolIndexError, CatalogError, ValueError) as exc:
+                raise fail(exc) from None
+            milvus = Table(title=f"milvus collection {escape(str(collection))}", show_header=False)
+            milvus.add_column("field", style="bold")
+            milvus.add_column("value")
+            for field, text in rows:
+                milvus.add_row(field, escape(text))
+            Console(width=max(Console().width, 100)).print(milvus)
+            return
+        if path is None:
+            raise typer.BadParameter("give an index folder", param_hint="PATH")
         from toolsearch.catalog.index import CatalogIndex
 
         try:

@@ -7,7 +7,8 @@ rankers compose other rankers.
 
 ``RegexToolIndex`` needs nothing extra (its pattern mode needs ``toolsearch[regex]``);
 ``Bm25ToolIndex`` needs ``toolsearch[bm25]``; ``VectorToolIndex`` and ``HybridToolIndex``
-need ``toolsearch[vector]``, as does ``RerankingToolIndex`` with a ``CrossEncoderReranker``.
+need ``toolsearch[vector]``, as does ``RerankingToolIndex`` with a ``CrossEncoderReranker``;
+``MilvusToolIndex`` (a Milvus collection shared by many processes) needs ``toolsearch[milvus]``.
 Backends load on first use, so importing this package is cheap.
 """
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         StaticEmbedder,
     )
     from toolsearch.indexes.hybrid import HybridRanker, HybridToolIndex
+    from toolsearch.indexes.milvus import MilvusRanker, MilvusToolIndex
     from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
     from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
     from toolsearch.indexes.regex import RegexRanker, RegexToolIndex
@@ -71,6 +73,8 @@ _LOCATIONS = {
     "resolve_embedder": "specs",
     "HybridRanker": "hybrid",
     "HybridToolIndex": "hybrid",
+    "MilvusRanker": "milvus",
+    "MilvusToolIndex": "milvus",
     "RegexRanker": "regex",
     "RegexToolIndex": "regex",
     "CrossEncoderReranker": "rerank",
@@ -99,6 +103,8 @@ __all__ = [
     "HashingEmbedder",
     "HybridRanker",
     "HybridToolIndex",
+    "MilvusRanker",
+    "MilvusToolIndex",
     "PreparedTool",
     "Ranker",
     "Ranking",
