@@ -100,11 +100,12 @@ def test_contract_class_example_registers():
 
 
 def test_core_import_stays_light():
-    """`import toolsearch` must not pull in event loops, databases or numeric libraries."""
+    """`import toolsearch` must not pull in event loops, databases, numeric libraries or
+    OpenTelemetry (loaded on the first traced call only)."""
     code = (
         "import sys, toolsearch; "
         "print(sorted(m for m in ('asyncio', 'sqlite3', 'numpy', 'tantivy', 'faiss', "
-        "'torch', 'concurrent.futures') if m in sys.modules))"
+        "'torch', 'concurrent.futures', 'opentelemetry') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

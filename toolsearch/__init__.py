@@ -58,6 +58,8 @@ from toolsearch.memory import (
 from toolsearch.search import ToolSearchToolCallingAdvisor
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.tools import (
+    AugmentedArgumentEvent,
+    AugmentedToolCallback,
     FunctionToolCallback,
     JsonResultConverter,
     ResultConverter,
@@ -66,6 +68,7 @@ from toolsearch.tools import (
     ToolDefinition,
     ToolMetadata,
     ToolParam,
+    augment_tools,
     tool,
     tool_callbacks,
 )
@@ -91,6 +94,8 @@ __all__ = [
     "CONVERSATION_ID",
     "AdvisorChainError",
     "AssistantMessage",
+    "AugmentedArgumentEvent",
+    "AugmentedToolCallback",
     "BaseAdvisor",
     "ChatClient",
     "ChatClientRequest",
@@ -140,6 +145,7 @@ __all__ = [
     "Usage",
     "UserMessage",
     "__version__",
+    "augment_tools",
     "tool",
     "tool_callbacks",
 ]

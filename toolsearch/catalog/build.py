@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import logging
 import os
 import shlex
 import shutil
@@ -45,6 +46,8 @@ from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
 from toolsearch.indexes.specs import resolve_embedder
 from toolsearch.tools.definition import ToolDefinition
 
+_log = logging.getLogger(__name__)
+
 __all__ = ["IndexKind", "build_index", "embedder_option"]
 
 IndexKind = Literal["bm25", "vector", "hybrid"]
@@ -62,7 +65,8 @@ def _previous_embeddings(out: Path, embedder: Embedder) -> PreviousEmbeddings | 
         verify_files(out, manifest)
         keys = np.load(out / TEXT_KEYS_FILE, mmap_mode="r")
         embeddings = np.load(out / EMBEDDINGS_FILE, mmap_mode="r")
-    except (CatalogIndexError, OSError, ValueError):
+    except (CatalogIndexError, OSError, ValueError) as exc:
+        _log.warning("the previous embeddings in %s cannot be reused (%s); embedding all", out, exc)
         return None  # nothing reusable: embed everything
     if embeddings.shape != (len(keys), embedder.dimension):
         return None
@@ -245,6 +249,13 @@ def build_index(
         manifest.write(staging)
         del previous
         swap_into_place(staging, target)
+        _log.info(
+            "built %s index %s: %d tools in %.1f s",
+            kind,
+            target,
+            store.count,
+            settings["build_seconds"],
+        )
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -37,6 +37,7 @@ sessions register.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import threading
@@ -60,6 +61,8 @@ from toolsearch.indexes.session import MAX_QUERY_LENGTH, SessionIndex, clean_que
 from toolsearch.indexes.specs import embedder_factory, resolve_embedder
 from toolsearch.search.types import ToolReference, ToolSearchRequest, ToolSearchResponse
 from toolsearch.tools.definition import ToolDefinition
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "BuildProgress",
@@ -284,6 +287,7 @@ class CatalogIndex(SessionIndex):
         try:
             yield
         except (IndexError, sqlite3.DatabaseError, OSError, ValueError) as exc:
+            _log.error("catalog index %s: an artifact is damaged (%s)", self.path, exc)
             raise IndexCorruptedError(
                 str(self.path),
                 f"an artifact does not hold what its manifest says ({type(exc).__name__}: "

@@ -23,6 +23,7 @@ lists every format and rule.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -44,6 +45,8 @@ from toolsearch.catalog.openapi import (
 from toolsearch.errors import CatalogSourceError, ToolDefinitionError
 from toolsearch.tools.definition import ToolDefinition
 from toolsearch.tools.names import CLASH_SEPARATOR, fit_name, server_prefix, short_hash
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "CLASH_SEPARATOR",
@@ -275,6 +278,7 @@ class CatalogReader:
     def _skip(self, error: CatalogSourceError) -> None:
         if self.on_error == "raise":
             raise error
+        _log.debug("catalog source: skipped %s", error)
         self._run.note(error)
         if self._on_skip is not None:
             self._on_skip(error)

@@ -8,6 +8,7 @@ puts it back or removes what the killed build left.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import uuid
@@ -15,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from toolsearch.catalog.manifest import MANIFEST_NAME
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["clean_stale", "leftovers", "recover_interrupted_swap", "swap_into_place"]
 
@@ -57,6 +60,7 @@ def recover_interrupted_swap(out: Path) -> bool:
                 os.replace(candidate, out)
             except OSError:
                 continue
+            _log.warning("%s: a build was interrupted; the previous index is back in place", out)
             return True
     return False
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse
+from toolsearch.telemetry.models import instrument_model_class
 
 __all__ = ["BaseChatModel", "ChatModel"]
 
@@ -31,7 +32,16 @@ class BaseChatModel(ABC):
 
     A request's options are merged over the model's ``default_options``: settings set in
     the request win, and tool callbacks given in the request **replace** the defaults.
+
+    Every subclass is traced: its ``call``/``stream``/``acall``/``astream`` run under one
+    OpenTelemetry ``chat {model}`` span per model call (:mod:`toolsearch.telemetry`; a
+    no-op without OpenTelemetry installed). A model that calls its own other methods
+    (``call`` over ``stream``) still makes one span.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        instrument_model_class(cls)
 
     def __init__(self, *, default_options: ChatOptions | None = None) -> None:
         self._default_options = default_options or ChatOptions()
@@ -63,3 +73,6 @@ class BaseChatModel(ABC):
 
         async for chunk in iterate_in_thread(iter(self.stream(prompt))):
             yield chunk
+
+
+instrument_model_class(BaseChatModel)  # its stream/acall/astream fallbacks are model calls too

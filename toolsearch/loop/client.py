@@ -12,6 +12,7 @@ imports ``toolsearch.search`` or ``toolsearch.settings``.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -28,6 +29,7 @@ from toolsearch.loop.advisor import (
     build_advisor_chain,
     is_tool_advisor,
 )
+from toolsearch.telemetry import hooks
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import ensure_unique_names, tool_callbacks
 
@@ -40,6 +42,8 @@ __all__ = [
     "StreamResponse",
     "set_auto_tool_advisor_provider",
 ]
+
+_log = logging.getLogger(__name__)
 
 AutoToolAdvisorProvider: TypeAlias = Callable[[], Any]
 """Called by each ``build()``: the tool advisor for that client, or ``None`` for the plain one."""
@@ -328,10 +332,18 @@ class ChatClientRequestSpec:
 
     # -- execution ------------------------------------------------------------------------
 
+    # Each request runs under one ``chat_client`` span (toolsearch.telemetry.hooks; a
+    # no-op without OpenTelemetry): the parent of its model, tool and search spans.
+
     def call(self) -> CallResponse:
         """Run the request now; read the result from the returned object."""
         request, chain = self.build_request()
-        return CallResponse(chain.next_call(request))
+        _log_request(request, chain, "call")
+        return CallResponse(
+            hooks.chat_client_call(
+                self._model, request.prompt, chain.advisors, lambda: chain.next_call(request)
+            )
+        )
 
     def stream(self) -> StreamResponse:
         """Stream the answer; only the final answer's chunks reach the caller.
@@ -339,18 +351,45 @@ class ChatClientRequestSpec:
         The request is checked now and runs as the result is iterated, once.
         """
         request, chain = self.build_request()
-        return StreamResponse(chain.next_stream(request))
+        _log_request(request, chain, "stream")
+        return StreamResponse(
+            hooks.chat_client_stream(
+                self._model, request.prompt, chain.advisors, lambda: chain.next_stream(request)
+            )
+        )
 
     async def acall(self) -> CallResponse:
         """Async twin of :meth:`call`: the model and async tools are awaited on the caller's
         event loop (sync tools run in worker threads)."""
         request, chain = self.build_request()
-        return CallResponse(await chain.anext_call(request))
+        _log_request(request, chain, "acall")
+        return CallResponse(
+            await hooks.chat_client_acall(
+                self._model, request.prompt, chain.advisors, lambda: chain.anext_call(request)
+            )
+        )
 
     def astream(self) -> AsyncStreamResponse:
         """Async twin of :meth:`stream`."""
         request, chain = self.build_request()
-        return AsyncStreamResponse(chain.anext_stream(request))
+        _log_request(request, chain, "astream")
+        return AsyncStreamResponse(
+            hooks.chat_client_astream(
+                self._model, request.prompt, chain.advisors, lambda: chain.anext_stream(request)
+            )
+        )
+
+
+def _log_request(request: ChatClientRequest, chain: AdvisorChain, mode: str) -> None:
+    if _log.isEnabledFor(logging.DEBUG):
+        options = request.prompt.options
+        _log.debug(
+            "ChatClient %s: %d messages, %d tools, advisors %s",
+            mode,
+            len(request.prompt.messages),
+            len(options.tool_callbacks),
+            [getattr(a, "name", type(a).__name__) for a in chain.advisors],
+        )
 
 
 class CallResponse:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,12 +30,15 @@ from toolsearch.loop.exceptions import (
 )
 from toolsearch.loop.limits import LimitExceededAction, ToolCallLimits
 from toolsearch.loop.resolver import ToolCallbackResolver
+from toolsearch.telemetry import hooks
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import ensure_unique_names
 from toolsearch.tools.context import ToolContext
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["ToolCallingManager", "ToolExecutionResult", "calls_since_last_user_message"]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,7 @@ class ToolCallingManager:
         for call in response.message.tool_calls:
             callback = self.find_tool(call.name, options)
             if callback is None:
+                _log.debug("the model called %r, which the request does not offer", call.name)
                 plan.append(_Step(call, None, self.unknown_tool_message(call.name, options)))
                 continue
             counts[call.name] += 1
@@ -247,26 +252,43 @@ class ToolCallingManager:
         (its :class:`~toolsearch.errors.ToolTransportError` subclass included) goes to the
         exception processor, which returns the text or raises; any other exception from a
         callback outside the contract is wrapped in a ``ToolExecutionError`` first.
+
+        Each call runs under an OpenTelemetry ``execute_tool {name}`` span
+        (:func:`toolsearch.telemetry.hooks.tool_span`): a failure marks it, and an exception
+        the processor re-raises leaves through it.
         """
-        try:
-            return callback.call(call.arguments, context)
-        except Exception as exc:
-            return self._failure_text(callback, call, exc)
+        with hooks.tool_span(callback, call) as span:
+            _log.debug("executing tool %r (call %s)", call.name, call.id)
+            try:
+                result = callback.call(call.arguments, context)
+            except Exception as exc:
+                span.failed(exc)
+                return self._failure_text(callback, call, exc)
+            span.result(result)
+            return result
 
     async def aexecute_one(
         self, callback: ToolCallback, call: ToolCall, context: ToolContext
     ) -> str:
         """Async twin of :meth:`execute_one`."""
-        try:
-            return await callback.acall(call.arguments, context)
-        except Exception as exc:
-            return self._failure_text(callback, call, exc)
+        with hooks.tool_span(callback, call) as span:
+            _log.debug("executing tool %r (call %s)", call.name, call.id)
+            try:
+                result = await callback.acall(call.arguments, context)
+            except Exception as exc:
+                span.failed(exc)
+                return self._failure_text(callback, call, exc)
+            span.result(result)
+            return result
 
     def _failure_text(self, callback: ToolCallback, call: ToolCall, exc: Exception) -> str:
         if isinstance(exc, InvalidToolArgumentsError):
+            _log.debug("tool %r: the model's arguments do not fit its schema", call.name)
             return self.invalid_arguments_message(callback, exc)
         if not isinstance(exc, ToolExecutionError):  # a third-party callback raised directly
             exc = ToolExecutionError(call.name, exc)
+        cause = getattr(exc, "cause", None) or exc
+        _log.warning("tool %r failed (%s)", call.name, type(cause).__name__)
         return self.exception_processor.process(exc)
 
     def _check_limits(self, name: str, counts: Counter[str]) -> tuple[str | None, bool]:
@@ -286,6 +308,7 @@ class ToolCallingManager:
                 over = total - limits.total
         if error is None:
             return None, False
+        _log.warning("tool call refused: %s (action %s)", error, limits.on_exceed.name)
         if limits.on_exceed is LimitExceededAction.THROW:
             raise error
         if over > 1:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
@@ -24,6 +25,8 @@ from toolsearch.loop.eligibility import (
 from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 
 __all__ = ["HISTORY_ENABLED_KEY", "LOOP_USAGE_KEY", "MODEL_CALLS_KEY", "ToolCallingAdvisor"]
+
+_log = logging.getLogger(__name__)
 
 HISTORY_ENABLED_KEY = "toolsearch.tool_loop.conversation_history_enabled"
 """Request-context key holding whether this loop resends the whole history each iteration."""
@@ -290,8 +293,10 @@ class ToolCallingAdvisor:
 
     def _next_turn(self, loop: _Loop) -> ChatClientRequest:
         if self.max_iterations is not None and loop.iterations >= self.max_iterations:
+            _log.warning("the tool loop stopped after %d model calls", loop.iterations)
             raise ToolLoopLimitError(self.max_iterations)
         loop.iterations += 1
+        _log.debug("tool loop: model call %d", loop.iterations)
         return loop.request.with_prompt(loop.request.prompt.with_messages(loop.messages))
 
     def _should_execute(
@@ -301,9 +306,21 @@ class ToolCallingAdvisor:
         if chat_response is None:
             return False
         loop.usage = loop.usage + chat_response.usage
-        return self.eligibility_checker.is_tool_execution_required(
+        required = self.eligibility_checker.is_tool_execution_required(
             request.prompt.options, chat_response
         )
+        if _log.isEnabledFor(logging.DEBUG):
+            calls = [call.name for call in chat_response.message.tool_calls]
+            if required:
+                _log.debug("tool loop: the model called %s", calls)
+            else:
+                _log.debug(
+                    "tool loop: final answer after %d model calls (%d tokens in, %d out)",
+                    loop.iterations,
+                    loop.usage.prompt_tokens,
+                    loop.usage.completion_tokens,
+                )
+        return required
 
     def _after_tools(
         self,
@@ -319,6 +336,7 @@ class ToolCallingAdvisor:
         """Record the turn; the final response when it was return-direct, else ``None``."""
         loop.counts = result.call_counts
         if result.return_direct:
+            _log.debug("tool loop: ended on a return-direct tool result")
             assert response.chat_response is not None
             direct = _return_direct_response(response.chat_response, result)
             _notify_return_direct(chain, turn, result, direct)

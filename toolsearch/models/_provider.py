@@ -11,6 +11,7 @@ import functools
 import importlib
 import inspect
 import json
+import logging
 import sys
 import uuid
 from abc import abstractmethod
@@ -49,6 +50,8 @@ __all__ = [
     "parameters_of",
     "transport_error",
 ]
+
+_log = logging.getLogger(__name__)
 
 RESERVED_PREFIX = "toolsearch."
 """``ChatOptions.extra`` keys starting with this are read by toolsearch, never sent."""
@@ -227,6 +230,7 @@ def provider_errors(
             mapped = transport_error(provider, exc)
         if mapped is None:
             raise
+        _log.debug("%s request failed: %s (%s)", provider, type(mapped).__name__, exc)
         raise mapped from exc
 
 
@@ -294,12 +298,14 @@ class SdkChatModel(BaseChatModel):
 
     def call(self, prompt: Prompt) -> ChatResponse:
         arguments = self.request_arguments(prompt)
+        _log_request(self.provider, arguments, stream=False)
         with provider_errors(self.provider, self._translate):
             answer = self._send(arguments, stream=False)
         return self._response(answer)
 
     def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
         arguments = self.request_arguments(prompt, stream=True)
+        _log_request(self.provider, arguments, stream=True)
         folder = self._stream_folder()
         with provider_errors(self.provider, self._translate):
             chunks = self._send(arguments, stream=True)
@@ -316,6 +322,7 @@ class SdkChatModel(BaseChatModel):
         if self._sync_only:
             return await super().acall(prompt)
         arguments = self.request_arguments(prompt)
+        _log_request(self.provider, arguments, stream=False)
         with provider_errors(self.provider, self._translate):
             answer = await self._asend(arguments, stream=False)
         return self._response(answer)
@@ -326,6 +333,7 @@ class SdkChatModel(BaseChatModel):
                 yield response
             return
         arguments = self.request_arguments(prompt, stream=True)
+        _log_request(self.provider, arguments, stream=True)
         folder = self._stream_folder()
         with provider_errors(self.provider, self._translate):
             chunks = await self._asend(arguments, stream=True)
@@ -337,6 +345,20 @@ class SdkChatModel(BaseChatModel):
             finally:
                 await _aclose(chunks)
         yield folder.finish()
+
+
+def _log_request(provider: str, arguments: Mapping[str, Any], *, stream: bool) -> None:
+    """Debug: one line per provider request (model, tool count; never the content)."""
+    if _log.isEnabledFor(logging.DEBUG):
+        tools = arguments.get("tools")
+        count = len(tools) if isinstance(tools, list) else None
+        _log.debug(
+            "%s request: model %s, stream %s, %s tools",
+            provider,
+            arguments.get("model"),
+            stream,
+            "?" if count is None else count,
+        )
 
 
 def _close(chunks: Any) -> None:

@@ -14,6 +14,7 @@ names live in the session's state, so they survive memory advisors that trim the
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,9 +41,10 @@ from toolsearch.search.options import (
     options_error,
 )
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_tool import ToolSearchTool
+from toolsearch.search.search_tool import SearchListener, ToolSearchEvent, ToolSearchTool
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.telemetry import hash_session_id
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
 
@@ -62,6 +64,8 @@ DEFAULT_SYSTEM_SUFFIX = (
 DEFAULT_CATEGORY_SUFFIX = (
     DEFAULT_SYSTEM_SUFFIX + " {tool_count} tools are available in these categories: {categories}."
 )
+
+_log = logging.getLogger(__name__)
 
 _SESSION_KEY = "toolsearch.tool_search.session"
 _HOLDS_KEY = "toolsearch.tool_search.holds"
@@ -90,6 +94,8 @@ class _SearchLoop:
     search_tool: ToolSearchTool | None = None
     last_round: list[str] = field(default_factory=list)
     current_round: list[str] | None = None
+    visible: int | None = None
+    """How many tools the model saw on the latest request (searches record it)."""
 
     def found(self, names: Sequence[str]) -> None:
         if self.current_round is not None:
@@ -143,6 +149,10 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             ``RedisSessionStore`` to share discovered tools between processes (it carries
             its own eviction strategy; give one or the other).
         tool_calling_manager: Runs the tools (limits, error handling).
+        search_listeners: Called with a
+            :class:`~toolsearch.search.search_tool.ToolSearchEvent` after every search
+            (query, hits with scores, hashed session, timing): where a search log
+            attaches. More with :meth:`add_search_listener`.
         pinned_tools: Tools always sent (names of registered tools, or tools themselves),
             added to ``options.pinned_tools``.
         options: The plain-data options as one object (the defaults when omitted).
@@ -160,6 +170,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         tool_calling_manager: ToolCallingManager | None = None,
         pinned_tools: Sequence[Any] = (),
         options: ToolSearchOptions | None = None,
+        search_listeners: Sequence[SearchListener] = (),
         **kwargs: Unpack[ToolSearchAdvisorKwargs],
     ) -> None:
         fields = ToolSearchOptions.model_fields
@@ -198,6 +209,19 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         self.registry = SessionRegistry(self.tool_index, eviction_strategy, store=session_store)
         self._pinned_names: list[str] = list(resolved.pinned_tools)
         self._pinned_callbacks = pinned_callbacks
+        self._search_listeners: list[SearchListener] = list(search_listeners)
+
+    def add_search_listener(self, listener: SearchListener) -> None:
+        """Call ``listener`` with a :class:`~toolsearch.search.search_tool.ToolSearchEvent`
+        after every search of this advisor's search tool (inside the search's span)."""
+        self._search_listeners.append(listener)
+
+    def _searched(self, event: ToolSearchEvent) -> None:
+        for listener in list(self._search_listeners):
+            try:
+                listener(event)
+            except Exception:
+                _log.warning("tool-search listener %r failed", listener, exc_info=True)
 
     # the options, readable one by one as before (read-only: ``options`` is frozen)
 
@@ -324,6 +348,14 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             with_summaries=self.search_results_with_summaries,
             allowed_names=frozenset(registered),
             loaded=(lambda: self._loaded(loop)) if self.exclude_loaded_tools else None,
+            visible=lambda: loop.visible,
+            on_search=self._searched,
+        )
+        _log.debug(
+            "tool search: session %s, %d tools registered, %d pinned",
+            hash_session_id(session_id),
+            len(registered),
+            len(pinned),
         )
         prompt = request.prompt.augment_system_message(self._suffix(registered))
         return request.with_prompt(prompt).with_context(**{_STATE_KEY: loop})
@@ -333,7 +365,9 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         loop: _SearchLoop = request.context[_STATE_KEY]
         if loop.search_tool is None:  # the request registered no tools
             return request
-        options = request.prompt.options.replace(tool_callbacks=self._visible(loop))
+        visible = self._visible(loop)
+        loop.visible = len(visible)
+        options = request.prompt.options.replace(tool_callbacks=visible)
         return request.with_prompt(request.prompt.with_options(options))
 
     def do_execute_tool_calls(
@@ -420,8 +454,10 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
                 delegated.append(i)
                 newly_used.append(call.name)
             elif call.name in loop.registered:
+                _log.debug("the model called %r before discovering it", call.name)
                 answers[i] = self.undiscovered_tool_hint(call.name)
             else:
+                _log.debug("the model called %r, which no registered tool has", call.name)
                 answers[i] = self.unknown_tool_hint(call.name)
         if newly_used:
             self.registry.mark_discovered(loop.session_id, newly_used)

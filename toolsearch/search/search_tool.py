@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from toolsearch.chat.messages import ToolResultText, ToolSearchHit
 from toolsearch.errors import InvalidToolArgumentsError, ToolIndexError
+from toolsearch.search.registry import session_of_key
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
+from toolsearch.telemetry import hash_session_id, hooks
 from toolsearch.tools.context import ToolContext
 from toolsearch.tools.definition import ToolDefinition, ToolMetadata
 from toolsearch.tools.schema import parse_arguments
 
-__all__ = ["DEFAULT_SEARCH_TOOL_NAME", "ToolSearchTool", "search_tool_definition"]
+__all__ = [
+    "DEFAULT_SEARCH_TOOL_NAME",
+    "SearchListener",
+    "ToolSearchEvent",
+    "ToolSearchTool",
+    "search_tool_definition",
+]
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_SEARCH_TOOL_NAME = "toolSearchTool"
 MAX_RESULTS_CAP = 10
@@ -49,6 +62,47 @@ def search_tool_definition(name: str = DEFAULT_SEARCH_TOOL_NAME) -> ToolDefiniti
     )
 
 
+@dataclass(frozen=True)
+class ToolSearchEvent:
+    """One search of the search tool, as its listeners receive it (a ``SearchLog`` sink,
+    say): handed over inside the search's ``tool_search`` span, once the hits are known.
+
+    ``session_id`` is the conversation's id as given (hash it before storing:
+    :attr:`session_hash`); ``hits`` are what the model was shown, best first, with the
+    index's scores; ``error`` is the index's error code when it refused the query.
+    """
+
+    timestamp: float
+    """Seconds since the epoch when the search started."""
+    session_id: str
+    index_key: str
+    """The session's index key for the request's tool set (``session#digest``)."""
+    query: str
+    limit: int
+    index: str
+    """The index's class name (``Bm25ToolIndex``, ``HybridToolIndex``...)."""
+    search_type: str
+    hits: tuple[ToolSearchHit, ...]
+    total_matches: int
+    visible_tools: int | None
+    """How many tools the model saw on the request that made this search."""
+    duration_ms: float
+    error: str | None = None
+
+    @property
+    def session_hash(self) -> str:
+        """The session id as spans and logs show it (:func:`hash_session_id`)."""
+        return hash_session_id(self.session_id)
+
+    @property
+    def hit_names(self) -> list[str]:
+        return [hit.name for hit in self.hits]
+
+
+SearchListener = Callable[[ToolSearchEvent], None]
+"""Receives every :class:`ToolSearchEvent`; an exception it raises is logged and ignored."""
+
+
 class ToolSearchTool:
     """A ``ToolCallback`` that searches one session's tools and reports what it found.
 
@@ -65,6 +119,11 @@ class ToolSearchTool:
     so every hit of a later search is a tool the model did not have (a search for an exact
     tool name still returns that tool). They travel to the index as the request's
     ``exclude``, which ranks the other tools as if nothing were excluded.
+
+    Every search runs under an OpenTelemetry ``tool_search {index}`` span
+    (:func:`toolsearch.telemetry.hooks.search_span`); ``visible`` tells it how many tools
+    the model saw on the request. ``on_search`` receives a :class:`ToolSearchEvent` per
+    search, inside that span: the place a search log attaches.
     """
 
     def __init__(
@@ -78,6 +137,8 @@ class ToolSearchTool:
         with_summaries: bool = False,
         allowed_names: frozenset[str] | None = None,
         loaded: Callable[[], Collection[str]] | None = None,
+        visible: Callable[[], int | None] | None = None,
+        on_search: SearchListener | None = None,
     ) -> None:
         self._definition = search_tool_definition(name)
         self._index = index
@@ -87,6 +148,8 @@ class ToolSearchTool:
         self._with_summaries = with_summaries
         self._allowed = allowed_names
         self._loaded = loaded
+        self._visible = visible
+        self._on_search = on_search
 
     @property
     def definition(self) -> ToolDefinition:
@@ -106,28 +169,101 @@ class ToolSearchTool:
         limit = _clamp(arguments.get("maxResults"), self._default_max_results)
         skipped = self._skipped(query)
         request = ToolSearchRequest(self._session_id, query, limit, exclude=skipped)
-        try:
-            response = self._index.search(request)
-        except ToolIndexError as exc:
-            return json.dumps(exc.to_tool_result())
-        references = [
-            ref
-            for ref in response.tool_references
-            if (self._allowed is None or ref.tool_name in self._allowed)
-            and ref.tool_name not in skipped  # for an index that ignores ``exclude``
-        ][:limit]
-        names = [ref.tool_name for ref in references]
-        self._on_found(names)
-        found: list[Any] = names
-        if self._with_summaries:
-            found = [{"name": ref.tool_name, "summary": ref.summary} for ref in references]
-        hits = [
-            ToolSearchHit(
-                name=ref.tool_name, summary=ref.summary or None, score=ref.relevance_score
+        session_id = session_of_key(self._session_id)
+        visible = self._visible() if self._visible is not None else None
+        started, clock = time.time(), time.perf_counter()
+        with hooks.search_span(
+            self._index,
+            session_id=session_id,
+            query=query,
+            limit=limit,
+            visible_tools=visible,
+            registered_tools=len(self._allowed) if self._allowed is not None else None,
+        ) as span:
+            try:
+                response = self._index.search(request)
+            except ToolIndexError as exc:
+                _log.debug("tool search refused the query: %s", exc.code)
+                span.error(exc.code)
+                self._emit(started, clock, session_id, query, limit, visible, "", [], 0, exc.code)
+                return json.dumps(exc.to_tool_result())
+            references = [
+                ref
+                for ref in response.tool_references
+                if (self._allowed is None or ref.tool_name in self._allowed)
+                and ref.tool_name not in skipped  # for an index that ignores ``exclude``
+            ][:limit]
+            names = [ref.tool_name for ref in references]
+            span.hits(
+                names,
+                [ref.relevance_score for ref in references],
+                search_type=response.metadata.search_type,
+                total_matches=response.total_matches,
             )
-            for ref in references
-        ]
-        return ToolResultText(json.dumps(found, ensure_ascii=False), search_hits=hits)
+            self._on_found(names)
+            found: list[Any] = names
+            if self._with_summaries:
+                found = [{"name": ref.tool_name, "summary": ref.summary} for ref in references]
+            hits = [
+                ToolSearchHit(
+                    name=ref.tool_name, summary=ref.summary or None, score=ref.relevance_score
+                )
+                for ref in references
+            ]
+            _log.debug(
+                "tool search in %s: %d hits of %d matches (%.1f ms)",
+                type(self._index).__name__,
+                len(hits),
+                response.total_matches,
+                (time.perf_counter() - clock) * 1000,
+            )
+            self._emit(
+                started,
+                clock,
+                session_id,
+                query,
+                limit,
+                visible,
+                response.metadata.search_type,
+                hits,
+                response.total_matches,
+                None,
+            )
+            return ToolResultText(json.dumps(found, ensure_ascii=False), search_hits=hits)
+
+    def _emit(
+        self,
+        started: float,
+        clock: float,
+        session_id: str,
+        query: str,
+        limit: int,
+        visible: int | None,
+        search_type: str,
+        hits: Sequence[ToolSearchHit],
+        total_matches: int,
+        error: str | None,
+    ) -> None:
+        if self._on_search is None:
+            return
+        event = ToolSearchEvent(
+            timestamp=started,
+            session_id=session_id,
+            index_key=self._session_id,
+            query=query,
+            limit=limit,
+            index=type(self._index).__name__,
+            search_type=search_type,
+            hits=tuple(hits),
+            total_matches=total_matches,
+            visible_tools=visible,
+            duration_ms=(time.perf_counter() - clock) * 1000,
+            error=error,
+        )
+        try:
+            self._on_search(event)
+        except Exception:
+            _log.warning("a tool-search listener failed", exc_info=True)
 
     async def acall(self, input_json: str, context: ToolContext | None = None) -> str:
         return self.call(input_json, context)

@@ -1,6 +1,8 @@
-"""Tools: definitions, the ``@tool`` decorator, function-backed callbacks, conversion, and
-the tool-name rules every source of tools follows (:mod:`toolsearch.tools.names`)."""
+"""Tools: definitions, the ``@tool`` decorator, function-backed callbacks, conversion,
+tool-argument augmentation (:mod:`toolsearch.tools.augment`), and the tool-name rules every
+source of tools follows (:mod:`toolsearch.tools.names`)."""
 
+from toolsearch.tools.augment import AugmentedArgumentEvent, AugmentedToolCallback, augment_tools
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import ensure_unique_names, tool_callbacks
 from toolsearch.tools.context import ToolContext
@@ -11,6 +13,8 @@ from toolsearch.tools.function import FunctionToolCallback
 from toolsearch.tools.params import ToolParam
 
 __all__ = [
+    "AugmentedArgumentEvent",
+    "AugmentedToolCallback",
     "FunctionToolCallback",
     "JsonResultConverter",
     "ResultConverter",
@@ -19,6 +23,7 @@ __all__ = [
     "ToolDefinition",
     "ToolMetadata",
     "ToolParam",
+    "augment_tools",
     "ensure_unique_names",
     "tool",
     "tool_callbacks",

@@ -1,0 +1,70 @@
+"""OpenTelemetry tracing and metrics for the loop, the models, the tools and the tool search.
+
+Nothing to set up here: spans and metrics go to the globally configured tracer and meter
+providers (``opentelemetry.trace.set_tracer_provider`` / ``metrics.set_meter_provider``, or
+the ``opentelemetry-instrument`` agent). Without ``opentelemetry-api`` installed
+(``toolsearch[otel]``) nothing is imported and every hook is a no-op; the choice is made
+once, on first use. ``import toolsearch`` never imports OpenTelemetry.
+
+What is traced (names and attributes follow the OpenTelemetry GenAI semantic conventions):
+
+* ``chat_client``: one span per ``ChatClient`` request (``call``, ``stream``, ``acall``,
+  ``astream``), the parent of everything below; it carries the summed token usage of the
+  whole tool loop and the number of model calls;
+* ``chat {model}``: one span per model call, for every model built on
+  :class:`~toolsearch.chat.model.BaseChatModel` (the provider adapters and the scripted
+  models alike);
+* ``execute_tool {tool name}``: one span per tool the loop runs;
+* ``tool_search {index}``: one span per search of the tool-search tool, inside its
+  ``execute_tool`` span.
+
+Tool arguments, tool results, search queries, hit names and message content are recorded
+only when content capture is on: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``
+in the environment, or :func:`set_capture_content` (which wins over the environment).
+
+See ``docs/observability.md`` for a console-exporter setup and a sample trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+__all__ = [
+    "CAPTURE_CONTENT_ENV",
+    "capture_content",
+    "hash_session_id",
+    "is_available",
+    "set_capture_content",
+]
+
+CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""The GenAI conventions' opt-in for recording message content (``true`` to record)."""
+
+_capture_override: bool | None = None
+
+
+def set_capture_content(enabled: bool | None) -> None:
+    """Record content (tool arguments and results, search queries and hits, messages) in
+    spans, or not; ``None`` goes back to reading :data:`CAPTURE_CONTENT_ENV`."""
+    global _capture_override
+    _capture_override = None if enabled is None else bool(enabled)
+
+
+def capture_content() -> bool:
+    """Whether spans record content now (the setting, else the environment variable)."""
+    if _capture_override is not None:
+        return _capture_override
+    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in ("true", "1", "yes")
+
+
+def hash_session_id(session_id: str) -> str:
+    """The form a session id takes in spans and logs: 16 hex digits of its sha256."""
+    return hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:16]
+
+
+def is_available() -> bool:
+    """Whether ``opentelemetry-api`` is installed (imports it on the first call)."""
+    from toolsearch.telemetry._runtime import otel
+
+    return otel() is not None
