@@ -148,8 +148,11 @@ def _eviction(settings: ToolSearchSettings) -> EvictionStrategy:
 
 
 def _index(settings: ToolSearchSettings) -> Any:
-    from toolsearch.indexes.specs import make_index
+    from toolsearch.indexes.specs import default_index, make_index
 
+    named = {"index_type", "embedder", "bm25_min_score", "reranker"} & settings.model_fields_set
+    if not named:  # nothing named: the advisor's default, with its fallback
+        return default_index()
     return make_index(
         settings.index_type,
         embedder=settings.embedder,

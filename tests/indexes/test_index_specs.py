@@ -274,3 +274,34 @@ def test_a_reranker_folder_is_loaded_by_name(monkeypatch: pytest.MonkeyPatch) ->
     assert isinstance(index, rerank.RerankingToolIndex)
     assert index.reranker.name == "/models/ce"
     assert loaded == ["/models/ce"]
+
+
+def test_only_the_unnamed_default_falls_back_and_it_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One rule for a missing [bm25]: a named index raises; the default degrades to regex
+    with a warning (the advisor's default and the settings' default alike)."""
+    import logging
+
+    from toolsearch.errors import MissingExtraError
+    from toolsearch.indexes import RegexToolIndex
+    from toolsearch.search import ToolSearchToolCallingAdvisor
+    from toolsearch.settings import ToolSearchSettings, tool_search_advisor
+
+    def without_tantivy(self: object, *args: object, **kwargs: object) -> None:
+        raise MissingExtraError("BM25 tool search", "bm25", "tantivy")
+
+    monkeypatch.setattr("toolsearch.indexes.bm25.Bm25ToolIndex.__init__", without_tantivy)
+    specs._warn_fallback.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="toolsearch.indexes.specs"):
+        assert isinstance(ToolSearchToolCallingAdvisor().tool_index, RegexToolIndex)
+        settings_default = tool_search_advisor(ToolSearchSettings())
+        assert isinstance(settings_default.tool_index, RegexToolIndex)
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1  # once per process
+    assert "toolsearch[bm25]" in warnings[0]
+    with pytest.raises(MissingExtraError, match=r"toolsearch\[bm25\]"):
+        tool_search_advisor(ToolSearchSettings(index_type="bm25"))
+    with pytest.raises(MissingExtraError, match=r"toolsearch\[bm25\]"):
+        specs.make_index("bm25")
+    specs._warn_fallback.cache_clear()

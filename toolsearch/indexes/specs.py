@@ -27,6 +27,7 @@ and :func:`resolve_embedder` load a new one at each call. Unknown names raise
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +40,8 @@ from toolsearch.indexes.embedders import (
 )
 from toolsearch.indexes.tuned import default_tuned_model_path
 
+_log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from toolsearch.indexes.rerank import Reranker
     from toolsearch.search.types import ToolIndex
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EMBEDDING_KINDS",
     "INDEX_KINDS",
+    "default_index",
     "embedder_factory",
     "index_factory",
     "load_embedder",
@@ -58,6 +62,34 @@ INDEX_KINDS: tuple[str, ...] = ("regex", "bm25", "vector", "hybrid")
 
 EMBEDDING_KINDS: tuple[str, ...] = ("vector", "hybrid")
 """The kinds that take an embedder (``vector:EMBEDDER``, ``hybrid:EMBEDDER``)."""
+
+
+def default_index() -> ToolIndex:
+    """The index used when none is named: BM25 with ``toolsearch[bm25]``, else regex.
+
+    The one rule for a missing extra: an index you *name* (a constructor, ``make_index``,
+    ``index_type`` in the settings) raises :class:`~toolsearch.errors.MissingExtraError`
+    naming the extra; only the default, when you name none, falls back to the regex index,
+    and says so in a warning (once per process), so the core install still runs.
+    """
+    try:
+        from toolsearch.indexes.bm25 import Bm25ToolIndex
+
+        return Bm25ToolIndex()
+    except ImportError as exc:
+        from toolsearch.indexes.regex import RegexToolIndex
+
+        _warn_fallback(str(exc))
+        return RegexToolIndex()
+
+
+@functools.cache
+def _warn_fallback(reason: str) -> None:
+    _log.warning(
+        "tool search falls back to the regex index: the default BM25 index is not "
+        "available (%s). Name an index to choose one yourself.",
+        reason,
+    )
 
 
 # -- embedders ---------------------------------------------------------------------------

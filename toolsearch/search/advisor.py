@@ -541,11 +541,6 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
 
 
 def _default_index() -> ToolIndex:
-    try:
-        from toolsearch.indexes.bm25 import Bm25ToolIndex
+    from toolsearch.indexes.specs import default_index
 
-        return Bm25ToolIndex()
-    except ImportError:
-        from toolsearch.indexes.regex import RegexToolIndex
-
-        return RegexToolIndex()
+    return default_index()
