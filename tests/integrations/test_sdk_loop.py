@@ -1,0 +1,222 @@
+"""The plain-SDK-loop helper, and the runnable examples that use it over the real SDKs
+(their HTTP calls answered by the SDKs' own mock transport)."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolsearch import ToolDefinition, tool
+from toolsearch.indexes import RegexToolIndex
+from toolsearch.integrations.sdk_loop import ToolSearchLoop, as_definition
+from toolsearch.search import InMemorySessionStore, RedisSessionStore
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "integrations"
+
+
+def get_weather(city: str) -> str:
+    """Get the weather forecast for a city."""
+    return city
+
+
+@tool(description="Send an email to a recipient")
+def send_email(to: str) -> str:
+    return to
+
+
+TOOLS = [
+    get_weather,
+    send_email,
+    {
+        "type": "function",
+        "function": {
+            "name": "create_issue",
+            "description": "Create a GitHub issue",
+            "parameters": {"type": "object", "properties": {"title": {"type": "string"}}},
+        },
+    },
+    {
+        "name": "convert_currency",
+        "description": "Convert money to another currency",
+        "input_schema": {"type": "object", "properties": {"amount": {"type": "number"}}},
+    },
+]
+
+
+def test_tools_in_every_form_become_definitions() -> None:
+    names = [as_definition(t).name for t in TOOLS]
+    assert names == ["get_weather", "send_email", "create_issue", "convert_currency"]
+    gemini = as_definition({"name": "g", "parameters_json_schema": {"type": "object"}})
+    assert gemini.input_schema == {"type": "object"}
+    assert as_definition(ToolDefinition("x")).name == "x"
+    with pytest.raises(TypeError):
+        as_definition({"description": "no name"})
+
+
+def test_a_turn_starts_with_the_search_tool_and_grows_with_discoveries() -> None:
+    loop = ToolSearchLoop(TOOLS, max_results=1)
+    session = loop.session("c1")
+    assert [t["function"]["name"] for t in session.tools("openai")] == ["toolSearchTool"]
+
+    result = session.openai_result(
+        {
+            "id": "call_1",
+            "function": {"name": "toolSearchTool", "arguments": '{"query": "weather"}'},
+        }
+    )
+    assert result == {"role": "tool", "tool_call_id": "call_1", "content": '["get_weather"]'}
+    assert session.search("github issue") == ["create_issue"]
+
+    assert [t["function"]["name"] for t in session.tools("openai")] == [
+        "toolSearchTool",
+        "get_weather",
+        "create_issue",
+    ]
+    assert [t["name"] for t in session.tools("openai-responses")][1:] == [
+        "get_weather",
+        "create_issue",
+    ]
+    anthropic = session.tools("anthropic")
+    assert anthropic[1] == {
+        "name": "get_weather",
+        "description": "Get the weather forecast for a city.",
+        "input_schema": as_definition(get_weather).input_schema,
+    }
+    (gemini,) = session.tools("gemini")
+    assert [d["name"] for d in gemini["function_declarations"]][1:] == [
+        "get_weather",
+        "create_issue",
+    ]
+    with pytest.raises(ValueError, match="unknown provider"):
+        session.tools("cohere")  # type: ignore[arg-type]
+
+
+def test_the_search_result_per_provider_and_other_calls_left_alone() -> None:
+    session = ToolSearchLoop(TOOLS, index=RegexToolIndex(), max_results=1).session("c2")
+
+    block = {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "toolSearchTool",
+        "input": {"query": "email"},
+    }
+    assert session.anthropic_result(block) == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": '["send_email"]',
+    }
+    part = session.gemini_result(
+        {"name": "toolSearchTool", "args": {"query": "currency"}, "id": "g1"}
+    )
+    assert part == {
+        "function_response": {
+            "name": "toolSearchTool",
+            "id": "g1",
+            "response": {"output": '["convert_currency"]'},
+        }
+    }
+    item = {
+        "type": "function_call",
+        "call_id": "fc_1",
+        "name": "toolSearchTool",
+        "arguments": '{"query": "issue"}',
+    }
+    assert session.openai_responses_result(item) == {
+        "type": "function_call_output",
+        "call_id": "fc_1",
+        "output": '["create_issue"]',
+    }
+    assert (
+        session.anthropic_result({"type": "tool_use", "name": "get_weather", "input": {}}) is None
+    )
+    assert session.anthropic_result({"type": "text", "text": "hi"}) is None
+    assert session.handle("get_weather", "{}") is None
+
+
+def test_a_search_skips_the_tools_the_session_has_and_bad_arguments_are_text() -> None:
+    session = ToolSearchLoop(TOOLS, pinned=["send_email"]).session("c3")
+    assert [t["function"]["name"] for t in session.tools("openai")] == [
+        "toolSearchTool",
+        "send_email",
+    ]
+    assert "send_email" not in session.search("send an email", max_results=3)
+    assert session.handle("toolSearchTool", {"query": ""}).startswith("Error: invalid arguments")
+    assert session.handle("toolSearchTool", "not json").startswith("Error: invalid arguments")
+
+
+def test_the_tool_set_is_indexed_once_per_session() -> None:
+    loop = ToolSearchLoop(TOOLS)
+    for query in ("weather", "email", "issue"):
+        loop.session("c4").search(query)
+    state = loop.registry.get("c4")
+    assert state is not None
+    assert state.index_count == 1
+
+
+def test_discoveries_persist_in_a_shared_store() -> None:
+    store = InMemorySessionStore()
+    ToolSearchLoop(TOOLS, store=store).session("c5").search("weather")
+    other_worker = ToolSearchLoop(TOOLS, store=store).session("c5")
+    assert other_worker.discovered == ["get_weather"]
+
+
+def test_discoveries_persist_in_redis(redis_url: str) -> None:
+    namespace = "toolsearch-test-sdk-loop"
+    RedisSessionStore(redis_url, namespace=namespace).clear()
+    worker_a = ToolSearchLoop(TOOLS, store=RedisSessionStore(redis_url, namespace=namespace))
+    worker_b = ToolSearchLoop(TOOLS, store=RedisSessionStore(redis_url, namespace=namespace))
+    worker_a.session("conv").search("send an email")
+
+    assert worker_b.session("conv").discovered == ["send_email"]
+    assert [t["name"] for t in worker_b.session("conv").tools("anthropic")] == [
+        "toolSearchTool",
+        "send_email",
+    ]
+    RedisSessionStore(redis_url, namespace=namespace).clear()
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="max_results"):
+        ToolSearchLoop(TOOLS, max_results=0)
+    with pytest.raises(ValueError, match="pinned"):
+        ToolSearchLoop(TOOLS, pinned=["nope"])
+    with pytest.raises(ValueError, match="search tool's name"):
+        ToolSearchLoop(TOOLS, search_tool_name="get_weather")
+    with pytest.raises(ValueError, match="same name"):
+        ToolSearchLoop([get_weather, get_weather])
+
+
+EXPECTED = {
+    "sdk_loop_openai.py": ("openai", "get_weather"),
+    "sdk_loop_anthropic.py": ("anthropic", "send_email"),
+    "sdk_loop_gemini.py": ("google.genai", "create_ticket"),
+}
+
+
+@pytest.mark.parametrize("example", sorted(EXPECTED))
+def test_each_provider_example_runs(example: str, capsys: pytest.CaptureFixture[str]) -> None:
+    sdk, found = EXPECTED[example]
+    pytest.importorskip(sdk, reason=f"the {sdk} SDK is not installed")
+    runpy.run_path(str(EXAMPLES / example), run_name="__main__")
+    out = capsys.readouterr().out.splitlines()
+
+    assert out[0] == "tools sent: ['toolSearchTool']"
+    assert out[1] == f"toolSearchTool -> {json.dumps([found])}"
+    assert out[2] == f"tools sent: ['toolSearchTool', '{found}']"
+    assert out[-1] == f"discovered: ['{found}']"
+
+
+def test_importing_the_integrations_imports_no_framework() -> None:
+    code = (
+        "import sys, toolsearch.integrations, toolsearch.integrations.sdk_loop\n"
+        "bad = [m for m in ('pydantic_ai', 'langchain_core', 'langgraph', 'agents', 'openai',"
+        " 'anthropic', 'google.genai') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

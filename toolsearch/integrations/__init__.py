@@ -1,0 +1,37 @@
+"""toolsearch inside the agent frameworks people already run.
+
+One module per framework, each importing its framework only when used (a missing one raises
+:class:`~toolsearch.errors.MissingExtraError` naming the extra to install):
+
+* :mod:`toolsearch.integrations.pydantic_ai` (``toolsearch[pydantic-ai]``):
+  ``toolsearch_tool_search("hybrid")`` in place of pydantic-ai's ``ToolSearch()``, and
+  ``ToolsearchStrategy``, the strategy callable itself;
+* :mod:`toolsearch.integrations.langgraph` (``toolsearch[langgraph]``):
+  ``ToolsearchToolRetriever``, LangChain tools in a toolsearch index, as
+  ``langgraph-bigtool``'s ``retrieve_tools``, a LangChain retriever or a search tool, and
+  ``create_agent``, bigtool's graph on the current LangGraph;
+* :mod:`toolsearch.integrations.openai_agents` (``toolsearch[openai-agents]``):
+  ``ToolsearchAgentTools``, an agent's tools behind a search function tool, each enabled
+  once discovered;
+* :mod:`toolsearch.integrations.sdk_loop` (no extra beyond the provider SDK you call):
+  ``ToolSearchLoop``, the tool list to send on this turn and the search tool's result, for
+  loops written over ``openai``, ``anthropic`` or ``google-genai``.
+
+Every integration searches through a :class:`~toolsearch.search.registry.SessionRegistry`:
+a tool set is indexed once per session, and discoveries live in its session store (a
+``RedisSessionStore`` shares them between processes).
+
+Importing this package imports no framework.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FRAMEWORK_EXTRAS"]
+
+FRAMEWORK_EXTRAS: dict[str, str] = {
+    "pydantic_ai": "pydantic-ai",
+    "langgraph": "langgraph",
+    "openai_agents": "openai-agents",
+    "sdk_loop": "",
+}
+"""Integration module -> the extra that installs its framework (none for ``sdk_loop``)."""

@@ -1,0 +1,349 @@
+"""LangGraph and LangChain: ``retrieve_tools`` for ``langgraph-bigtool``, a retriever, a tool.
+
+:class:`ToolsearchToolRetriever` indexes LangChain tools (``BaseTool`` objects, or the plain
+functions a ``langgraph-bigtool`` registry may hold) in a toolsearch index, once, and
+answers searches in the shape each consumer wants:
+
+* :meth:`~ToolsearchToolRetriever.retrieve_tools_function` and
+  :meth:`~ToolsearchToolRetriever.retrieve_tools_coroutine`: ``retrieve_tools(query) ->
+  list of tool ids`` for ``langgraph_bigtool.create_agent(llm, registry,
+  retrieve_tools_function=..., retrieve_tools_coroutine=...)``, instead of the default
+  semantic search over a LangGraph store (no store, no embeddings service needed);
+* :meth:`~ToolsearchToolRetriever.search_tools`: the ``BaseTool`` objects themselves,
+  best first, and :meth:`~ToolsearchToolRetriever.search` their names;
+* :meth:`~ToolsearchToolRetriever.as_retriever`: a LangChain ``BaseRetriever`` whose
+  documents are the tools (``page_content`` the description, ``metadata`` the name and id);
+* :meth:`~ToolsearchToolRetriever.as_tool`: a LangChain tool the model calls to search
+  (it answers the names found), for agents that bind tools themselves.
+
+:func:`create_agent` builds ``langgraph-bigtool``'s graph (the model starts with the
+retrieval tool; each retrieval binds the tools found, which accumulate in the state's
+``selected_tool_ids``) over a retriever, on the current LangGraph: ``langgraph-bigtool``
+0.0.3 calls ``ToolNode.inject_tool_args``, which ``langgraph-prebuilt`` 1.0 removed (the
+node now injects state and store itself), so its agent fails with ``AttributeError`` as soon
+as the model calls a retrieved tool there. Its retrieval step works, and so do the
+``retrieve_tools`` callables with it on ``langgraph-prebuilt`` < 1.
+
+Needs ``toolsearch[langgraph]`` (``langchain-core``; ``langgraph`` and ``langgraph-bigtool``
+for ``create_agent``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from toolsearch.integrations._common import ToolSearcher, require
+from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.store import SessionStore
+from toolsearch.search.types import ToolIndex
+from toolsearch.tools.definition import ToolDefinition
+
+if TYPE_CHECKING:
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.tools import BaseTool
+
+__all__ = [
+    "RETRIEVE_TOOLS_DESCRIPTION",
+    "ToolsearchToolRetriever",
+    "create_agent",
+    "to_toolsearch_definition",
+]
+
+_EXTRA = "langgraph"
+
+RETRIEVE_TOOLS_DESCRIPTION = (
+    "Search the tools available to you and load the best matches. Describe the capability "
+    "you need in a few words (e.g. 'send email', 'weather forecast') or give an exact tool "
+    "name. The tools found become callable on your next turn."
+)
+
+
+def _require_langchain() -> Any:
+    return require(
+        "langchain_core",
+        extra=_EXTRA,
+        feature="the LangChain integration",
+        package="langchain-core",
+    )
+
+
+def to_toolsearch_definition(tool: Any, name: str | None = None) -> ToolDefinition:
+    """A LangChain tool (a ``BaseTool``, a function, a pydantic model) as a toolsearch
+    definition: its OpenAI function schema's name, description and parameters."""
+    _require_langchain()
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    function = convert_to_openai_tool(tool)["function"]
+    return ToolDefinition(
+        name=name or function["name"],
+        description=function.get("description") or "",
+        input_schema=function.get("parameters") or {"type": "object", "properties": {}},
+    )
+
+
+class ToolsearchToolRetriever:
+    """LangChain tools in a toolsearch index, searched by text.
+
+    Args:
+        tools: The tools: a sequence of ``BaseTool`` (ids are their names) or a
+            ``langgraph-bigtool`` registry ``{id: BaseTool | function}``.
+        index: A ``ToolIndex``, an index spec (``"bm25"``, ``"hybrid"``...) or ``None`` for
+            BM25.
+        limit: How many tools a search returns (``langgraph-bigtool``'s ``limit``: 2 there
+            by default; here 3).
+        session_id: The registry session the tools are indexed under (a new one per
+            retriever by default; the tool set's key is the session plus a digest of the
+            tools, so retrievers sharing a ``registry`` and a session index a set once).
+        registry: A ``SessionRegistry`` to share (instead of ``index`` and ``store``).
+        store: The session store of a new registry.
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[Any] | Mapping[str, Any],
+        *,
+        index: ToolIndex | str | None = None,
+        limit: int = 3,
+        session_id: str | None = None,
+        registry: SessionRegistry | None = None,
+        store: SessionStore | None = None,
+    ) -> None:
+        _require_langchain()
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        items = list(tools.items()) if isinstance(tools, Mapping) else [(None, t) for t in tools]
+        self.searcher = ToolSearcher(index, registry=registry, store=store)
+        self.limit = limit
+        self.session_id = session_id or f"langchain-{uuid.uuid4().hex[:12]}"
+        self._tools: dict[str, Any] = {}  # id -> tool
+        self._ids: dict[str, str] = {}  # indexed name -> id
+        definitions: list[ToolDefinition] = []
+        for given_id, tool in items:
+            definition = to_toolsearch_definition(tool)
+            tool_id = given_id if given_id is not None else definition.name
+            if tool_id in self._tools:
+                raise ValueError(f"two tools with the id {tool_id!r}")
+            name = definition.name
+            if name in self._ids:  # two registry entries with one tool name: index the id
+                name = tool_id.replace(" ", "_")
+                definition = ToolDefinition(name, definition.description, definition.input_schema)
+            self._tools[tool_id] = tool
+            self._ids[name] = tool_id
+            definitions.append(definition)
+        self.definitions: tuple[ToolDefinition, ...] = tuple(definitions)
+        self.registry.index_tools(self.session_id, self.definitions)  # indexed once, here
+
+    @property
+    def registry(self) -> SessionRegistry:
+        return self.searcher.registry
+
+    @property
+    def tool_registry(self) -> dict[str, Any]:
+        """``{id: tool}``, the registry to give ``langgraph_bigtool.create_agent``."""
+        return dict(self._tools)
+
+    # -- searching ------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int | None = None) -> list[str]:
+        """The ids of the best tools for ``query``, best first."""
+        names = self.searcher.search(
+            self.session_id, self.definitions, [query], limit=limit or self.limit
+        )
+        return [self._ids[n] for n in names if n in self._ids]
+
+    def search_tools(self, query: str, limit: int | None = None) -> list[Any]:
+        """The best tools for ``query`` themselves, best first."""
+        return [self._tools[i] for i in self.search(query, limit)]
+
+    async def asearch(self, query: str, limit: int | None = None) -> list[str]:
+        """:meth:`search` off the event loop (an embedding query blocks for milliseconds)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.search, query, limit)
+
+    # -- langgraph-bigtool ----------------------------------------------------------------
+
+    def retrieve_tools_function(self) -> Callable[[str], list[str]]:
+        """``retrieve_tools(query) -> tool ids`` for ``create_agent(...,
+        retrieve_tools_function=...)``; its docstring is the tool description the model
+        reads."""
+
+        def retrieve_tools(query: str) -> list[str]:
+            return self.search(query)
+
+        retrieve_tools.__doc__ = RETRIEVE_TOOLS_DESCRIPTION
+        return retrieve_tools
+
+    def retrieve_tools_coroutine(self) -> Callable[[str], Coroutine[Any, Any, list[str]]]:
+        """The async twin of :meth:`retrieve_tools_function` (``retrieve_tools_coroutine``)."""
+
+        async def retrieve_tools(query: str) -> list[str]:
+            return await self.asearch(query)
+
+        retrieve_tools.__doc__ = RETRIEVE_TOOLS_DESCRIPTION
+        return retrieve_tools
+
+    def bigtool_kwargs(self) -> dict[str, Any]:
+        """``create_agent(llm, **retriever.bigtool_kwargs())``: the registry, both retrieval
+        callables and the limit."""
+        return {
+            "tool_registry": self.tool_registry,
+            "retrieve_tools_function": self.retrieve_tools_function(),
+            "retrieve_tools_coroutine": self.retrieve_tools_coroutine(),
+            "limit": self.limit,
+        }
+
+    # -- LangChain objects ----------------------------------------------------------------
+
+    def as_retriever(self, limit: int | None = None) -> BaseRetriever:
+        """A LangChain ``BaseRetriever``: ``invoke(query)`` returns one ``Document`` per tool
+        found (``page_content`` its description, ``metadata`` ``{"id", "name"}``)."""
+        from langchain_core.callbacks import (
+            AsyncCallbackManagerForRetrieverRun,
+            CallbackManagerForRetrieverRun,
+        )
+        from langchain_core.documents import Document
+        from langchain_core.retrievers import BaseRetriever
+
+        owner = self
+        default_k = limit or self.limit
+        by_id = {self._ids[d.name]: d for d in self.definitions}
+
+        def documents(ids: list[str]) -> list[Document]:
+            return [
+                Document(
+                    page_content=by_id[i].description or by_id[i].name,
+                    metadata={"id": i, "name": by_id[i].name},
+                )
+                for i in ids
+            ]
+
+        class _ToolRetriever(BaseRetriever):
+            k: int = default_k
+
+            def _get_relevant_documents(
+                self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+            ) -> list[Document]:
+                return documents(owner.search(query, self.k))
+
+            async def _aget_relevant_documents(
+                self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+            ) -> list[Document]:
+                return documents(await owner.asearch(query, self.k))
+
+        return _ToolRetriever()
+
+    def as_tool(self, name: str = "search_tools", limit: int | None = None) -> BaseTool:
+        """A LangChain tool that searches: ``{"query": ...}`` in, a JSON list of the ids
+        found out."""
+        from langchain_core.tools import StructuredTool
+
+        def run(query: str) -> str:
+            return json.dumps(self.search(query, limit))
+
+        async def arun(query: str) -> str:
+            return json.dumps(await self.asearch(query, limit))
+
+        return StructuredTool.from_function(
+            func=run, coroutine=arun, name=name, description=RETRIEVE_TOOLS_DESCRIPTION
+        )
+
+    def __repr__(self) -> str:
+        return f"ToolsearchToolRetriever({len(self.definitions)} tools, limit={self.limit})"
+
+
+def create_agent(
+    llm: Any,
+    retriever: ToolsearchToolRetriever,
+    *,
+    retrieve_tool_name: str = "retrieve_tools",
+) -> Any:
+    """``langgraph-bigtool``'s agent graph (an uncompiled ``StateGraph``) over ``retriever``.
+
+    The model first sees one tool, ``retrieve_tool_name``; each call of it searches the
+    retriever and binds the tools found on the next turn (they accumulate in the state's
+    ``selected_tool_ids``, in retrieval order); calls of retrieved tools run in a
+    ``ToolNode``. ``.compile()`` it (with a checkpointer for conversations). Needs
+    ``langgraph``.
+    """
+    require("langgraph", extra=_EXTRA, feature="create_agent", package="langgraph")
+    from typing import Annotated
+
+    from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import StructuredTool
+    from langgraph.graph import END, StateGraph
+    from langgraph.graph.message import add_messages
+    from langgraph.prebuilt import ToolNode
+    from langgraph.types import Send
+    from typing_extensions import TypedDict
+
+    registry = retriever.tool_registry
+    retrieve = StructuredTool.from_function(
+        func=retriever.retrieve_tools_function(),
+        coroutine=retriever.retrieve_tools_coroutine(),
+        name=retrieve_tool_name,
+        description=RETRIEVE_TOOLS_DESCRIPTION,
+    )
+
+    def add_new(left: list[str], right: list[str]) -> list[str]:
+        return left + [item for item in right if item not in set(left)]
+
+    # the functional form: this module's annotations are strings, a class body's would not
+    # resolve here
+    State = TypedDict(  # type: ignore[misc]  # noqa: UP013
+        "State",
+        {
+            "messages": Annotated[list[AnyMessage], add_messages],
+            "selected_tool_ids": Annotated[list[str], add_new],
+        },
+    )
+
+    def bound(state: dict[str, Any]) -> Any:
+        return llm.bind_tools([retrieve, *(registry[i] for i in state["selected_tool_ids"])])
+
+    def call_model(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [bound(state).invoke(state["messages"])]}
+
+    async def acall_model(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [await bound(state).ainvoke(state["messages"])]}
+
+    def selected(calls: list[dict[str, Any]], found: list[list[str]]) -> dict[str, Any]:
+        messages = []
+        ids: list[str] = []
+        for call, batch in zip(calls, found, strict=True):
+            names = [to_toolsearch_definition(registry[i]).name for i in batch]
+            messages.append(ToolMessage(f"Available tools: {names}", tool_call_id=call["id"]))
+            ids.extend(batch)
+        return {"messages": messages, "selected_tool_ids": ids}
+
+    def select_tools(calls: list[dict[str, Any]]) -> dict[str, Any]:
+        return selected(calls, [retriever.search(str(c["args"].get("query", ""))) for c in calls])
+
+    async def aselect_tools(calls: list[dict[str, Any]]) -> dict[str, Any]:
+        found = [await retriever.asearch(str(c["args"].get("query", ""))) for c in calls]
+        return selected(calls, found)
+
+    def route(state: dict[str, Any]) -> Any:
+        last = state["messages"][-1]
+        if not isinstance(last, AIMessage) or not last.tool_calls:
+            return END
+        return [
+            Send("select_tools", [call])
+            if call["name"] == retrieve_tool_name
+            else Send("tools", [call])
+            for call in last.tool_calls
+        ]
+
+    builder: Any = StateGraph(State)  # nodes typed by the functional State: Any here
+    builder.add_node("agent", RunnableLambda(call_model, afunc=acall_model))
+    builder.add_node("select_tools", RunnableLambda(select_tools, afunc=aselect_tools))
+    builder.add_node("tools", ToolNode(list(registry.values())))
+    builder.set_entry_point("agent")
+    builder.add_conditional_edges("agent", route, path_map=["select_tools", "tools", END])
+    builder.add_edge("tools", "agent")
+    builder.add_edge("select_tools", "agent")
+    return builder

@@ -1,0 +1,295 @@
+"""Plain SDK loops: tool search for code that calls ``openai``, ``anthropic`` or
+``google-genai`` itself.
+
+Two calls per turn change in a loop you already have: the tool list you send, and what you
+append when the model called the search tool::
+
+    from toolsearch.integrations.sdk_loop import ToolSearchLoop
+
+    search = ToolSearchLoop(my_tools, index="bm25")  # once per process
+    session = search.session("conversation-42")       # once per conversation turn
+    while True:
+        completion = client.chat.completions.create(
+            model="gpt-5.2", messages=messages, tools=session.tools("openai")
+        )
+        message = completion.choices[0].message
+        messages.append(message.model_dump(exclude_none=True))
+        if not message.tool_calls:
+            break
+        for call in message.tool_calls:
+            result = session.openai_result(call)  # the search tool's result, or None
+            messages.append(result or run_my_tool(call))
+
+:meth:`LoopSession.tools` renders the search tool, the pinned tools and the tools the
+conversation discovered (discovery order: a stable prefix, so a provider's prompt cache
+keeps working) with toolsearch's own provider mappings (``openai_tools``, the Anthropic
+request builder, ``gemini_declarations``), the ones its chat-model adapters send. A search
+runs toolsearch's search tool (``toolSearchTool(query, maxResults?)``) over the tools,
+indexed once per distinct tool set and session. Discoveries live in a
+:class:`~toolsearch.search.registry.SessionRegistry`, so in its
+:class:`~toolsearch.search.store.SessionStore`: with a ``RedisSessionStore`` a
+conversation's next turn may run on any worker and still see what it discovered.
+
+The provider SDKs are not imported here: a session's methods read their objects' attributes
+(or the same keys of plain dicts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from toolsearch.errors import InvalidToolArgumentsError
+from toolsearch.integrations._common import ToolSearcher
+from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.search_tool import (
+    DEFAULT_SEARCH_TOOL_NAME,
+    MAX_RESULTS_CAP,
+    ToolSearchTool,
+    search_tool_definition,
+)
+from toolsearch.search.store import SessionStore
+from toolsearch.search.types import ToolIndex
+from toolsearch.tools.collect import tool_callbacks
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = ["LoopSession", "Provider", "ToolSearchLoop", "as_definition"]
+
+Provider = Literal["openai", "openai-responses", "anthropic", "gemini"]
+"""The tool-list formats :meth:`LoopSession.tools` renders: chat completions, the Responses
+API, the Anthropic Messages API, Gemini's function declarations (``google-genai``)."""
+
+SYSTEM_HINT = (
+    "Only some of your tools are loaded. When you need a capability you do not see among "
+    "your tools, call {search_tool_name} with a few words describing it (for example 'send "
+    "email' or 'weather forecast'); the matching tools become callable on your next turn."
+)
+
+
+def as_definition(tool: Any) -> ToolDefinition:
+    """A tool in any accepted form as a toolsearch ``ToolDefinition``: a definition; a
+    ``ToolCallback``, ``@tool`` or plain function; or a provider-format dict (chat
+    completions ``{"type": "function", "function": {...}}``, Responses ``{"type":
+    "function", "name", "parameters"}``, Anthropic ``{"name", "input_schema"}``, Gemini
+    ``{"name", "parameters"}`` or ``{"name", "parameters_json_schema"}``)."""
+    if isinstance(tool, ToolDefinition):
+        return tool
+    if isinstance(tool, Mapping):
+        spec = tool.get("function", tool) if tool.get("type") == "function" else tool
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+            raise TypeError(f"a tool dict needs a name: {dict(tool)!r}")
+        schema = (
+            spec.get("parameters")
+            or spec.get("input_schema")
+            or spec.get("parameters_json_schema")
+            or spec.get("parametersJsonSchema")
+            or {"type": "object", "properties": {}}
+        )
+        return ToolDefinition(str(spec["name"]), str(spec.get("description") or ""), schema)
+    found = tool_callbacks(tool)
+    if len(found) != 1:
+        raise TypeError(f"{tool!r} is {len(found)} tools; pass them one by one")
+    return found[0].definition
+
+
+class ToolSearchLoop:
+    """A tool set behind toolsearch's search tool, for hand-written SDK loops.
+
+    Args:
+        tools: The tools, in any form :func:`as_definition` takes.
+        index: A ``ToolIndex``, an index spec (``"bm25"``, ``"hybrid"``...) or ``None`` for
+            BM25.
+        max_results: How many tools a search loads when the model gives no ``maxResults``.
+        pinned: Names of tools sent on every turn.
+        search_tool_name: The search tool's name (``toolSearchTool``).
+        registry: A ``SessionRegistry`` to share (instead of ``index`` and ``store``).
+        store: The session store of a new registry (``RedisSessionStore`` to share
+            discoveries between workers).
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Any],
+        *,
+        index: ToolIndex | str | None = None,
+        max_results: int = 5,
+        pinned: Iterable[str] = (),
+        search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+        registry: SessionRegistry | None = None,
+        store: SessionStore | None = None,
+    ) -> None:
+        if not 1 <= max_results <= MAX_RESULTS_CAP:
+            raise ValueError(f"max_results must be between 1 and {MAX_RESULTS_CAP}")
+        self.definitions: tuple[ToolDefinition, ...] = tuple(as_definition(t) for t in tools)
+        self.by_name = {d.name: d for d in self.definitions}
+        if len(self.by_name) != len(self.definitions):
+            raise ValueError("two tools have the same name")
+        if search_tool_name in self.by_name:
+            raise ValueError(
+                f"a tool is named {search_tool_name!r}, the search tool's name: rename it or "
+                "pass search_tool_name=..."
+            )
+        self.pinned: tuple[str, ...] = tuple(dict.fromkeys(pinned))
+        unknown = [n for n in self.pinned if n not in self.by_name]
+        if unknown:
+            raise ValueError(f"pinned tools that are not among the tools: {unknown}")
+        self.searcher = ToolSearcher(index, registry=registry, store=store)
+        self.max_results = max_results
+        self.search_tool_name = search_tool_name
+        self.search_definition = search_tool_definition(search_tool_name)
+
+    @property
+    def registry(self) -> SessionRegistry:
+        return self.searcher.registry
+
+    @property
+    def system_hint(self) -> str:
+        """A sentence for the system prompt that tells the model how to find tools."""
+        return SYSTEM_HINT.replace("{search_tool_name}", self.search_tool_name)
+
+    def session(self, session_id: str) -> LoopSession:
+        """The conversation ``session_id`` (cheap: make one per turn or keep it)."""
+        return LoopSession(self, str(session_id))
+
+
+class LoopSession:
+    """One conversation of a :class:`ToolSearchLoop`: its tool list and its searches."""
+
+    def __init__(self, loop: ToolSearchLoop, session_id: str) -> None:
+        self.loop = loop
+        self.session_id = session_id
+
+    # -- what to send ------------------------------------------------------------------------
+
+    @property
+    def discovered(self) -> list[str]:
+        """The tools this conversation discovered, in discovery order (from the store)."""
+        return [n for n in self.loop.searcher.discovered(self.session_id) if n in self.loop.by_name]
+
+    def visible(self) -> list[ToolDefinition]:
+        """This turn's tools: the search tool, the pinned tools, then the discovered ones."""
+        names = [*self.loop.pinned, *(n for n in self.discovered if n not in self.loop.pinned)]
+        return [self.loop.search_definition, *(self.loop.by_name[n] for n in names)]
+
+    def tools(self, provider: Provider) -> list[dict[str, Any]]:
+        """This turn's tool list in ``provider``'s request format (``tools=...``)."""
+        definitions = self.visible()
+        if provider == "openai":
+            from toolsearch.models.openai import openai_tools
+
+            return openai_tools(definitions)
+        if provider == "openai-responses":
+            from toolsearch.models.openai import openai_tools
+
+            return [{"type": "function", **t["function"]} for t in openai_tools(definitions)]
+        if provider == "anthropic":
+            from toolsearch.models.anthropic import AnthropicRequestBuilder
+
+            return AnthropicRequestBuilder(tools=definitions).render_tools()
+        if provider == "gemini":
+            from toolsearch.models.gemini import gemini_declarations
+
+            return [{"function_declarations": gemini_declarations(definitions)}]
+        raise ValueError(
+            f"unknown provider {provider!r}: use openai, openai-responses, anthropic or gemini"
+        )
+
+    # -- a search call -------------------------------------------------------------------------
+
+    def is_search_call(self, name: str) -> bool:
+        return name == self.loop.search_tool_name
+
+    def handle(self, name: str, arguments: str | Mapping[str, Any] | None) -> str | None:
+        """Run a search-tool call: the result text to send back (a JSON list of the tool
+        names found, now part of the session's tools; an error text the model can act on
+        for bad arguments), or ``None`` when ``name`` is not the search tool."""
+        if not self.is_search_call(name):
+            return None
+        text = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
+        registry = self.loop.registry
+        registry.acquire(self.session_id)
+        key: str | None = None
+        try:
+            key = registry.use_tools(self.session_id, self.loop.definitions)
+
+            def found(names: Sequence[str]) -> None:
+                registry.mark_discovered(self.session_id, names)
+
+            tool = ToolSearchTool(
+                registry.index,
+                key,
+                default_max_results=self.loop.max_results,
+                on_found=found,
+                name=self.loop.search_tool_name,
+                loaded=lambda: [*self.loop.pinned, *registry.discovered(self.session_id)],
+            )
+            try:
+                return str(tool.call(text))
+            except InvalidToolArgumentsError as exc:  # the model reads why; the loop goes on
+                return f"Error: {exc}"
+        finally:
+            registry.release(self.session_id, [key] if key is not None else [])
+
+    def search(self, query: str, max_results: int | None = None) -> list[str]:
+        """Search as the model would (the names found join the session's tools)."""
+        arguments: dict[str, Any] = {"query": query}
+        if max_results is not None:
+            arguments["maxResults"] = max_results
+        result = self.handle(self.loop.search_tool_name, arguments) or "[]"
+        found = json.loads(result) if result.startswith("[") else []
+        return [str(n) for n in found]
+
+    # -- per provider: the message or block to append ------------------------------------------
+
+    def openai_result(self, call: Any) -> dict[str, Any] | None:
+        """A chat-completions tool call (``message.tool_calls[i]``) of the search tool as
+        the ``{"role": "tool", ...}`` message to append; ``None`` for any other tool."""
+        function = _get(call, "function")
+        content = self.handle(_get(function, "name"), _get(function, "arguments"))
+        if content is None:
+            return None
+        return {"role": "tool", "tool_call_id": _get(call, "id"), "content": content}
+
+    def openai_responses_result(self, item: Any) -> dict[str, Any] | None:
+        """A Responses API ``function_call`` output item of the search tool as the
+        ``function_call_output`` input item to append; ``None`` for any other tool."""
+        content = self.handle(_get(item, "name"), _get(item, "arguments"))
+        if content is None:
+            return None
+        return {"type": "function_call_output", "call_id": _get(item, "call_id"), "output": content}
+
+    def anthropic_result(self, block: Any) -> dict[str, Any] | None:
+        """A ``tool_use`` content block of the search tool as the ``tool_result`` block to
+        send in the next user turn; ``None`` for any other block."""
+        if _get(block, "type") != "tool_use":
+            return None
+        content = self.handle(_get(block, "name"), _get(block, "input"))
+        if content is None:
+            return None
+        return {"type": "tool_result", "tool_use_id": _get(block, "id"), "content": content}
+
+    def gemini_result(self, function_call: Any) -> dict[str, Any] | None:
+        """A Gemini ``function_call`` (``part.function_call``) of the search tool as the
+        ``{"function_response": ...}`` part to send in the next user turn; ``None`` for any
+        other function."""
+        content = self.handle(_get(function_call, "name"), _get(function_call, "args"))
+        if content is None:
+            return None
+        response: dict[str, Any] = {
+            "name": _get(function_call, "name"),
+            "response": {"output": content},
+        }
+        if _get(function_call, "id"):
+            response["id"] = _get(function_call, "id")
+        return {"function_response": response}
+
+    def __repr__(self) -> str:
+        return f"LoopSession({self.session_id!r}, discovered={self.discovered})"
+
+
+def _get(obj: Any, name: str) -> Any:
+    """An SDK object's attribute, or the same key of a plain dict."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
