@@ -14,18 +14,14 @@ from typing import TYPE_CHECKING, Any
 from toolsearch._quiet import quiet_model_loading
 
 if TYPE_CHECKING:
-    from rich.progress import TaskID
-
     from toolsearch.bench.live import LiveTaskOutcome
 
-__all__ = ["main"]
+__all__ = ["default_out", "main"]
 
 
 def _app() -> Any:
     import typer
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
     app = typer.Typer(add_completion=False, help="toolsearch: tool search for LLM tool calling.")
 
@@ -53,8 +49,8 @@ def _app() -> Any:
             ["bm25", "regex", "hybrid"],
             "--index",
             "-i",
-            help="regex, bm25, vector, hybrid; vector:EMBEDDER or hybrid:EMBEDDER for another "
-            "embedder (static, tuned, a model folder); repeatable",
+            help="regex, bm25, vector, hybrid; vector:EMBEDDER or hybrid:EMBEDDER for "
+            "another embedder (static, tuned, a model folder); repeatable",
         ),
         peers: bool = typer.Option(True, help="also measure the ported peer methods"),
         runs: int = typer.Option(5, min=1, help="repetitions of the latency measurement"),
@@ -71,80 +67,66 @@ def _app() -> Any:
         queries_file: Path | None = typer.Option(
             None, "--queries", help="your own requests (JSONL: id, text, gold) for --catalog"
         ),
-        out: Path = typer.Option(Path("benchmarks/results/bench"), help="report folder"),
+        out: Path | None = typer.Option(
+            None,
+            help="report folder (default: a new dated folder in toolsearch's cache, "
+            "printed at the end)",
+            show_default=False,
+        ),
         json_path: Path | None = typer.Option(None, "--json", help="also write records here"),
         live: str | None = typer.Option(
             None,
             "--live",
-            help="run against a real model instead of the simulated agent: PROVIDER:MODEL "
-            "(openai:gpt-4o-mini, anthropic:..., gemini:...); needs the provider's API key",
+            help="a real model instead of the simulated agent: PROVIDER:MODEL "
+            "(openai:gpt-4o-mini, anthropic:..., gemini:...); needs its API key",
         ),
         live_limit: int = typer.Option(
             50, min=0, help="live mode: the first N tasks of each dataset (0: all; each costs)"
         ),
     ) -> None:
-        """Token savings, success rate, retrieval quality and latency of tool search."""
+        """Token savings, success rate, retrieval quality and latency of tool search.
+
+        Progress goes to stderr, the table to stdout and the report into --out.
+        """
         from toolsearch.bench.agent import QueryPolicy
-        from toolsearch.bench.loaders import DATASETS
+        from toolsearch.bench.progress import PhaseProgress
         from toolsearch.bench.report import write_report
-        from toolsearch.bench.runner import available_indexes, run_dataset
-        from toolsearch.bench.tokens import BpeTokenCounter
+        from toolsearch.bench.runner import run_dataset
 
-        console = Console(width=max(Console().width, 120))  # keep the table readable in pipes
         quiet_model_loading()
-        loaders: dict[str, Any] = dict(DATASETS)
-        if (catalog_file is None) != (queries_file is None):
-            raise typer.BadParameter("--catalog and --queries go together")
-        if catalog_file is not None and queries_file is not None:
-            from toolsearch.bench.data import Catalog, QuerySet
-
-            def load_user(catalog_file: Path = catalog_file, queries_file: Path = queries_file):
-                catalog = Catalog.from_jsonl(catalog_file)
-                queries = QuerySet.from_jsonl(queries_file)
-                queries.validate_against(catalog)
-                return catalog, queries
-
-            loaders[catalog_file.stem] = load_user
-            datasets = [catalog_file.stem]
-        unknown = [d for d in datasets if d not in loaders]
-        if unknown:
-            raise typer.BadParameter(f"unknown dataset(s) {unknown}; choose from {list(loaders)}")
-        if provider not in ("openai", "anthropic", "gemini"):
-            raise typer.BadParameter("provider must be openai, anthropic or gemini")
+        if out is None:
+            out = default_out()
+        given = dict(locals())
+        command = _command_line(bench, given, out)
         model_factory = _live_model_factory(live) if live is not None else None
-        counter = BpeTokenCounter(tokenizer)
-        try:
-            specs = available_indexes(indexes, peers=peers)
-        except ValueError as exc:  # an unknown index or embedder name
-            raise typer.BadParameter(str(exc), param_hint="--index") from None
+        counter, specs, loaders = _prepare(
+            datasets,
+            indexes,
+            peers=peers,
+            provider=provider,
+            tokenizer=tokenizer,
+            catalog_file=catalog_file,
+            queries_file=queries_file,
+            out=out,
+        )
+        console = Console()
         if model_factory is not None:
             _run_live(
                 console,
                 model_factory,
-                [(name, loaders[name]) for name in datasets],
+                loaders,
                 specs,
                 max_results=max_results,
                 limit=live_limit or None,
                 out=out,
                 json_path=json_path,
+                command=command,
             )
             return
         records = []
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress:
-            for name in datasets:
-                catalog, queries = loaders[name]()
-                total = len(queries) * (1 + len(specs))
-                bar = progress.add_task(f"{name}: full loop", total=total)
-
-                def on_step(text: str, bar: TaskID = bar, name: str = name) -> None:
-                    progress.update(bar, description=f"{name}: {text}")
-
+        with PhaseProgress(Console(stderr=True)) as progress:
+            for catalog, queries in _load_all(progress, loaders):
+                name = catalog.name
                 records += run_dataset(
                     catalog,
                     queries,
@@ -154,101 +136,297 @@ def _app() -> Any:
                     policy=QueryPolicy(max_rounds),
                     max_results=max_results,
                     runs=runs,
-                    on_step=on_step,
-                    on_task=partial(progress.advance, bar),
+                    on_phase=partial(progress.phase, name),
+                    on_task=progress.advance,
                     memory=memory,
                 )
-        table = Table(title="tool search vs the full tool loop")
-        for column in (
-            "dataset",
-            "mode",
-            "index",
-            "prompt tokens",
-            "savings %",
-            "success %",
-            "R@5",
-            "p50 µs",
-            "peak MB",
-        ):
-            table.add_column(
-                column,
-                justify="left" if column in ("dataset", "mode", "index") else "right",
-                no_wrap=column == "index",
+                progress.finish(name)
+        _print_table(console, records)
+        _write(console, write_report, records, out, command=command, json_path=json_path)
+
+    return app
+
+
+def default_out() -> Path:
+    """A new folder for one run's report: ``<cache>/bench/<YYYYmmdd-HHMMSS>``.
+
+    ``<cache>`` is toolsearch's cache folder (``$TOOLSEARCH_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/toolsearch``, else ``~/.cache/toolsearch``): never the working
+    directory, so a run inside a clone leaves ``git status`` clean. A second run within
+    the same second gets ``-2``, ``-3``... appended.
+    """
+    import time
+
+    from toolsearch.indexes.tuned import default_cache_dir
+
+    base = default_cache_dir() / "bench" / time.strftime("%Y%m%d-%H%M%S")
+    candidate, number = base, 1
+    while candidate.exists():
+        number += 1
+        candidate = base.with_name(f"{base.name}-{number}")
+    return candidate
+
+
+def _command_line(command: Any, values: dict[str, Any], out: Path) -> str:
+    """The command that reproduces this run, for the report: ``toolsearch bench`` with
+    every option that differs from its default (long names, in --help order), and always
+    ``--out``."""
+    import inspect
+    import shlex
+
+    words = ["toolsearch", "bench"]
+    for name, parameter in inspect.signature(command).parameters.items():
+        info = parameter.default
+        if name == "out" or name not in values or values[name] == info.default:
+            continue
+        value = values[name]
+        flag = "--" + name.replace("_", "-")
+        option = max(
+            (d for d in info.param_decls or () if d.startswith("--")), key=len, default=flag
+        )
+        if isinstance(value, bool):
+            words.append(flag if value else f"--no-{flag[2:]}")
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            words += [option, str(item)]
+    words += ["--out", str(out)]
+    return shlex.join(words)
+
+
+def _usage_error(message: str) -> Any:
+    """``error: <message>`` on stderr and exit code 2: bad input, never a traceback."""
+    from toolsearch._cli_errors import error_exit
+
+    return error_exit(ValueError(message), 2)
+
+
+def _prepare(
+    datasets: list[str],
+    indexes: list[str],
+    *,
+    peers: bool,
+    provider: str,
+    tokenizer: str,
+    catalog_file: Path | None,
+    queries_file: Path | None,
+    out: Path,
+) -> tuple[Any, list[Any], list[tuple[Any, Any]]]:
+    """Check every input before any work: the token counter, the index specs and the
+    datasets' loaders (``--catalog`` and ``--queries`` read and checked), or a one-line
+    error and exit code 2."""
+    from toolsearch.bench.loaders import DATASETS
+    from toolsearch.bench.runner import available_indexes
+    from toolsearch.bench.tokens import BpeTokenCounter
+    from toolsearch.errors import MissingExtraError
+
+    if (catalog_file is None) != (queries_file is None):
+        given, missing = (
+            ("--catalog", "--queries")
+            if queries_file is None
+            else (
+                "--queries",
+                "--catalog",
             )
-        for r in records:
+        )
+        raise _usage_error(f"{given} needs {missing}: a catalog and its requests go together")
+    for option, path in (("--catalog", catalog_file), ("--queries", queries_file)):
+        if path is not None and not path.is_file():
+            raise _usage_error(f"{option}: no such file: {path}")
+    if catalog_file is None:
+        unknown = [d for d in datasets if d not in DATASETS]
+        if unknown:
+            raise _usage_error(
+                f"--dataset: unknown dataset {', '.join(map(repr, unknown))}; "
+                f"choose from {', '.join(DATASETS)}"
+            )
+    if provider not in ("openai", "anthropic", "gemini"):
+        raise _usage_error(
+            f"--provider: unknown request shape {provider!r}; choose openai, anthropic or gemini"
+        )
+    if tokenizer not in ("o200k_base", "cl100k_base"):
+        raise _usage_error(
+            f"--tokenizer: unknown encoding {tokenizer!r}; choose o200k_base or cl100k_base"
+        )
+    if out.exists() and not out.is_dir():
+        raise _usage_error(f"--out: {out} is a file, not a folder")
+    try:
+        counter = BpeTokenCounter(tokenizer)
+        specs = available_indexes(indexes, peers=peers)
+    except MissingExtraError as exc:
+        raise _usage_error(str(exc)) from None
+    except ValueError as exc:  # an unknown index or embedder name
+        raise _usage_error(f"--index: {exc}") from None
+    if catalog_file is not None and queries_file is not None:
+        mine = _load_user(catalog_file, queries_file)
+        return counter, specs, [(mine[0].name, lambda: mine)]
+    return counter, specs, [(name, DATASETS[name]) for name in dict.fromkeys(datasets)]
+
+
+def _load_all(progress: Any, loaders: list[tuple[str, Any]]) -> list[tuple[Any, Any]]:
+    """Every dataset, before any is run (a missing one fails now, not after the first)."""
+    from toolsearch.errors import MissingExtraError
+
+    loaded = []
+    for name, loader in loaders:
+        progress.phase(name, "loading", None)
+        try:
+            catalog, queries = loader()
+        except MissingExtraError as exc:  # DatasetUnavailableError: the pip command
+            progress.fail()
+            raise _usage_error(str(exc)) from None
+        if not len(queries):
+            progress.fail()
+            raise _usage_error(f"dataset {name!r} has no queries")
+        loaded.append((catalog, queries))
+    return loaded
+
+
+def _load_user(catalog_file: Path, queries_file: Path) -> tuple[Any, Any]:
+    """``--catalog`` and ``--queries``, checked: errors name the file and line or tool."""
+    from toolsearch.bench.data import Catalog, QuerySet
+
+    try:
+        catalog = Catalog.from_jsonl(catalog_file)
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise _usage_error(f"--catalog: {exc}") from None
+    try:
+        queries = QuerySet.from_jsonl(queries_file)
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise _usage_error(f"--queries: {exc}") from None
+    if not len(catalog):
+        raise _usage_error(f"--catalog: {catalog_file} has no tools")
+    if not len(queries):
+        raise _usage_error(f"--queries: {queries_file} has no requests (one JSON object a line)")
+    try:
+        queries.validate_against(catalog)
+    except ValueError as exc:
+        raise _usage_error(f"--queries: {queries_file}: {exc} ({catalog_file})") from None
+    return catalog, queries
+
+
+_LEGEND = (
+    "tokens: prompt tokens per task (mean, every request of the loop); saved: % fewer "
+    "than the full loop; success: % of tasks whose needed tools were all found and "
+    "called; R@5: % of needed tools in a search's top 5; p50: median search latency; "
+    "MB: peak memory the index added."
+)
+
+
+def _print_table(console: Any, records: list[Any]) -> None:
+    """One table per dataset, within the console's width (80 columns in a pipe)."""
+    from rich.table import Table
+
+    for dataset in dict.fromkeys(r.dataset for r in records):
+        rows = [r for r in records if r.dataset == dataset]
+        first = rows[0]
+        table = Table(
+            title=f"{dataset} ({first.tools} tools, {first.tasks} tasks): "
+            "tool search vs the full tool loop",
+        )
+        for column, justify in (
+            ("index", "left"),
+            ("tokens", "right"),
+            ("saved %", "right"),
+            ("success %", "right"),
+            ("R@5 %", "right"),
+            ("p50 µs", "right"),
+            ("MB", "right"),
+        ):
+            # a long index name (hybrid:minilm-tuned-openapi-only) folds, never cut
+            table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        for r in rows:
             table.add_row(
-                r.dataset,
-                r.mode,
-                r.index,
+                "full loop" if r.mode == "full" else r.index,
                 f"{r.prompt_tokens_mean:,.0f}",
                 "-" if r.savings_pct is None else f"{r.savings_pct:.1f}",
                 f"{r.success_rate:.1f}",
                 "-" if r.recall_at_5 is None else f"{r.recall_at_5:.1f}",
                 "-" if r.p50_us is None else f"{r.p50_us:,.0f}",
-                "-" if r.peak_rss_mb is None else f"{r.peak_rss_mb:,.1f}",
+                _megabytes(r.peak_rss_mb),
             )
         console.print(table)
-        command = "toolsearch " + " ".join(sys.argv[1:])
-        written = write_report(records, out, command=command, json_path=json_path)
-        console.print("wrote " + ", ".join(str(p) for p in written))
+    console.print(_LEGEND, style="dim", highlight=False)
 
-    return app
+
+def _megabytes(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if value < 10 else f"{value:,.0f}"
+
+
+def _write(console: Any, writer: Any, records: Any, out: Path, **kwargs: Any) -> None:
+    """Write the report and say where it went (a path on its own line, never wrapped)."""
+    from toolsearch._cli_errors import error_exit
+
+    try:
+        written = writer(records, out, **kwargs)
+    except OSError as exc:
+        raise error_exit(exc, 1) from None
+    names = ", ".join(p.name if p.parent == out else str(p) for p in written)
+    console.print(f"wrote {names} to:", highlight=False)
+    console.print(str(out), highlight=False, soft_wrap=True, markup=False)
 
 
 def _live_model_factory(spec: str) -> Any:
     """The provider model factory for ``--live``, or a clear message and exit code 2."""
-    import typer
-
     from toolsearch.bench.live import provider_model_factory
     from toolsearch.errors import MissingExtraError, ProviderAuthenticationError
 
     try:
         return provider_model_factory(spec)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--live") from None
+        raise _usage_error(f"--live: {exc}") from None
     except (ProviderAuthenticationError, MissingExtraError) as exc:
-        typer.echo(f"toolsearch bench --live: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise _usage_error(f"--live: {exc}") from None
 
 
 def _run_live(
     console: Any,
     model_factory: Any,
-    datasets: list[tuple[str, Any]],
+    loaders: list[tuple[str, Any]],
     specs: list[Any],
     *,
     max_results: int,
     limit: int | None,
     out: Path,
     json_path: Path | None,
+    command: str,
 ) -> None:
     """``toolsearch bench --live``: the same tasks against a real model."""
-    import typer
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.console import Console
     from rich.table import Table
 
     from toolsearch.bench.live import run_live
+    from toolsearch.bench.progress import PhaseProgress
     from toolsearch.bench.report import write_live_report
     from toolsearch.errors import ProviderAuthenticationError
 
     records = []
     try:
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress:
-            for name, loader in datasets:
-                catalog, queries = loader()
+        with PhaseProgress(Console(stderr=True)) as progress:
+            for catalog, queries in _load_all(progress, loaders):
+                name = catalog.name
                 tasks = min(len(queries), limit) if limit else len(queries)
-                bar = progress.add_task(f"{name}: live", total=tasks * (1 + len(specs)))
+                current: list[tuple[str, str]] = []
 
-                def on_task(outcome: LiveTaskOutcome, bar: TaskID = bar, name: str = name) -> None:
-                    progress.update(
-                        bar, advance=1, description=f"{name}: live, {outcome.mode} {outcome.index}"
-                    )
+                def start(mode: str, index: str, name: str = name, tasks: int = tasks) -> None:
+                    label = "full loop" if mode == "full" else f"tool search: {index}"
+                    count = f"{tasks} task{'s' if tasks != 1 else ''}"
+                    progress.phase(name, f"live, {label} ({count})", tasks)
+
+                start("full", "-")
+                current.append(("full", "-"))
+
+                def on_task(
+                    outcome: LiveTaskOutcome,
+                    current: list[tuple[str, str]] = current,
+                    start: Any = start,
+                ) -> None:
+                    key = (outcome.mode, outcome.index)
+                    if key != current[-1]:
+                        current.append(key)
+                        start(*key)
+                    progress.advance()
 
                 records += run_live(
                     catalog,
@@ -259,28 +437,31 @@ def _run_live(
                     limit=limit,
                     on_task=on_task,
                 )
+                progress.finish(name)
     except ProviderAuthenticationError as exc:
-        typer.echo(f"toolsearch bench --live: {exc}", err=True)
-        raise typer.Exit(2) from None
-    table = Table(title=f"live: tool search vs the full tool loop ({model_factory.__name__})")
-    for column in ("dataset", "mode", "index", "prompt tokens", "savings %", "success %", "errors"):
-        table.add_column(
-            column, justify="left" if column in ("dataset", "mode", "index") else "right"
-        )
-    for r in records:
-        table.add_row(
-            r.dataset,
-            r.mode,
-            r.index,
-            f"{r.prompt_tokens_mean:,.0f}",
-            "-" if r.savings_pct is None else f"{r.savings_pct:.1f}",
-            f"{r.success_rate:.1f}",
-            str(r.errors),
-        )
-    console.print(table)
-    command = "toolsearch " + " ".join(sys.argv[1:])
-    written = write_live_report(records, out, command=command, json_path=json_path)
-    console.print("wrote " + ", ".join(str(p) for p in written))
+        raise _usage_error(f"--live: {exc}") from None
+    title = f"live ({model_factory.__name__}): tool search vs the full tool loop"
+    for dataset in dict.fromkeys(r.dataset for r in records):
+        table = Table(title=f"{dataset}, {title}")
+        for column in ("index", "tokens", "saved %", "success %", "errors"):
+            table.add_column(column, justify="left" if column == "index" else "right")
+        for r in (r for r in records if r.dataset == dataset):
+            table.add_row(
+                "full loop" if r.mode == "full" else r.index,
+                f"{r.prompt_tokens_mean:,.0f}",
+                "-" if r.savings_pct is None else f"{r.savings_pct:.1f}",
+                f"{r.success_rate:.1f}",
+                str(r.errors),
+            )
+        console.print(table)
+    console.print(
+        "tokens: prompt tokens per task (mean, as the provider reported them); saved: % "
+        "fewer than the full loop; success: % of tasks whose needed tools were all called; "
+        "errors: tasks whose loop failed.",
+        style="dim",
+        highlight=False,
+    )
+    _write(console, write_live_report, records, out, command=command, json_path=json_path)
 
 
 def main() -> None:

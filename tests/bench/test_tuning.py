@@ -536,7 +536,7 @@ def test_the_docs_example_loads_the_tuned_model(trained, tmp_path, monkeypatch):
     shutil.copytree(trained[0].path, default_tuned_model_path())
     docs = Path(__file__).resolve().parents[2] / "docs" / "finetune.md"
     blocks = re.findall(r"```python\n(.*?)```", docs.read_text(encoding="utf-8"), re.DOTALL)
-    [block] = [b for b in blocks if "default_tuned_model_path" in b]
+    [block] = [b for b in blocks if 'resolve_embedder("tuned")' in b]
     namespace: dict[str, object] = {}
     exec(compile(block, str(docs), "exec"), namespace)
     assert str(default_tuned_model_path().resolve()) in namespace["embedder"].name

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolsearch.errors import ToolDefinitionError
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["Catalog", "Query", "QuerySet", "read_jsonl", "write_jsonl"]
@@ -46,8 +47,19 @@ class Catalog:
 
     @classmethod
     def from_jsonl(cls, path: str | Path, *, name: str | None = None) -> Catalog:
-        tools = tuple(_tool_from_record(r, path, n) for n, r in enumerate(read_jsonl(path), 1))
-        return cls(name or Path(path).stem, tools)
+        """Read a catalog; ``ValueError`` naming the file and line of a bad or repeated tool."""
+        tools: list[ToolDefinition] = []
+        lines: dict[str, int] = {}
+        for number, record in _numbered_records(path):
+            tool = _tool_from_record(record, path, number)
+            if tool.name in lines:
+                raise ValueError(
+                    f"{path}:{number}: a second tool named {tool.name!r} "
+                    f"(the first is on line {lines[tool.name]})"
+                )
+            lines[tool.name] = number
+            tools.append(tool)
+        return cls(name or Path(path).stem, tuple(tools))
 
 
 @dataclass(frozen=True)
@@ -93,7 +105,7 @@ class QuerySet:
     @classmethod
     def from_jsonl(cls, path: str | Path, *, name: str | None = None) -> QuerySet:
         queries = []
-        for number, record in enumerate(read_jsonl(path), 1):
+        for number, record in _numbered_records(path):
             try:
                 queries.append(
                     Query(
@@ -112,6 +124,12 @@ class QuerySet:
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
     """Records of a JSONL file; blank lines are skipped; errors name the line."""
+    for _, record in _numbered_records(path):
+        yield record
+
+
+def _numbered_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` of a JSONL file, blank lines skipped."""
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
@@ -122,7 +140,7 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
                 raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
             if not isinstance(record, dict):
                 raise ValueError(f"{path}:{number}: each line must be a JSON object")
-            yield record
+            yield number, record
 
 
 def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
@@ -141,6 +159,8 @@ def _tool_record(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def _tool_from_record(record: Mapping[str, Any], path: str | Path, number: int) -> ToolDefinition:
+    if "name" not in record:
+        raise ValueError(f"{path}:{number}: a tool needs a name")
     try:
         return ToolDefinition(
             name=str(record["name"]),
@@ -148,5 +168,5 @@ def _tool_from_record(record: Mapping[str, Any], path: str | Path, number: int) 
             input_schema=record.get("input_schema") or {"type": "object", "properties": {}},
             category=record.get("category"),
         )
-    except KeyError as exc:
-        raise ValueError(f"{path}:{number}: a tool needs a name") from exc
+    except (ToolDefinitionError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}:{number}: {exc}") from exc

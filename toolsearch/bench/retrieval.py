@@ -53,8 +53,10 @@ def evaluate_index(
     depth: int = 10,
     warmup: int = 3,
     notes: dict[str, Any] | None = None,
+    on_query: Callable[[], Any] | None = None,
 ) -> RetrievalResult:
-    """Build the index over the whole catalog (one session) and run every query once."""
+    """Build the index over the whole catalog (one session) and run every query once
+    (``on_query()`` after each timed query, outside its timing: progress)."""
     index = factory()
     started = time.perf_counter()
     index.index_tools(SESSION, list(catalog.tools))
@@ -69,6 +71,8 @@ def evaluate_index(
         response = index.search(ToolSearchRequest(SESSION, query.text, depth))
         latencies.append((time.perf_counter() - started) * 1000.0)
         rankings.append((_accept_alternatives(response.tool_names, query), query.gold))
+        if on_query is not None:
+            on_query()
     scores = score_rankings(rankings)
     return RetrievalResult(
         name,

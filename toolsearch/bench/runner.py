@@ -116,33 +116,46 @@ def run_dataset(
     on_step: Callable[[str], Any] | None = None,
     on_task: Callable[[], Any] | None = None,
     memory: bool = False,
+    on_phase: Callable[[str, int | None], Any] | None = None,
 ) -> list[BenchRecord]:
     """Full loop once, then tool search and retrieval for each index (timings ``runs``
     times: medians of the per-run latency percentiles are reported).
+
+    Progress: each phase (``"full loop"``, ``"tool search: bm25"``, ``"retrieval and
+    latency: bm25"``, ``"memory: bm25"``) starts with ``on_step(text)`` and
+    ``on_phase(text, steps)``; ``on_task()`` is called once per step: per task in the
+    loops, per timed query (after its timing) in the retrieval phase. The memory phase
+    has no steps (``None``). ``ValueError`` for an empty query set.
 
     ``memory`` also measures each index's peak memory in a child process
     (:func:`~toolsearch.bench.memory.measure_peak_memory`); an index the child cannot
     rebuild by name (a custom :class:`IndexSpec`) or a failed measurement gets ``None``.
     """
+    if not len(queries):
+        raise ValueError(f"dataset {catalog.name!r} has no queries to run")
     policy = policy or QueryPolicy()
+    runs = max(1, runs)
 
-    def step(text: str) -> None:
+    def step(text: str, total: int | None) -> None:
         if on_step is not None:
             on_step(text)
+        if on_phase is not None:
+            on_phase(text, total)
 
-    def task(_: Any) -> None:
+    def task(_: Any = None) -> None:
         if on_task is not None:
             on_task()
 
     common = {"dataset": catalog.name, "provider": provider, "tokenizer": counter.name}
-    step("full loop")
+    tasks = f"{len(queries)} task{'s' if len(queries) != 1 else ''}"
+    step(f"full loop ({tasks})", len(queries))
     full_outcomes = run_tasks(
         catalog, queries, mode="full", counter=counter, provider=provider, on_task=task
     )
     full = summarize(full_outcomes, mode="full", index="-", full=None, **common)
     records = [_record(full, peer=False, tools=len(catalog))]
     for spec in indexes:
-        step(f"tool search: {spec.name}")
+        step(f"tool search: {spec.name} ({tasks})", len(queries))
         outcomes = run_tasks(
             catalog,
             queries,
@@ -155,14 +168,18 @@ def run_dataset(
             on_task=task,
         )
         summary = summarize(outcomes, mode="search", index=spec.name, full=full, **common)
-        step(f"retrieval: {spec.name}")
+        step(
+            f"retrieval and latency: {spec.name} ({runs} x {len(queries)} queries)",
+            runs * len(queries),
+        )
         timings = [
-            evaluate_index(spec.name, spec.factory, catalog, queries) for _ in range(max(1, runs))
+            evaluate_index(spec.name, spec.factory, catalog, queries, on_query=task)
+            for _ in range(runs)
         ]
         retrieval = timings[0].metrics
         peak = None
         if memory:
-            step(f"memory: {spec.name}")
+            step(f"memory: {spec.name} (a child process)", None)
             peak = _peak_memory(spec, catalog, queries)
         records.append(
             _record(
