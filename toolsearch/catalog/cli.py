@@ -101,9 +101,9 @@ def index_app() -> Any:
             typer.Option(
                 "--embedder",
                 "-e",
-                help="For vector/hybrid: static (default: model2vec MiniLM, fast), minilm "
-                "(sentence-transformers all-MiniLM-L6-v2), tuned (made by toolsearch embedder "
-                "finetune), a sentence-transformers model folder, or hashing[-DIM] (tests).",
+                help="For vector/hybrid: static (default; model2vec, fast), minilm "
+                "(all-MiniLM-L6-v2), tuned (from toolsearch embedder finetune), a model "
+                "folder, or hashing[-DIM] (tests).",
                 show_default=False,
             ),
         ] = None,
@@ -131,8 +131,11 @@ def index_app() -> Any:
             typer.Option(help="Milvus: the rows' catalog name (default: the collection's)."),
         ] = None,
     ) -> None:
-        """Build an index from catalog files into --out (replaced only when complete), or
-        write them into a Milvus collection (only the tools it lacks)."""
+        """Build an index from catalog files (or write them into a Milvus collection).
+
+        An index at --out is replaced only when the new one is complete; a Milvus
+        collection gets only the tools it lacks.
+        """
         from rich.progress import (
             Progress,
             ProgressColumn,
@@ -347,8 +350,7 @@ def index_app() -> Any:
         token: Token = "",
         collection: Collection = None,
     ) -> None:
-        """Show what an index (or a Milvus collection) holds and how it was built; --verify
-        checks checksums."""
+        """Show what an index or Milvus collection holds; --verify checks checksums."""
         if _engine(engine, collection):
             from toolsearch.catalog.milvus_cli import info_milvus
 

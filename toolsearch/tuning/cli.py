@@ -88,8 +88,8 @@ def embedder_app() -> Any:
             Path | None,
             typer.Option(
                 "--labeled-catalog",
-                help="Your own tools (JSONL: name, description, input_schema) for "
-                "--labeled-queries.",
+                help="Your own tools (JSONL: name, description, input_schema) that your "
+                "requests use.",
                 show_default=False,
             ),
         ] = None,
@@ -138,7 +138,7 @@ def embedder_app() -> Any:
             str | None,
             typer.Option(
                 "--base-model",
-                help="Model to start from (default: the packaged all-MiniLM-L6-v2).",
+                help="Model to start from (default: the packaged MiniLM).",
                 show_default=False,
             ),
         ] = None,
