@@ -17,6 +17,10 @@ A session's subset is searched inside the index, before top-k: subsets of up to
 a 500-tool subset is a 500-by-d matrix), larger subsets search the catalog's FAISS index with
 an ``IDSelectorBitmap``, so FAISS only ever returns tools of the subset (exact for a flat
 index, approximate like any HNSW search otherwise).
+
+Threads: a FAISS search runs with ``query_threads`` OpenMP threads (one by default,
+``TOOLSEARCH_QUERY_THREADS`` to change it; :mod:`toolsearch.indexes.threads`), the numpy
+ranking on the calling thread; building (embedding batches, adding to FAISS) uses every core.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.embedders import Embedder
 from toolsearch.indexes.params import VectorParams
+from toolsearch.indexes.threads import faiss_query_threads
 
 __all__ = ["VectorArtifact", "VectorScope", "VectorSettings", "VectorWriter"]
 
@@ -296,7 +301,8 @@ class VectorArtifact:
             # per-search parameters, never the shared index's efSearch: searches run on
             # many threads at once
             params = self._faiss.SearchParametersHNSW(efSearch=max(self.settings.hnsw_ef_search, k))
-        distances, ids = self._index.search(vector, k, params=params)
+        with faiss_query_threads():
+            distances, ids = self._index.search(vector, k, params=params)
         found = ids[0] >= 0
         docs, scores = ids[0][found].astype(np.int64), distances[0][found].astype(np.float64)
         if scope is not None:

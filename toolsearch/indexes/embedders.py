@@ -10,6 +10,12 @@
   character trigrams. It is a test double and a fallback, not a semantic model.
 
 Every embedder returns float32 rows of unit length, so inner product is cosine similarity.
+
+Threads: :class:`SentenceTransformerEmbedder` embeds a single query with
+``query_threads`` torch threads (one by default, ``TOOLSEARCH_QUERY_THREADS`` or the
+argument to change it) and batches of documents with every core; see
+:mod:`toolsearch.indexes.threads` for why. The other two run no torch at all.
+
 Names (``static``, ``tuned``, a model folder...) become embedders in
 :mod:`toolsearch.indexes.specs`; ``embedder_factory`` and ``load_embedder`` are still
 importable from here.
@@ -29,6 +35,8 @@ from typing import Any, Protocol, runtime_checkable
 from cachetools import LRUCache
 
 from toolsearch.errors import MissingExtraError
+from toolsearch.indexes.threads import query_threads as resolve_query_threads
+from toolsearch.indexes.threads import torch_build_threads, torch_query_threads
 from toolsearch.indexes.tuned import default_cache_dir, recorded_model_id
 
 __all__ = [
@@ -133,9 +141,12 @@ class _ModelEmbedder:
     def embed_query(self, text: str) -> Any:
         found = self._queries.get(text)
         if found is None:
-            found = self.embed_documents([text])[0]
+            found = self._embed_one(text)
             self._queries.put(text, found)
         return found
+
+    def _embed_one(self, text: str) -> Any:
+        return self.embed_documents([text])[0]
 
     def clear_query_cache(self) -> None:
         """Forget cached query embeddings (benchmarks time cold queries)."""
@@ -149,11 +160,23 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
         model: A model name or local path; ``None`` for the packaged MiniLM.
         batch_size: Texts per encoding batch.
         device: Torch device (``"cpu"`` by default).
+        query_threads: Torch threads for embedding one query (:meth:`embed_query`); ``None``
+            (the default) takes the searching index's ``query_threads``, else reads
+            ``TOOLSEARCH_QUERY_THREADS`` at each query, else 1; ``0`` leaves torch's own
+            count. :meth:`embed_documents` (build time) always uses
+            the process's full thread count.
     """
 
     def __init__(
-        self, model: str | Path | None = None, *, batch_size: int = 64, device: str = "cpu"
+        self,
+        model: str | Path | None = None,
+        *,
+        batch_size: int = 64,
+        device: str = "cpu",
+        query_threads: int | None = None,
     ) -> None:
+        if query_threads is not None:
+            resolve_query_threads(query_threads)  # a bad count fails before the model loads
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -180,22 +203,36 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
         )
         self._dimension = int(dimension() or 0)
         self.batch_size = batch_size
+        self.query_threads = query_threads
         self._queries = _QueryCache()
         self._lock = threading.Lock()
 
     def embed_documents(self, texts: Sequence[str]) -> Any:
+        """Embed a batch (build time) with every core torch has."""
         np = _numpy()
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        with self._lock:  # torch modules are not safe to call from several threads at once
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+        # torch modules are not safe to call from several threads at once; the thread
+        # scope sits inside the lock, so it applies to exactly this encode call
+        with self._lock, torch_build_threads():
+            vectors = self._encode(texts)
         return _normalize(vectors)
+
+    def _embed_one(self, text: str) -> Any:
+        """Embed one query with ``query_threads`` threads: too small a task to split, and
+        split it waits for whichever thread a busy machine has not scheduled."""
+        with self._lock, torch_query_threads(self.query_threads):
+            vectors = self._encode([text])
+        return _normalize(vectors)[0]
+
+    def _encode(self, texts: Sequence[str]) -> Any:
+        return self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
 
 
 def _finetuned_id(folder: Path) -> str:

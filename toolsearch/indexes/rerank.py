@@ -15,6 +15,11 @@ candidate with the request, so it must earn its cost per search, and this module
 seam for one that does (the one we measured: docs/finetune.md, "A reranker on top").
 :class:`FunctionReranker` wraps a plain function: a test double, or a way to plug in a
 hosted reranking API.
+
+A cross-encoder scores a search's candidates with ``query_threads`` torch threads (one by
+default; ``TOOLSEARCH_QUERY_THREADS`` or the argument to change it): one search's twenty
+short pairs are too little work to share out, and a shared-out pass waits for whichever
+thread a busy machine has not scheduled (:mod:`toolsearch.indexes.threads`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
 from toolsearch.indexes.session import SessionIndex, SessionTools, as_ranker
+from toolsearch.indexes.threads import query_threads as resolve_query_threads
+from toolsearch.indexes.threads import torch_query_threads
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +85,9 @@ class CrossEncoderReranker:
         max_length: Tokens per pair; longer pairs lose the end of the longer text first.
         batch_size: Pairs per forward pass.
         device: Torch device (``"cpu"`` by default).
+        query_threads: Torch threads per :meth:`score` call; ``None`` (the default) reads
+            ``TOOLSEARCH_QUERY_THREADS`` at each call (or takes an enclosing index's
+            count), else 1; ``0`` leaves torch's own count.
     """
 
     def __init__(
@@ -87,9 +97,12 @@ class CrossEncoderReranker:
         max_length: int = 160,
         batch_size: int = 32,
         device: str = "cpu",
+        query_threads: int | None = None,
     ) -> None:
         if max_length < 8 or batch_size < 1:
             raise ValueError("max_length must be at least 8 and batch_size at least 1")
+        if query_threads is not None:
+            resolve_query_threads(query_threads)  # a bad count fails before the model loads
         try:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -110,7 +123,8 @@ class CrossEncoderReranker:
         self._max_length = max_length
         self._batch_size = batch_size
         self._name = f"cross-encoder/{Path(str(model)).name}"
-        self._lock = threading.Lock()  # one forward pass at a time: torch already uses the cores
+        self.query_threads = query_threads
+        self._lock = threading.Lock()  # torch modules are not safe to call from several threads
 
     @property
     def name(self) -> str:
@@ -118,7 +132,8 @@ class CrossEncoderReranker:
 
     def score(self, query: str, documents: Sequence[str]) -> list[float]:
         scores: list[float] = []
-        with self._lock, self._torch.inference_mode():
+        # the thread scope sits inside the lock: it applies to exactly these forward passes
+        with self._lock, torch_query_threads(self.query_threads), self._torch.inference_mode():
             for start in range(0, len(documents), self._batch_size):
                 chunk = list(documents[start : start + self._batch_size])
                 encoded = self._tokenizer(

@@ -6,6 +6,13 @@ index over its tools' vectors, so ranking only ever sees that session's tools:
 ``IndexFlatIP`` (exact) up to ``hnsw_threshold`` tools (10,000 by default), ``IndexHNSWFlat``
 with inner product above it (approximate, ``hnsw_m`` links, ``hnsw_ef_search`` breadth).
 Vectors are unit length, so scores are cosine similarities in ``[-1, 1]``.
+
+A search runs with ``query_threads`` threads (one by default; ``TOOLSEARCH_QUERY_THREADS``
+or the index's ``query_threads`` argument to change it): the query embedding (an embedder
+without a count of its own takes the index's) and the FAISS search; scores over a subset
+are a numpy ``einsum`` mat-vec, which runs on the calling thread, where BLAS would start its
+own threads. Embedding the tools (when a session registers them) uses every core. See
+:mod:`toolsearch.indexes.threads`.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from toolsearch.indexes.embedders import Embedder, SentenceTransformerEmbedder
 from toolsearch.indexes.params import VectorOptions, VectorParams
 from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionIndex, SessionTools
+from toolsearch.indexes.threads import faiss_query_threads, using_query_threads
+from toolsearch.indexes.threads import query_threads as resolve_query_threads
 
 __all__ = ["EMBEDDING_CACHE_SIZE", "VectorRanker", "VectorToolIndex", "embed_tools"]
 
@@ -94,6 +103,7 @@ class _Session:
     params: VectorParams
     vectors: Any
     index: Any
+    query_threads: int | None = None
 
     def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
         import numpy as np
@@ -101,15 +111,22 @@ class _Session:
         count = len(self.vectors)
         if not count:
             return Ranking()
+        with using_query_threads(self.query_threads):
+            return self._rank(np, query, limit, allowed, count)
+
+    def _rank(
+        self, np: Any, query: str, limit: int, allowed: Sequence[int] | None, count: int
+    ) -> Ranking:
         vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
         if allowed is not None:
             positions = np.asarray(list(allowed), dtype=np.int64)
-            scores = self.vectors[positions] @ vector
+            scores = _scores(np, self.vectors[positions], vector)
             best = np.argsort(-scores, kind="stable")[:limit]
             pairs = [(int(positions[i]), float(scores[i])) for i in best]
             total = len(positions)
         else:
-            distances, ids = self.index.search(vector[None, :], min(limit, count))
+            with faiss_query_threads():
+                distances, ids = self.index.search(vector[None, :], min(limit, count))
             pairs = [
                 (int(i), float(d)) for d, i in zip(distances[0], ids[0], strict=True) if i >= 0
             ]
@@ -118,8 +135,14 @@ class _Session:
         if minimum is not None:
             pairs = [(i, s) for i, s in pairs if s >= minimum]
             candidates = self.vectors if allowed is None else self.vectors[positions]
-            total = int(np.count_nonzero(candidates @ vector >= minimum))
+            total = int(np.count_nonzero(_scores(np, candidates, vector) >= minimum))
         return Ranking.of(pairs, total)
+
+
+def _scores(np: Any, rows: Any, vector: Any) -> Any:
+    """``rows @ vector`` on the calling thread: a mat-vec gains nothing from BLAS threads,
+    whose start-up and spinning dominate a query on a busy machine."""
+    return np.einsum("ij,j->i", rows, vector)
 
 
 class VectorRanker:
@@ -127,10 +150,19 @@ class VectorRanker:
 
     search_type = "vector"
 
-    def __init__(self, embedder: Embedder, params: VectorParams | None = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        params: VectorParams | None = None,
+        *,
+        query_threads: int | None = None,
+    ) -> None:
+        if query_threads is not None:
+            resolve_query_threads(query_threads)  # validate
         self._faiss = _faiss()
         self.embedder = embedder
         self.params = params or VectorParams()
+        self.query_threads = query_threads
 
     def prepare(self, tools: SessionTools) -> _Session:
         faiss = self._faiss
@@ -143,7 +175,7 @@ class VectorRanker:
             index = faiss.IndexFlatIP(dimension)
         if len(vectors):
             index.add(vectors)
-        return _Session(self.embedder, self.params, vectors, index)
+        return _Session(self.embedder, self.params, vectors, index, self.query_threads)
 
 
 class VectorToolIndex(SessionIndex):
@@ -157,6 +189,10 @@ class VectorToolIndex(SessionIndex):
             given as keywords: ``hnsw_threshold`` (more tools than this use HNSW instead of
             a flat index), ``hnsw_m``, ``hnsw_ef_search`` and ``min_score`` (drop hits whose
             cosine similarity is below it).
+        query_threads: Threads per search, for the query embedding (unless the embedder
+            has its own ``query_threads``) and the FAISS search; ``None`` (the default)
+            reads ``TOOLSEARCH_QUERY_THREADS`` at each search, else 1; ``0`` leaves torch
+            and FAISS at their own counts. Registering tools embeds them with every core.
     """
 
     ranker: VectorRanker
@@ -166,12 +202,15 @@ class VectorToolIndex(SessionIndex):
         *,
         embedder: Embedder | None = None,
         params: VectorParams | None = None,
+        query_threads: int | None = None,
         **options: Unpack[VectorOptions],
     ) -> None:
         settings = dataclasses.replace(params or VectorParams(), **options)
+        if query_threads is not None:
+            resolve_query_threads(query_threads)  # a bad count fails before the model loads
         _faiss()  # name the missing extra before loading a model
         model = embedder if embedder is not None else _default_embedder()
-        super().__init__(VectorRanker(model, settings))
+        super().__init__(VectorRanker(model, settings, query_threads=query_threads))
 
     @property
     def embedder(self) -> Embedder:
@@ -188,3 +227,7 @@ class VectorToolIndex(SessionIndex):
     @property
     def min_score(self) -> float | None:
         return self.params.min_score
+
+    @property
+    def query_threads(self) -> int | None:
+        return self.ranker.query_threads
