@@ -6,6 +6,9 @@ ordered advisor chain, ``ToolCallingAdvisor`` and ``ToolCallingManager``, chat m
 
 from typing import TYPE_CHECKING, Any
 
+# first, before anything can load torch or FAISS: OpenMP's idle threads sleep instead of
+# spinning against other processes (OMP_WAIT_POLICY=PASSIVE unless set; see the module)
+import toolsearch.indexes.threads  # noqa: F401  (standard library only)
 from toolsearch.chat import (
     AssistantMessage,
     ChatModel,
