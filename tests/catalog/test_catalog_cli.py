@@ -239,3 +239,32 @@ def test_main_without_typer_names_the_extras(monkeypatch, capsys):
     message = capsys.readouterr().err
     assert "typer" in message
     assert "toolsearch[catalog]" in message
+
+
+def test_a_build_logs_a_line_per_stage_and_times_the_model_loading(runner, catalog, tmp_path):
+    """Output to a log (not a terminal): a line per stage as it starts, the model included,
+    and the reported time covers the whole build."""
+    out = tmp_path / "vector"
+    args = ("build", str(catalog), "--kind", "vector", "--embedder", "hashing-32")
+    built = invoke(runner, *args, "--out", str(out))
+    assert built.exit_code == 0, built.output
+    stages = [line for line in built.output.splitlines() if line.startswith("[build] ")]
+    assert stages[0] == "[build] loading the embedding model ..."
+    assert "[build] tools embedded ..." in stages
+    assert "built " in built.output.splitlines()[-1]
+
+
+def test_build_stages_reach_the_progress_callback_model_first(tmp_path):
+    from toolsearch import ToolDefinition
+    from toolsearch.catalog import CatalogIndex
+
+    stages: list[str] = []
+    CatalogIndex.build(
+        [ToolDefinition(name="weather_get_forecast", description="Weather for a city.")],
+        kind="vector",
+        embedder="hashing-32",
+        out=tmp_path / "index",
+        progress=lambda stage, done, total: stages.append(stage),
+    )
+    assert stages[0] == "model"
+    assert "embedded" in stages

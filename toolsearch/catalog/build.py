@@ -138,7 +138,14 @@ def build_index(
     bm25_settings = bm25 or Bm25Params()
     vector_settings = vector or VectorParams()
     hybrid_settings = hybrid or FusionParams()
-    model = resolve_embedder(embedder) if kind != "bm25" else None
+    started = time.perf_counter()  # the build's real time: model loading included
+    model = None
+    if kind != "bm25":
+        if progress is not None:
+            progress("model", 0, 1)
+        model = resolve_embedder(embedder)
+        if progress is not None:
+            progress("model", 1, 1)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -163,7 +170,6 @@ def build_index(
         source_names = [str(sources)]
     elif isinstance(sources, list):
         source_names = [str(s) for s in sources if not isinstance(s, ToolDefinition)]
-    started = time.perf_counter()
     try:
         store = ToolStoreWriter(staging)
         keywords = Bm25Writer(bm25_settings) if kind != "vector" else None

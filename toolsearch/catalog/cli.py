@@ -130,6 +130,9 @@ def index_app() -> Any:
             str | None,
             typer.Option(help="Milvus: the rows' catalog name (default: the collection's)."),
         ] = None,
+        verbose: Annotated[
+            bool, typer.Option("--verbose", "-v", help="Show the model libraries' own output.")
+        ] = False,
     ) -> None:
         """Build an index from catalog files (or write them into a Milvus collection).
 
@@ -168,6 +171,10 @@ def index_app() -> Any:
             raise typer.BadParameter(
                 f"no such file or folder: {', '.join(missing)}", param_hint="SOURCE"
             )
+        if not verbose and kind != "bm25":
+            from toolsearch._quiet import quiet_model_loading
+
+            quiet_model_loading()
         if _engine(engine, collection):
             from toolsearch.catalog.milvus_cli import build_milvus
 
@@ -211,6 +218,7 @@ def index_app() -> Any:
             ) as progress:
                 tasks: dict[str, Any] = {}
                 labels = {
+                    "model": "loading the embedding model",
                     "scan": "files scanned for names",
                     "read": "files read",
                     "tools": "tools analyzed",
@@ -222,6 +230,11 @@ def index_app() -> Any:
                     task = tasks.get(stage)
                     if task is None:
                         task = tasks[stage] = progress.add_task(labels.get(stage, stage))
+                        if not console.is_terminal:  # a log: one line per stage as it starts
+                            console.print(
+                                escape(f"[build] {labels.get(stage, stage)} ..."),
+                                highlight=False,
+                            )
                     progress.update(task, completed=done, total=total)
 
                 index = CatalogIndex.build(
