@@ -83,10 +83,33 @@ def _app() -> Any:
         live_limit: int = typer.Option(
             50, min=0, help="live mode: the first N tasks of each dataset (0: all; each costs)"
         ),
+        replay: Path | None = typer.Option(
+            None,
+            "--replay",
+            help="score the --index indexes on the searches of this search log instead "
+            "(a called tool is the relevant one); --catalog FILE searches that catalog "
+            "instead of the logged tool sets",
+            show_default=False,
+        ),
+        sessions: str | None = typer.Option(
+            None,
+            "--sessions",
+            help="with --replay: only the sessions in part K of N, by session hash (1/2, "
+            "2/2: two halves, e.g. to train on one and replay the other)",
+            show_default=False,
+        ),
+        search_log: Path | None = typer.Option(
+            None,
+            "--search-log",
+            help="also run the simulated agent through tool search with the first --index "
+            "and append its searches and calls to this search log (JSONL)",
+            show_default=False,
+        ),
     ) -> None:
         """Token savings, success rate, retrieval quality and latency of tool search.
 
-        Progress goes to stderr, the table to stdout and the report into --out.
+        Progress goes to stderr, the table to stdout and the report into --out. With
+        --replay LOG: retrieval quality of each index on a search log's searches.
         """
         from toolsearch.bench.agent import QueryPolicy
         from toolsearch.bench.progress import PhaseProgress
@@ -98,6 +121,26 @@ def _app() -> Any:
             out = default_out()
         given = dict(locals())
         command = _command_line(bench, given, out)
+        if replay is not None:
+            if queries_file is not None or live is not None or search_log is not None:
+                raise _usage_error("--replay goes without --queries, --live and --search-log")
+            _run_replay(
+                replay,
+                indexes,
+                peers=peers,
+                catalog_file=catalog_file,
+                sessions=sessions,
+                out=out,
+                json_path=json_path,
+                command=command,
+            )
+            return
+        if sessions is not None:
+            raise _usage_error("--sessions goes with --replay")
+        if search_log is not None and (live is not None or search_log.is_dir()):
+            raise _usage_error(
+                "--search-log: a file to append to, and the simulated agent only (not --live)"
+            )
         model_factory = _live_model_factory(live) if live is not None else None
         counter, specs, loaders = _prepare(
             datasets,
@@ -140,11 +183,173 @@ def _app() -> Any:
                     on_task=progress.advance,
                     memory=memory,
                 )
+                if search_log is not None:
+                    _record_log(
+                        progress, catalog, queries, specs, search_log, max_rounds, max_results
+                    )
                 progress.finish(name)
         _print_table(console, records)
         _write(console, write_report, records, out, command=command, json_path=json_path)
 
     return app
+
+
+def _record_log(
+    progress: Any,
+    catalog: Any,
+    queries: Any,
+    specs: list[Any],
+    path: Path,
+    max_rounds: int,
+    max_results: int,
+) -> None:
+    """``--search-log``: the simulated agent's tool-search runs, recorded into ``path``."""
+    from toolsearch._cli_errors import error_exit
+    from toolsearch.bench.agent import QueryPolicy
+    from toolsearch.bench.replay import record_simulated_log
+    from toolsearch.search.search_log import JsonlSearchLog
+
+    spec = next(s for s in specs if not s.peer)
+    tasks = f"{len(queries)} task{'s' if len(queries) != 1 else ''}"
+    progress.phase(catalog.name, f"search log: {spec.name} ({tasks})", len(queries))
+    try:
+        with JsonlSearchLog(path) as log:
+            record_simulated_log(
+                catalog,
+                queries,
+                spec.factory,
+                log,
+                policy=QueryPolicy(max_rounds),
+                max_results=max_results,
+                on_task=progress.advance,
+            )
+    except OSError as exc:
+        progress.fail()
+        raise error_exit(exc, 1) from None
+
+
+def _run_replay(
+    log_path: Path,
+    indexes: list[str],
+    *,
+    peers: bool,
+    catalog_file: Path | None,
+    sessions: str | None,
+    out: Path,
+    json_path: Path | None,
+    command: str,
+) -> None:
+    """``toolsearch bench --replay LOG``: every index on the log's labelled searches."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from toolsearch.bench.data import Catalog
+    from toolsearch.bench.progress import PhaseProgress
+    from toolsearch.bench.replay import (
+        replay_cases,
+        replay_index,
+        result_row,
+        write_replay_report,
+    )
+    from toolsearch.bench.runner import available_indexes
+    from toolsearch.errors import MissingExtraError
+    from toolsearch.search.search_log import parse_part, read_search_log
+
+    if not log_path.is_file():
+        raise _usage_error(f"--replay: no such file: {log_path}")
+    if catalog_file is not None and not catalog_file.is_file():
+        raise _usage_error(f"--catalog: no such file: {catalog_file}")
+    if out.exists() and not out.is_dir():
+        raise _usage_error(f"--out: {out} is a file, not a folder")
+    try:
+        part = parse_part(sessions) if sessions is not None else None
+    except ValueError as exc:
+        raise _usage_error(f"--sessions: {exc}") from None
+    try:
+        specs = available_indexes(indexes, peers=peers)
+    except MissingExtraError as exc:
+        raise _usage_error(str(exc)) from None
+    except ValueError as exc:
+        raise _usage_error(f"--index: {exc}") from None
+    catalog = None
+    if catalog_file is not None:
+        try:
+            catalog = Catalog.from_jsonl(catalog_file)
+        except (ValueError, UnicodeDecodeError, OSError) as exc:
+            raise _usage_error(f"--catalog: {exc}") from None
+    try:
+        contents = read_search_log(log_path, sessions=part)
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise _usage_error(f"--replay: {exc}") from None
+    cases, tool_sets, notes = replay_cases(contents, catalog=catalog.tools if catalog else None)
+    if not cases:
+        searches = len(contents.searches)
+        why = (
+            "no searches (an empty log, or no session in --sessions)"
+            if not searches
+            else f"no labelled searches: the model called none of the hits of its {searches:,} "
+            "searches"
+        )
+        if searches and notes["no_tools"]:
+            why = (
+                f"no tool definitions for {notes['no_tools']:,} labelled searches (a log "
+                "written with tools=False): give the tools with --catalog FILE"
+            )
+        elif searches and notes["not_in_catalog"]:
+            why = (
+                f"none of the called tools of {notes['not_in_catalog']:,} searches is in --catalog"
+            )
+        raise _usage_error(f"--replay: {log_path} has {why}")
+    name = log_path.stem
+    results = []
+    with PhaseProgress(Console(stderr=True)) as progress:
+        for spec in specs:
+            progress.phase(name, f"replay: {spec.name} ({len(cases):,} searches)", len(cases))
+            results.append(
+                replay_index(
+                    spec.name,
+                    spec.factory,
+                    cases,
+                    tool_sets,
+                    log=str(log_path),
+                    on_case=progress.advance,
+                )
+            )
+        progress.finish(name)
+    console = Console()
+    table = Table(
+        title=f"{name}: {len(cases):,} labelled searches of {len(contents.searches):,}, "
+        f"{len(tool_sets)} tool set{'s' if len(tool_sets) != 1 else ''}"
+    )
+    columns = ("index", "searches", "R@1 %", "R@5 %", "R@10 %", "MRR@10 %", "p50 ms")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "index" else "right", overflow="fold")
+    for result in results:
+        table.add_row(*result_row(result).values())
+    console.print(table)
+    console.print(
+        "R@k: % of the tools the model called that a search's top k holds (the tools it "
+        "already had left out); MRR@10: mean reciprocal rank of the first; p50: median "
+        "search latency. The index that wrote the log scores high by construction.",
+        style="dim",
+        highlight=False,
+    )
+    summary = {
+        "log": str(log_path),
+        "sessions": sessions,
+        "searches": len(contents.searches),
+        "labelled": len(cases),
+        **notes,
+    }
+    _write(
+        console,
+        write_replay_report,
+        results,
+        out,
+        command=command,
+        json_path=json_path,
+        notes=summary,
+    )
 
 
 def default_out() -> Path:

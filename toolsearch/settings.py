@@ -73,6 +73,11 @@ class ToolSearchSettings(ToolSearchOptions):
     reranker: str | None = None
     """The folder of a cross-encoder (:class:`~toolsearch.indexes.CrossEncoderReranker`):
     it re-orders the index's top 20 hits for each search (any ``index_type``)."""
+    search_log: Path | None = None
+    """A JSONL file to append every search and the tools the model then called to
+    (:class:`~toolsearch.search.search_log.JsonlSearchLog`), for ``toolsearch bench
+    --replay`` and ``toolsearch embedder finetune --search-log``. It holds the search
+    queries, which are user content. Off by default."""
 
     @property
     def options(self) -> ToolSearchOptions:
@@ -124,10 +129,16 @@ def load_settings(**overrides: Any) -> ToolsearchSettings:
 def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAdvisor:
     """A ``ToolSearchToolCallingAdvisor`` configured by ``settings`` (every option field goes
     through ``settings.options``; the index and the eviction are built from the rest)."""
+    search_log = None
+    if settings.search_log is not None:
+        from toolsearch.search.search_log import JsonlSearchLog
+
+        search_log = JsonlSearchLog(settings.search_log)
     return ToolSearchToolCallingAdvisor(
         tool_index=_index(settings),
         eviction_strategy=_eviction(settings),
         options=settings.options,
+        search_log=search_log,
     )
 
 

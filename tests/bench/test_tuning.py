@@ -557,3 +557,17 @@ def test_a_retrained_model_gets_a_new_name_so_old_indexes_refuse_it(trained, tmp
     after = resolve_embedder(before).name  # an index's manifest keeps the old name
     assert after != before
     assert after.endswith("#0123456789abcdef")
+
+
+def test_the_command_takes_sessions_only_with_a_search_log(tmp_path):
+    runner, app = _cli()
+    log = tmp_path / "searches.jsonl"
+    log.write_text("")
+    alone = runner.invoke(app, ["embedder", "finetune", "--sessions", "1/2", str(log)])
+    assert alone.exit_code == 2
+    assert "--search-log" in alone.output
+    empty = runner.invoke(
+        app, ["embedder", "finetune", "--search-log", str(log), "--out", str(tmp_path / "m")]
+    )
+    assert empty.exit_code == 1
+    assert "no searches" in empty.output

@@ -57,6 +57,7 @@ SETTINGS_ONLY = {
     "index_type",
     "lru_max_sessions",
     "ttl_seconds",
+    "search_log",
     "bm25_min_score",
     "embedder",
     "reranker",

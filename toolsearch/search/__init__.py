@@ -1,5 +1,5 @@
 """Tool search: the ``ToolIndex`` protocol, its request/response types, sessions, session
-stores (in memory or Redis) and eviction."""
+stores (in memory or Redis), eviction and search logs."""
 
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.eviction import (
@@ -13,6 +13,15 @@ from toolsearch.search.eviction import (
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.redis_store import RedisSessionStore
 from toolsearch.search.registry import SessionRegistry, SessionState
+from toolsearch.search.search_log import (
+    JsonlSearchLog,
+    LabeledSearch,
+    LoggedCalls,
+    LoggedSearch,
+    SearchLog,
+    SearchLogContents,
+    read_search_log,
+)
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
 from toolsearch.search.store import InMemorySessionStore, Lease, SessionStore, StoredTools
 from toolsearch.search.types import (
@@ -31,10 +40,16 @@ __all__ = [
     "CompositeEvictionStrategy",
     "EvictionStrategy",
     "InMemorySessionStore",
+    "JsonlSearchLog",
+    "LabeledSearch",
     "Lease",
+    "LoggedCalls",
+    "LoggedSearch",
     "LruEvictionStrategy",
     "NeverEvictStrategy",
     "RedisSessionStore",
+    "SearchLog",
+    "SearchLogContents",
     "SearchMetadata",
     "SessionRegistry",
     "SessionState",
@@ -48,4 +63,5 @@ __all__ = [
     "ToolSearchTool",
     "ToolSearchToolCallingAdvisor",
     "TtlEvictionStrategy",
+    "read_search_log",
 ]

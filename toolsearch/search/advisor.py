@@ -15,6 +15,7 @@ names live in the session's state, so they survive memory advisors that trim the
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from toolsearch.search.options import (
     options_error,
 )
 from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.search_log import LoggedCalls, LoggedSearch, SearchLog
 from toolsearch.search.search_tool import SearchListener, ToolSearchEvent, ToolSearchTool
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
@@ -153,6 +155,11 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             :class:`~toolsearch.search.search_tool.ToolSearchEvent` after every search
             (query, hits with scores, hashed session, timing): where a search log
             attaches. More with :meth:`add_search_listener`.
+        search_log: A :class:`~toolsearch.search.search_log.SearchLog` (a
+            :class:`~toolsearch.search.search_log.JsonlSearchLog`, say) that receives every
+            search and, per turn, the tools the model called: the data of
+            ``toolsearch bench --replay`` and ``toolsearch embedder finetune --search-log``.
+            It holds the search queries, which are user content. None by default.
         pinned_tools: Tools always sent (names of registered tools, or tools themselves),
             added to ``options.pinned_tools``.
         options: The plain-data options as one object (the defaults when omitted).
@@ -171,6 +178,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         pinned_tools: Sequence[Any] = (),
         options: ToolSearchOptions | None = None,
         search_listeners: Sequence[SearchListener] = (),
+        search_log: SearchLog | None = None,
         **kwargs: Unpack[ToolSearchAdvisorKwargs],
     ) -> None:
         fields = ToolSearchOptions.model_fields
@@ -210,18 +218,51 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         self._pinned_names: list[str] = list(resolved.pinned_tools)
         self._pinned_callbacks = pinned_callbacks
         self._search_listeners: list[SearchListener] = list(search_listeners)
+        self.search_log = search_log
 
     def add_search_listener(self, listener: SearchListener) -> None:
         """Call ``listener`` with a :class:`~toolsearch.search.search_tool.ToolSearchEvent`
         after every search of this advisor's search tool (inside the search's span)."""
         self._search_listeners.append(listener)
 
-    def _searched(self, event: ToolSearchEvent) -> None:
+    def _searched(self, event: ToolSearchEvent, loop: _SearchLoop | None = None) -> None:
+        if self.search_log is not None and loop is not None:
+            self._log_search(event, loop)
         for listener in list(self._search_listeners):
             try:
                 listener(event)
             except Exception:
                 _log.warning("tool-search listener %r failed", listener, exc_info=True)
+
+    def _log_search(self, event: ToolSearchEvent, loop: _SearchLoop) -> None:
+        assert self.search_log is not None
+        hits = set(event.hit_names)
+        # what the search left out: the tools loaded before it (its own hits are now too)
+        loaded = (
+            [n for n in self._loaded(loop) if n not in hits and n in loop.registered]
+            if self.exclude_loaded_tools
+            else []
+        )
+        try:
+            self.search_log.record_search(
+                LoggedSearch.from_event(
+                    event,
+                    tools=[cb.definition for cb in loop.registered.values()],
+                    loaded=loaded,
+                )
+            )
+        except Exception:
+            _log.warning("search log %r failed", self.search_log, exc_info=True)
+
+    def _log_calls(self, loop: _SearchLoop, names: Sequence[str]) -> None:
+        if self.search_log is None or not names or loop.index_key is None:
+            return
+        try:
+            self.search_log.record_calls(
+                LoggedCalls.of(loop.session_id, loop.index_key, names, time.time())
+            )
+        except Exception:
+            _log.warning("search log %r failed", self.search_log, exc_info=True)
 
     # the options, readable one by one as before (read-only: ``options`` is frozen)
 
@@ -349,7 +390,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             allowed_names=frozenset(registered),
             loaded=(lambda: self._loaded(loop)) if self.exclude_loaded_tools else None,
             visible=lambda: loop.visible,
-            on_search=self._searched,
+            on_search=lambda event: self._searched(event, loop),
         )
         _log.debug(
             "tool search: session %s, %d tools registered, %d pinned",
@@ -461,6 +502,14 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
                 answers[i] = self.unknown_tool_hint(call.name)
         if newly_used:
             self.registry.mark_discovered(loop.session_id, newly_used)
+        self._log_calls(
+            loop,
+            [
+                message.tool_calls[i].name
+                for i in delegated
+                if message.tool_calls[i].name != self.search_tool_name
+            ],
+        )
         searching = any(message.tool_calls[i].name == self.search_tool_name for i in delegated)
         loop.current_round = [] if searching else None
         options = request.prompt.options.replace(

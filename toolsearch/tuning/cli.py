@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -101,6 +102,25 @@ def embedder_app() -> Any:
                 show_default=False,
             ),
         ] = None,
+        search_logs: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--search-log",
+                help="Also train on a search log's searches and the tools the model then "
+                "called (JSONL written by JsonlSearchLog); repeatable.",
+                show_default=False,
+            ),
+        ] = None,
+        sessions: Annotated[
+            str | None,
+            typer.Option(
+                "--sessions",
+                help="With --search-log: only the sessions in part K of N, by session hash "
+                "(1/2: one half; replay the other with toolsearch bench --replay LOG "
+                "--sessions 2/2).",
+                show_default=False,
+            ),
+        ] = None,
         source_kind: Annotated[
             str, typer.Option("--source-kind", help="auto, jsonl, mcp or openapi.")
         ] = "auto",
@@ -148,7 +168,7 @@ def embedder_app() -> Any:
     ) -> None:
         """Make (summary, tool text) pairs from a catalog and fine-tune the embedder on them.
 
-        With --labeled, real requests and the tools they need are mixed in.
+        With --labeled or --search-log, real requests and the tools they need are mixed in.
         """
         from toolsearch.bench.loaders import DATASETS
         from toolsearch.tuning import (
@@ -163,10 +183,21 @@ def embedder_app() -> Any:
             raise typer.BadParameter("give SOURCE... or --pairs FILE, not both")
         if (labeled_catalog is None) != (labeled_queries is None):
             raise typer.BadParameter("--labeled-catalog and --labeled-queries go together")
-        if not (sources or pairs_file or labeled or labeled_queries):
+        if not (sources or pairs_file or labeled or labeled_queries or search_logs):
             raise typer.BadParameter(
-                "give SOURCE... or --pairs FILE, and/or --labeled data to train on"
+                "give SOURCE... or --pairs FILE, and/or --labeled data or a --search-log "
+                "to train on"
             )
+        part = None
+        if sessions is not None:
+            from toolsearch.search.search_log import parse_part
+
+            if not search_logs:
+                raise typer.BadParameter("goes with --search-log", param_hint="--sessions")
+            try:
+                part = parse_part(sessions)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--sessions") from None
         unknown = [name for name in labeled or [] if name not in DATASETS]
         if unknown:  # before any catalog is read
             raise typer.BadParameter(
@@ -179,7 +210,13 @@ def embedder_app() -> Any:
             )
         missing = [
             str(s)
-            for s in [*(sources or []), pairs_file, labeled_catalog, labeled_queries]
+            for s in [
+                *(sources or []),
+                pairs_file,
+                labeled_catalog,
+                labeled_queries,
+                *(search_logs or []),
+            ]
             if s is not None
             if not s.exists()
         ]
@@ -209,7 +246,9 @@ def embedder_app() -> Any:
             else:
                 pairs = []
             made = len(pairs)
-            pairs += _labeled(labeled or [], labeled_catalog, labeled_queries)
+            pairs += _labeled(
+                labeled or [], labeled_catalog, labeled_queries, search_logs or [], part
+            )
             if len(pairs) > made:
                 # one seeded order, so labeled pairs are spread through training
                 random.Random(seed).shuffle(pairs)
@@ -233,8 +272,15 @@ def embedder_app() -> Any:
     return app
 
 
-def _labeled(names: list[str], catalog_file: Path | None, queries_file: Path | None) -> list[Any]:
-    """Pairs from the named data sets' (and the user's) requests and gold tools."""
+def _labeled(
+    names: list[str],
+    catalog_file: Path | None,
+    queries_file: Path | None,
+    search_logs: Sequence[Path] = (),
+    sessions: tuple[int, int] | None = None,
+) -> list[Any]:
+    """Pairs from the named data sets' (and the user's) requests and gold tools, and from
+    the labelled searches of search logs (each log made a catalog and a query set)."""
     from toolsearch.bench.loaders import DATASETS
     from toolsearch.tuning import labeled_pairs
 
@@ -243,6 +289,14 @@ def _labeled(names: list[str], catalog_file: Path | None, queries_file: Path | N
         from toolsearch.bench.data import Catalog, QuerySet
 
         sets.append((Catalog.from_jsonl(catalog_file), QuerySet.from_jsonl(queries_file)))
+    for path in search_logs:
+        from toolsearch.bench.replay import log_dataset
+        from toolsearch.search.search_log import read_search_log
+
+        try:
+            sets.append(log_dataset(read_search_log(path, sessions=sessions), name=path.stem))
+        except ValueError as exc:
+            raise ValueError(f"--search-log {path}: {exc}") from None
     pairs: list[Any] = []
     for catalog, queries in sets:
         pairs += labeled_pairs(
