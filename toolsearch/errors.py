@@ -12,7 +12,8 @@ Catch :class:`ToolsearchError` to handle anything the library raises on purpose:
     ├── ToolLoopLimitError             the tool loop ran more iterations than allowed
     ├── AdvisorChainError              the advisor chain is invalid (e.g. two tool advisors)
     ├── ChatModelError                 a chat model failed to answer
-    │   └── ProviderError              a provider's API failed (``provider``, ``status_code``)
+    │   └── ProviderError              a provider's API failed (``provider``, ``status_code``,
+    │       │                              ``retryable``: 5xx too; ``retry_after``)
     │       ├── ProviderAuthenticationError  bad or missing credentials (401/403)
     │       ├── ProviderRateLimitError       rate limited or over quota (429); retryable
     │       └── ProviderConnectionError      the endpoint could not be reached or timed out
@@ -227,14 +228,32 @@ class SessionStoreError(ToolsearchError):
 
 
 class ProviderError(ChatModelError):
-    """A provider's API failed. The message carries the provider's own message."""
+    """A provider's API failed. The message carries the provider's own message.
+
+    ``retryable`` says whether sending the same request again may succeed: true for rate
+    limits, unreachable endpoints and timeouts, server errors (5xx, Anthropic's 529
+    overloaded) and 408/409, even when the SDK already retried (its retries are few and
+    quick). ``retry_after`` is the wait in seconds the provider asked for (a
+    ``Retry-After`` header, Google's ``RetryInfo``), or ``None``.
+    """
 
     retryable = False
 
-    def __init__(self, provider: str, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self,
+        provider: str,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         self.provider = provider
         self.status_code = status_code
         self.provider_message = message
+        self.retry_after = retry_after
+        if retryable is not None:
+            self.retryable = retryable
         status = f" (HTTP {status_code})" if status_code is not None else ""
         super().__init__(f"{provider}{status}: {message}")
 
@@ -244,7 +263,8 @@ class ProviderAuthenticationError(ProviderError):
 
 
 class ProviderRateLimitError(ProviderError):
-    """The provider rate-limited the request or the account is over quota (HTTP 429)."""
+    """The provider rate-limited the request or the account is over quota (HTTP 429);
+    ``retry_after`` is how long it asked to wait, when it said."""
 
     retryable = True
 

@@ -195,7 +195,7 @@ class ErrorCase:
 
 AUTH = (ProviderAuthenticationError, False)
 RATE = (ProviderRateLimitError, True)
-SERVER = (ProviderError, False)
+SERVER = (ProviderError, True)  # 5xx: retryable, even after the SDK's own retries
 
 
 @dataclass(frozen=True)
@@ -231,6 +231,8 @@ class Adapter:
     no_key_model: Callable[[], Any]  # a model with no key configured (sends nothing)
     no_key_message: str
     separate_async_client: bool
+    rule: str  # the wire-name rule in toolsearch.models.wire_names
+    wire_weather: str  # the wire name of WEIRD_WEATHER
 
     @property
     def sdk(self) -> str:
@@ -309,6 +311,8 @@ OPENAI = Adapter(
     no_key_model=_openai_no_key,
     no_key_message="OPENAI_API_KEY",
     separate_async_client=True,
+    rule="OPENAI_NAMES",
+    wire_weather="weather_get_now",
 )
 
 ANTHROPIC = Adapter(
@@ -355,6 +359,8 @@ ANTHROPIC = Adapter(
     no_key_model=_anthropic_no_key,
     no_key_message="authentication method",
     separate_async_client=True,
+    rule="ANTHROPIC_NAMES",
+    wire_weather="weather_get_now",
 )
 
 GEMINI = Adapter(
@@ -411,6 +417,8 @@ GEMINI = Adapter(
     no_key_model=_gemini_no_key,
     no_key_message="API key",
     separate_async_client=False,  # one client; its ``.aio`` serves async calls
+    rule="GEMINI_NAMES",
+    wire_weather="weather.get_now",  # Gemini takes dots, not slashes
 )
 
 ADAPTERS = {adapter.name: adapter for adapter in (OPENAI, ANTHROPIC, GEMINI)}
@@ -618,6 +626,118 @@ def test_history_keeps_its_order_and_pairs_each_result_with_its_call(adapter: Ad
     ]
 
 
+# -- tool names the provider refuses -------------------------------------------------------------
+
+WEIRD_NAME = "weather.get/now"  # a dot and a slash, as MCP servers name tools
+weird_calls: list[str] = []
+
+
+@tool(name=WEIRD_NAME)
+def weird_weather(city: str) -> str:
+    """Current weather for a city."""
+    weird_calls.append(city)
+    return f"sunny in {city}"
+
+
+def _renamed_fixtures(adapter: Adapter, server: Endpoint, tmp_path: Any) -> None:
+    """Serve the adapter's fixtures with the model calling the tool by its wire name."""
+    for source in server.fixtures.iterdir():
+        text = source.read_text().replace('"get_weather"', json.dumps(adapter.wire_weather))
+        (tmp_path / source.name).write_text(text)
+    server.fixtures = tmp_path
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_name_the_provider_refuses_goes_under_a_wire_name_and_comes_back(
+    adapter: Adapter, mode: str, tmp_path: Any
+) -> None:
+    weird_calls.clear()
+    streaming = mode.endswith("stream")
+    if streaming:
+        server = adapter.endpoint(adapter.stream_tool_call, adapter.stream_final)
+    else:
+        server = adapter.endpoint(adapter.tool_call, adapter.final)
+    _renamed_fixtures(adapter, server, tmp_path)
+    spec = ChatClient.create(server.model()).prompt("Weather in Paris?").tools(weird_weather)
+    if mode == "call":
+        text = spec.call().content()
+    elif mode == "stream":
+        text = "".join(spec.stream().content())
+    elif mode == "acall":
+        text = asyncio.run(spec.acall()).content()
+    else:
+
+        async def streamed() -> str:
+            return "".join([piece async for piece in spec.astream().content()])
+
+        text = asyncio.run(streamed())
+    assert text == REPLY
+    assert weird_calls == ["Paris"]  # the model's call, mapped back, reached the tool
+    first, second = server.requests
+    wire = adapter.wire_weather
+    assert [name for name, _, _ in adapter.tools(first)] == [wire]
+    assert [name for name, _, _ in adapter.tools(second)] == [wire]
+    ref = wire if adapter.call_id is None else adapter.call_ref
+    # the history goes back under the wire name: calls and (Gemini: by name) results
+    assert adapter.conversation(second)[-2:] == [
+        ("call", ref, wire, {"city": "Paris"}),
+        ("result", ref, "sunny in Paris"),
+    ]
+    assert WEIRD_NAME not in json.dumps(second)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_models_call_carries_the_tools_own_name(
+    adapter: Adapter, mode: str, tmp_path: Any
+) -> None:
+    reply = adapter.stream_tool_call if mode.endswith("stream") else adapter.tool_call
+    server = adapter.endpoint(reply)
+    _renamed_fixtures(adapter, server, tmp_path)
+    prompt = Prompt.of("hi", ChatOptions(tool_callbacks=tool_callbacks(weird_weather)))
+    chunks = run(server.model(), prompt, mode)
+    calls = [call for chunk in chunks for call in chunk.message.tool_calls]
+    assert [call.name for call in calls] == [WEIRD_NAME]
+
+
+def test_two_names_that_map_to_one_wire_name_get_distinct_wire_names(adapter: Adapter) -> None:
+    from toolsearch.models import wire_names
+
+    rule = getattr(wire_names, adapter.rule)
+    server = adapter.endpoint(adapter.final)
+    tools = [
+        ToolDefinition(name=name, description=f"Tool {name}.", input_schema={"type": "object"})
+        for name in ("files/read", "files_read", "files\\read", "x" * 70, "météo")
+    ]
+    callbacks = [ToolCallbackStub(definition) for definition in tools]
+    server.model().call(Prompt.of("hi", ChatOptions(tool_callbacks=callbacks)))
+    sent = [name for name, _, _ in adapter.tools(server.requests[0])]
+    assert len(set(sent)) == len(sent) == 5
+    assert all(rule.accepts(name) for name in sent)
+    assert sent[1] == "files_read"  # a name the provider takes is kept
+    assert sent[4] == "meteo"
+    assert len(sent[3]) == 64
+    again = adapter.endpoint(adapter.final)
+    again.model().call(Prompt.of("hi", ChatOptions(tool_callbacks=callbacks[::-1])))
+    assert [name for name, _, _ in adapter.tools(again.requests[0])] == sent[::-1]  # stable
+
+
+class ToolCallbackStub:
+    def __init__(self, definition: ToolDefinition) -> None:
+        self.definition = definition
+
+    @property
+    def metadata(self) -> Any:
+        from toolsearch.tools.definition import ToolMetadata
+
+        return ToolMetadata()
+
+    def call(self, input_json: str, context: Any = None) -> str:
+        return "ok"
+
+    async def acall(self, input_json: str, context: Any = None) -> str:
+        return "ok"
+
+
 # -- options -------------------------------------------------------------------------------------
 
 
@@ -695,6 +815,69 @@ def test_http_errors_become_our_types_with_the_providers_message(
     assert error.provider_message == expected
     assert expected in str(error)
     assert error.retryable is case.retryable
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "seconds"),
+    [("retry-after", "7", 7.0), ("retry-after-ms", "1500", 1.5)],
+)
+def test_a_rate_limit_says_how_long_to_wait(
+    adapter: Adapter, header: str, value: str, seconds: float
+) -> None:
+    (case,) = [c for c in adapter.errors if c.status == 429]
+    server = adapter.endpoint((429, case.fixture))
+    server.reply_headers = {header: value}
+    with pytest.raises(ProviderRateLimitError) as caught:
+        server.model().call(Prompt.of("hi"))
+    assert caught.value.retry_after == pytest.approx(seconds)
+    assert caught.value.retryable
+
+
+def test_an_error_without_retry_after_says_none(adapter: Adapter) -> None:
+    (case,) = [c for c in adapter.errors if c.status == 429]
+    server = adapter.endpoint((429, case.fixture))
+    with pytest.raises(ProviderRateLimitError) as caught:
+        server.model().call(Prompt.of("hi"))
+    assert caught.value.retry_after is None
+
+
+_USAGE_KEYS = ("usage", "usageMetadata")
+
+
+def _without_usage(server: Endpoint, tmp_path: Any, *names: str) -> None:
+    """Serve the fixtures ``names`` with their usage removed (a server that reports none)."""
+    for source in server.fixtures.iterdir():
+        (tmp_path / source.name).write_bytes(source.read_bytes())
+    for name in names:
+        body = json.loads((server.fixtures / name).read_text())
+        for key in _USAGE_KEYS:
+            body.pop(key, None)
+        (tmp_path / name).write_text(json.dumps(body))
+    server.fixtures = tmp_path
+
+
+def test_an_answer_without_usage_has_usage_none_and_the_loop_counts_it(
+    adapter: Adapter, tmp_path: Any
+) -> None:
+    from toolsearch.loop.tool_calling_advisor import (
+        CALLS_WITHOUT_USAGE_KEY,
+        LOOP_USAGE_KEY,
+        MODEL_CALLS_KEY,
+    )
+
+    server = adapter.endpoint(adapter.final)
+    _without_usage(server, tmp_path, adapter.final)
+    assert server.model().call(Prompt.of("hi")).usage is None  # not Usage(0, 0, 0)
+
+    server = adapter.endpoint(adapter.tool_call, adapter.final)
+    _without_usage(server, tmp_path, adapter.tool_call)
+    response = (
+        ChatClient.create(server.model()).prompt("Weather?").tools(get_weather).call()
+    ).chat_response()
+    assert response is not None
+    assert response.metadata[MODEL_CALLS_KEY] == 2
+    assert response.metadata[CALLS_WITHOUT_USAGE_KEY] == 1
+    assert response.metadata[LOOP_USAGE_KEY] == adapter.usage  # the one call that reported
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -643,7 +643,7 @@ def test_aggregator_of_nothing() -> None:
     assert result.message.content is None
     assert result.message.tool_calls == ()
     assert result.finish_reason == FinishReason.STOP
-    assert result.usage == Usage()
+    assert result.usage is None  # nothing reported: not a made-up zero
 
 
 # -- Prompt ----------------------------------------------------------------------------

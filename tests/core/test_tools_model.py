@@ -282,7 +282,7 @@ def test_all_of_and_unknown_keywords():
     schema = {"allOf": [{"type": "object"}, {"required": ["x"]}], "x-custom": True}
     assert validate_json_value(schema, {"x": 1}) == []
     assert validate_json_value(schema, {}) == ["x: required property is missing"]
-    assert validate_json_value({"format": "email", "pattern": "^$"}, "anything") == []
+    assert validate_json_value({"x-custom": True, "x-format": "email"}, "anything") == []
 
 
 def test_unresolvable_ref_is_ignored():

@@ -83,12 +83,15 @@ class Endpoint(FixtureServer):
         super().__init__(*replies)
         self.sides: list[str] = []
         self.bodies: list[TrackedBody] = []
+        self.reply_headers: dict[str, str] = {}
+        """Headers added to every response (``retry-after``...)."""
 
     def __call__(self, request: Any) -> Any:
         response = super().__call__(request)
         body = _tracked_body_class(self.http)(response.content)
         self.bodies.append(body)
-        return self.http.Response(response.status_code, stream=body, headers=response.headers)
+        headers = {**response.headers, **self.reply_headers}
+        return self.http.Response(response.status_code, stream=body, headers=headers)
 
     def transport(self, side: str) -> Any:
         """A mock transport for the ``side`` (``"sync"`` or ``"async"``) client."""

@@ -447,3 +447,37 @@ def test_tool_results_open_their_user_turn_and_empty_user_text_is_left_out() -> 
     assert last["role"] == "user"
     assert [block["type"] for block in last["content"]] == ["tool_result", "text"]
     assert last["content"][1]["text"] == "Please hurry."
+
+
+def test_tool_references_and_deferred_tools_go_under_their_wire_names() -> None:
+    from toolsearch.chat import ToolSearchHit
+    from toolsearch.models.anthropic import anthropic_request_body
+    from toolsearch.tools.function import FunctionToolCallback
+
+    def named(name: str) -> FunctionToolCallback:
+        return FunctionToolCallback.from_schema(
+            lambda arguments: "ok", name=name, description=f"{name}.", input_schema={}
+        )
+
+    hits = (ToolSearchHit(name="files.read"),)
+    history = [
+        UserMessage(content="Read the file."),
+        AssistantMessage(tool_calls=[ToolCall(id="s1", name="search.tools", arguments="{}")]),
+        ToolResponseMessage(
+            responses=[
+                ToolResponse(id="s1", name="search.tools", response_data="", search_hits=hits)
+            ]
+        ),
+    ]
+    options = ChatOptions(tool_callbacks=[named("search.tools"), named("files.read")])
+    body = anthropic_request_body(
+        Prompt(history, options), model="claude", tool_search="defer_loading"
+    )
+    assert body["messages"][1]["content"][0]["name"] == "search_tools"
+    assert body["messages"][2]["content"][0]["content"] == [
+        {"type": "tool_reference", "tool_name": "files_read"}
+    ]
+    assert [(t["name"], t.get("defer_loading", False)) for t in body["tools"]] == [
+        ("search_tools", False),
+        ("files_read", True),
+    ]

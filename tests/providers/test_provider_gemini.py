@@ -292,3 +292,23 @@ def test_an_option_the_generation_config_rejects_is_a_provider_error() -> None:
     prompt = Prompt.of("hi", ChatOptions(extra={"seed": "not a number"}))
     with pytest.raises(ProviderError, match=r"invalid generation config.*seed"):
         model.call(prompt)
+
+
+def test_a_rate_limit_with_retry_info_says_how_long_to_wait(tmp_path) -> None:
+    from toolsearch.errors import ProviderRateLimitError
+
+    body = {
+        "error": {
+            "code": 429,
+            "message": "Resource has been exhausted.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "17s"}],
+        }
+    }
+    (tmp_path / "error_429_retry.json").write_text(json.dumps(body))
+    server = Server((429, "error_429_retry.json"))
+    server.fixtures = tmp_path
+    with pytest.raises(ProviderRateLimitError) as caught:
+        server.model().call(Prompt.of("hi"))
+    assert caught.value.retry_after == 17.0
+    assert caught.value.retryable

@@ -72,7 +72,7 @@ def _assert_tool_loop_requests(server: Server, *, stream: bool) -> None:
     assert second["messages"][2:] == [
         {
             "role": "assistant",
-            "content": None,
+            "content": "",  # not null: strict compatible servers refuse null (llama.cpp: 500)
             "tool_calls": [
                 {
                     "id": "call_weather_1",
@@ -211,7 +211,9 @@ def test_tool_calls_with_finish_reason_stop_finish_as_tool_calls() -> None:
     assert response.message.tool_calls[0].name == "get_weather"
 
 
-def test_an_empty_assistant_turn_is_sent_with_empty_text_not_null() -> None:
+def test_an_assistant_turn_always_has_string_content_tool_calls_too() -> None:
+    """``null`` content is allowed by OpenAI next to tool calls, but llama.cpp's server
+    answers it with HTTP 500; ``""`` is accepted by OpenAI and every compatible server."""
     from toolsearch.models.openai import openai_messages
 
     rendered = openai_messages(
@@ -219,4 +221,21 @@ def test_an_empty_assistant_turn_is_sent_with_empty_text_not_null() -> None:
     )
     assert rendered[1] == {"role": "assistant", "content": ""}
     call = ToolCall(id="c1", name="get_weather", arguments="{}")
-    assert openai_messages([AssistantMessage(tool_calls=[call])])[0]["content"] is None
+    (entry,) = openai_messages([AssistantMessage(tool_calls=[call])])
+    assert entry["content"] == ""
+    assert entry["tool_calls"][0]["function"]["name"] == "get_weather"
+    with_text = openai_messages([AssistantMessage(content="Checking.", tool_calls=[call])])
+    assert with_text[0]["content"] == "Checking."
+
+
+def test_a_stream_without_a_usage_chunk_reports_usage_none(tmp_path) -> None:
+    """Compatible servers that ignore ``stream_options`` send no usage: ``None``, not 0."""
+    server = Server("stream_final.sse")
+    lines = (server.fixtures / "stream_final.sse").read_text().split("\n\n")
+    (tmp_path / "stream_final.sse").write_text(
+        "\n\n".join(line for line in lines if '"usage":{' not in line)
+    )
+    server.fixtures = tmp_path
+    chunks = list(server.model().stream(Prompt.of("hi")))
+    assert chunks[-1].usage is None
+    assert "".join(c.message.content or "" for c in chunks) == "It is sunny in Paris."

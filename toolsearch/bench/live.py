@@ -170,10 +170,14 @@ class _RecordingModel:
         self.usage = Usage()
         self.calls: list[str] = []
         self.requests = 0
+        self.requests_without_usage = 0
 
     def _record(self, response: ChatResponse) -> ChatResponse:
         self.requests += 1
-        self.usage = self.usage + response.usage
+        if response.usage is None:  # the provider reported none: counted, not taken as 0
+            self.requests_without_usage += 1
+        else:
+            self.usage = self.usage + response.usage
         self.calls += [call.name for call in response.message.tool_calls]
         return response
 
@@ -215,6 +219,8 @@ class LiveTaskOutcome:
     requests: int
     searches: int
     error: str | None = None
+    requests_without_usage: int = 0
+    """Model calls whose response carried no usage: the token figures leave them out."""
 
 
 @dataclass(frozen=True)
@@ -236,6 +242,8 @@ class LiveRecord:
     requests_per_task: float
     searches_per_task: float
     errors: int
+    requests_without_usage: int = 0
+    """Model calls, over all tasks, that reported no usage (their tokens are not counted)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -301,6 +309,7 @@ def run_live(
                 completion_tokens=model.usage.completion_tokens,
                 cached_tokens=model.usage.cached_tokens,
                 requests=model.requests,
+                requests_without_usage=model.requests_without_usage,
                 searches=sum(1 for c in called if c == DEFAULT_SEARCH_TOOL_NAME),
                 error=error,
             )
@@ -365,4 +374,5 @@ def _summarize(
         if outcomes
         else 0.0,
         errors=sum(1 for o in outcomes if o.error is not None),
+        requests_without_usage=sum(o.requests_without_usage for o in outcomes),
     )

@@ -157,6 +157,12 @@ def write_live_report(
         "",
         live_markdown_table(records),
     ]
+    missing = sum(getattr(r, "requests_without_usage", 0) for r in records)
+    if missing:
+        body += [
+            "",
+            f"{missing} model calls reported no usage; their tokens are not in the figures.",
+        ]
     report = out / "live.md"
     report.write_text("\n".join(body))
     return [target, report]

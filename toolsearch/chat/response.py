@@ -42,11 +42,16 @@ class Usage:
 
 @dataclass(frozen=True)
 class ChatResponse:
-    """One model answer (or one streamed chunk of it)."""
+    """One model answer (or one streamed chunk of it).
+
+    ``usage`` is ``None`` when the provider reported no token counts (a stream without a
+    usage chunk, a compatible server that sends none; every chunk but a stream's last),
+    never a made-up ``Usage(0, 0, 0)``: a reported zero and no report differ.
+    """
 
     message: AssistantMessage = field(default_factory=AssistantMessage)
     finish_reason: str | None = None
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -66,8 +71,8 @@ class ChatResponseAggregator:
     appended): that is how providers stream argument deltas, the first chunk of a call
     carrying its id and name with ``arguments=""``. Calls within one chunk are always
     separate calls, even with empty or equal ids (providers without call ids send parallel
-    calls that way). The last non-empty
-    usage and finish reason win; metadata merges.
+    calls that way). The last non-empty usage and finish reason win (a reported zero only
+    when nothing else was reported; no report at all is ``usage=None``); metadata merges.
     """
 
     def __init__(self) -> None:
@@ -75,7 +80,7 @@ class ChatResponseAggregator:
         self._calls: list[dict[str, Any]] = []
         self._chunks = 0
         self._finish_reason: str | None = None
-        self._usage = Usage()
+        self._usage: Usage | None = None
         self._metadata: dict[str, Any] = {}
         self._message_metadata: dict[str, Any] = {}
 
@@ -106,8 +111,9 @@ class ChatResponseAggregator:
                 )
         if chunk.finish_reason:
             self._finish_reason = chunk.finish_reason
-        if chunk.usage.total_tokens or chunk.usage.cached_tokens:
-            self._usage = chunk.usage
+        usage = chunk.usage
+        if usage is not None and (usage.total_tokens or usage.cached_tokens or self._usage is None):
+            self._usage = usage
         self._metadata.update(chunk.metadata)
         self._message_metadata.update(chunk.message.metadata)
 

@@ -24,7 +24,13 @@ from toolsearch.loop.eligibility import (
 )
 from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 
-__all__ = ["HISTORY_ENABLED_KEY", "LOOP_USAGE_KEY", "MODEL_CALLS_KEY", "ToolCallingAdvisor"]
+__all__ = [
+    "CALLS_WITHOUT_USAGE_KEY",
+    "HISTORY_ENABLED_KEY",
+    "LOOP_USAGE_KEY",
+    "MODEL_CALLS_KEY",
+    "ToolCallingAdvisor",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -32,7 +38,10 @@ HISTORY_ENABLED_KEY = "toolsearch.tool_loop.conversation_history_enabled"
 """Request-context key holding whether this loop resends the whole history each iteration."""
 LOOP_USAGE_KEY = "loop_usage"
 """Final ``ChatResponse.metadata`` key: the summed ``Usage`` of every model call of the loop
-(``ChatResponse.usage`` itself is the last call's)."""
+that reported one (``ChatResponse.usage`` itself is the last call's)."""
+CALLS_WITHOUT_USAGE_KEY = "calls_without_usage"
+"""Final ``ChatResponse.metadata`` key: how many of the loop's model calls reported no usage
+(``usage=None``), so ``loop_usage`` is known to be a lower bound when it is above 0."""
 MODEL_CALLS_KEY = "model_calls"
 """Final ``ChatResponse.metadata`` key: how many times the loop called the model."""
 
@@ -305,7 +314,10 @@ class ToolCallingAdvisor:
         chat_response = response.chat_response
         if chat_response is None:
             return False
-        loop.usage = loop.usage + chat_response.usage
+        if chat_response.usage is None:
+            loop.calls_without_usage += 1
+        else:
+            loop.usage = loop.usage + chat_response.usage
         required = self.eligibility_checker.is_tool_execution_required(
             request.prompt.options, chat_response
         )
@@ -354,6 +366,7 @@ class _Loop:
     counts: Mapping[str, int] | None = None
     iterations: int = 0
     usage: Usage = field(default_factory=Usage)
+    calls_without_usage: int = 0
 
     def __post_init__(self) -> None:
         self.messages = self.request.prompt.messages
@@ -367,6 +380,7 @@ class _Loop:
             **chat_response.metadata,
             LOOP_USAGE_KEY: self.usage,
             MODEL_CALLS_KEY: self.iterations,
+            CALLS_WITHOUT_USAGE_KEY: self.calls_without_usage,
         }
         return response.with_chat_response(dataclasses.replace(chat_response, metadata=metadata))
 

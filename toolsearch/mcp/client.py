@@ -110,6 +110,13 @@ class McpToolCallback:
         """:meth:`call` for async code, from any event loop."""
         return await self._provider._acall(self._exposed, self._arguments(input_json))
 
+    async def acall_result(self, arguments: Mapping[str, Any]) -> CallToolResult:
+        """The server's own ``CallToolResult`` for ``arguments`` (content blocks and
+        ``structuredContent`` as sent; failures as an ``isError`` result), checked against
+        the input schema first: what ``serve_tools`` forwards when it re-serves this tool."""
+        checked = self._arguments(json.dumps(dict(arguments)))
+        return await self._provider.acall_tool_result(self.definition.name, checked)
+
     def _arguments(self, input_json: str) -> dict[str, Any]:
         name = self.definition.name
         arguments = parse_arguments(name, input_json)

@@ -9,6 +9,7 @@ live sessions, ``tools/list`` dumps and built catalogs.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from toolsearch.mcp.config import ServerConfig
-from toolsearch.tools.definition import ToolDefinition
+from toolsearch.tools.definition import ToolAnnotations, ToolDefinition
 from toolsearch.tools.names import fit_name, qualified_name, server_prefix
 
 if TYPE_CHECKING:
@@ -86,25 +87,30 @@ def expose(
                 " (use prefix='auto')" if prefix == "never" else "",
             )
             continue
-        renamed = ToolDefinition(
-            name=name,
-            description=definition.description,
-            input_schema=definition.input_schema,
-            category=server,
-        )
+        renamed = dataclasses.replace(definition, name=name, category=server)
         exposed[name] = Exposed(server, definition.name, renamed)
     return exposed
 
 
 def definition_of(tool: Tool, server: str) -> ToolDefinition | None:
     """A server's tool as a ``ToolDefinition`` (server name kept), or ``None`` with a
-    warning when it is unusable."""
+    warning when it is unusable. Its title (``title``, else the annotations' legacy
+    ``title``), annotations and output schema are kept."""
     schema = tool.input_schema if isinstance(tool.input_schema, Mapping) else {}
     schema = dict(schema) or {"type": "object", "properties": {}}
-    description = tool.description or tool.title or ""
+    annotations = getattr(tool, "annotations", None)
+    title = tool.title or getattr(annotations, "title", None) or None
+    description = tool.description or title or ""
+    output = getattr(tool, "output_schema", None)
     try:
         return ToolDefinition(
-            name=tool.name, description=description, input_schema=schema, category=server
+            name=tool.name,
+            description=description,
+            input_schema=schema,
+            category=server,
+            title=title,
+            annotations=ToolAnnotations.from_mcp(annotations),
+            output_schema=dict(output) if isinstance(output, Mapping) else None,
         )
     except Exception as exc:
         logger.warning("MCP server %r: tool %r is left out: %s", server, tool.name, exc)

@@ -29,7 +29,7 @@ from toolsearch.mcp.client import McpToolProvider
 from toolsearch.mcp.results import error_result, forwarded, text_result
 from toolsearch.mcp.server import Transport, run_server, tool_server
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
-from toolsearch.tools.definition import ToolDefinition
+from toolsearch.tools.definition import ToolAnnotations, ToolDefinition
 from toolsearch.tools.schema import MAX_ARGUMENT_DEPTH, nested_deeper_than
 
 if TYPE_CHECKING:
@@ -126,7 +126,8 @@ class McpSearchProxy:
 
     def search(self, query: str, max_results: int | None = None) -> dict[str, Any]:
         """What ``search_tools`` answers: ``{"tools": [{name, description, input_schema,
-        server}], "total_matches": n}``, best first."""
+        server}], "total_matches": n}``, best first; a tool's ``title``, ``annotations``
+        and ``outputSchema`` are included when its server gave them."""
         limit = self.max_results if max_results is None else max(1, min(10, int(max_results)))
         response = self.index.search(
             ToolSearchRequest(session_id=_SESSION, query=str(query), max_results=limit)
@@ -136,14 +137,20 @@ class McpSearchProxy:
             definition = self._definitions.get(reference.tool_name)
             if definition is None:
                 continue
-            found.append(
-                {
-                    "name": definition.name,
-                    "description": definition.description,
-                    "input_schema": dict(definition.input_schema),
-                    "server": definition.category,
-                }
-            )
+            entry: dict[str, Any] = {
+                "name": definition.name,
+                "description": definition.description,
+                "input_schema": dict(definition.input_schema),
+                "server": definition.category,
+            }
+            # the MCP metadata of the tool, when its server gave it (MCP's spelling)
+            if definition.title is not None:
+                entry["title"] = definition.title
+            if definition.annotations is not None and definition.annotations.to_mcp():
+                entry["annotations"] = definition.annotations.to_mcp()
+            if definition.output_schema is not None:
+                entry["outputSchema"] = dict(definition.output_schema)
+            found.append(entry)
         result: dict[str, Any] = {"tools": found, "total_matches": response.total_matches}
         if not found:
             result["hint"] = "No tool matched; try other words, or fewer of them."
@@ -163,6 +170,10 @@ class McpSearchProxy:
         return [
             ToolDefinition(
                 name=SEARCH_TOOLS,
+                title="Search tools",
+                annotations=ToolAnnotations(
+                    read_only=True, destructive=False, idempotent=True, open_world=False
+                ),
                 description=(
                     "Search the tools of the connected MCP servers "
                     f"({servers}) by what you want to do. Returns the best matching tools "
@@ -189,6 +200,7 @@ class McpSearchProxy:
             ),
             ToolDefinition(
                 name=CALL_TOOL,
+                title="Call a tool",
                 description=(
                     f"Run a tool found with {SEARCH_TOOLS}, by its exact name, with arguments "
                     "that fit its input schema."

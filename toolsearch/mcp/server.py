@@ -20,7 +20,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolsearch.errors import InvalidToolArgumentsError, MissingExtraError, ToolExecutionError
-from toolsearch.mcp.results import error_result, text_result
+from toolsearch.mcp.results import error_result, forwarded, text_result
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
 from toolsearch.tools.context import ToolContext
@@ -29,7 +29,16 @@ from toolsearch.tools.definition import ToolDefinition
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
-__all__ = ["ToolHandler", "Transport", "build_server", "run_server", "serve_tools", "tool_server"]
+__all__ = [
+    "ToolHandler",
+    "Transport",
+    "build_server",
+    "mcp_tool",
+    "run_server",
+    "serve_tools",
+    "structured_result",
+    "tool_server",
+]
 
 Transport = Literal["stdio", "http"]
 
@@ -51,16 +60,13 @@ def tool_server(
     ``call`` gets the arguments as a dict (``{}`` when none were sent)."""
     try:
         from mcp.server.lowlevel import Server
-        from mcp.types import ListToolsResult, Tool
+        from mcp.types import ListToolsResult
     except ImportError as exc:
         raise MissingExtraError("serving tools over MCP", "mcp", "mcp") from exc
     from toolsearch import __version__
 
     offered = {d.name: d for d in definitions}
-    listed = [
-        Tool(name=d.name, description=d.description, input_schema=dict(d.input_schema))
-        for d in offered.values()
-    ]
+    listed = [mcp_tool(d) for d in offered.values()]
 
     async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(tools=listed)
@@ -88,6 +94,43 @@ def tool_server(
     )
 
 
+def mcp_tool(definition: ToolDefinition) -> Any:
+    """A definition as an MCP ``Tool``: name, description, input schema, and the title,
+    annotations and output schema when the definition has them."""
+    from mcp.types import Tool, ToolAnnotations
+
+    fields: dict[str, Any] = {
+        "name": definition.name,
+        "description": definition.description,
+        "input_schema": dict(definition.input_schema),
+    }
+    if definition.title is not None:
+        fields["title"] = definition.title
+    hints = definition.annotations.to_mcp() if definition.annotations is not None else {}
+    if hints or definition.title is not None:
+        fields["annotations"] = ToolAnnotations.model_validate(
+            {**hints, **({"title": definition.title} if definition.title else {})}
+        )
+    if definition.output_schema is not None:
+        fields["output_schema"] = dict(definition.output_schema)
+    return Tool(**fields)
+
+
+def structured_result(definition: ToolDefinition, text: str) -> CallToolResult:
+    """A tool's result text as a ``CallToolResult``: with an output schema, the JSON object
+    the text holds goes in ``structuredContent`` too (the text block stays, for clients
+    that read only content, as MCP recommends)."""
+    structured: dict[str, Any] | None = None
+    if definition.output_schema is not None:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            structured = value
+    return text_result(text, structured=structured)
+
+
 def build_server(
     *tools: Any,
     name: str = "toolsearch",
@@ -99,18 +142,29 @@ def build_server(
 
     ``tool_context`` is passed to tools that take a ``ToolContext`` parameter. In tests,
     ``mcp.Client(build_server(...))`` talks to it in-process.
+
+    Tools are listed with their title, annotations and output schema (``@tool(title=...,
+    annotations=..., output_schema=...)``; a ``dict``/model return gets its output schema
+    by default), and a tool with an output schema answers with ``structuredContent``. MCP
+    tools (from an :class:`~toolsearch.mcp.McpToolProvider`) are forwarded: their server's
+    result, structured content included, passes through unchanged.
     """
+    from toolsearch.mcp.client import McpToolCallback
+
     callbacks: dict[str, ToolCallback] = {cb.definition.name: cb for cb in tool_callbacks(*tools)}
     context = ToolContext(tool_context)
 
     async def call(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
+        callback = callbacks[tool_name]
         try:
-            text = await callbacks[tool_name].acall(json.dumps(arguments), context)
+            if isinstance(callback, McpToolCallback):
+                return forwarded(await callback.acall_result(arguments))
+            text = await callback.acall(json.dumps(arguments), context)
         except (InvalidToolArgumentsError, ToolExecutionError) as exc:
             return error_result(str(exc))
         except Exception as exc:  # a callback outside the contract: still the caller's result
             return error_result(f"tool {tool_name!r} failed: {exc or type(exc).__name__}")
-        return text_result(text)
+        return structured_result(callback.definition, text)
 
     definitions = [cb.definition for cb in callbacks.values()]
     return tool_server(definitions, call, name=name, version=version, instructions=instructions)

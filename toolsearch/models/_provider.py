@@ -30,6 +30,7 @@ from toolsearch.errors import (
     ProviderError,
     ProviderRateLimitError,
 )
+from toolsearch.models.wire_names import WireNames
 
 __all__ = [
     "RESERVED_PREFIX",
@@ -39,6 +40,8 @@ __all__ = [
     "arguments_object",
     "dump_arguments",
     "error_for_status",
+    "retry_after_of",
+    "retry_delay_of",
     "new_call_id",
     "provider_errors",
     "require",
@@ -168,13 +171,69 @@ def sampling_settings(
     return settings
 
 
-def error_for_status(provider: str, status: int | None, message: str) -> ProviderError:
-    """Our exception for an HTTP failure: 401/403 auth, 429 rate limit, else ProviderError."""
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+"""Statuses below 500 worth retrying (timeout, lock conflict, rate limit): the statuses the
+OpenAI and Anthropic SDKs retry themselves. Every 5xx is retryable too."""
+
+
+def error_for_status(
+    provider: str, status: int | None, message: str, *, retry_after: float | None = None
+) -> ProviderError:
+    """Our exception for an HTTP failure: 401/403 auth, 429 rate limit, else ProviderError;
+    ``retryable`` for 5xx (and 408/409), ``retry_after`` as the provider asked."""
     if status in (401, 403):
         return ProviderAuthenticationError(provider, message, status_code=status)
     if status == 429:
-        return ProviderRateLimitError(provider, message, status_code=status)
-    return ProviderError(provider, message, status_code=status)
+        return ProviderRateLimitError(
+            provider, message, status_code=status, retry_after=retry_after
+        )
+    retryable = status is not None and (status >= 500 or status in RETRYABLE_STATUSES)
+    return ProviderError(
+        provider, message, status_code=status, retryable=retryable, retry_after=retry_after
+    )
+
+
+def retry_after_of(headers: Any) -> float | None:
+    """The seconds a response asks to wait: ``retry-after-ms`` (OpenAI, Anthropic) or
+    ``Retry-After`` as seconds or an HTTP date; ``None`` when absent or unreadable."""
+    if headers is None:
+        return None
+    try:
+        milliseconds = headers.get("retry-after-ms")
+        if milliseconds is not None:
+            return max(0.0, float(milliseconds) / 1000)
+        value = headers.get("retry-after")
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        pass
+    import email.utils
+    import time
+
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def retry_delay_of(details: Any) -> float | None:
+    """Google's ``RetryInfo.retryDelay`` (``"30s"``, ``"1.5s"``) in an error body's
+    ``details``, in seconds; ``None`` when there is none."""
+    found = details.get("error", details) if isinstance(details, Mapping) else None
+    entries = found.get("details") if isinstance(found, Mapping) else None
+    for entry in entries if isinstance(entries, list) else ():
+        delay = entry.get("retryDelay") if isinstance(entry, Mapping) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return max(0.0, float(delay[:-1]))
+            except ValueError:
+                return None
+    return None
 
 
 def transport_error(provider: str, exc: BaseException) -> ProviderConnectionError:
@@ -249,9 +308,11 @@ class StreamFolder(Protocol):
 class SdkChatModel(BaseChatModel):
     """``call``/``stream``/``acall``/``astream`` over an SDK, the same for every provider.
 
-    A subclass says how to build the request (:meth:`request_arguments`), send it
-    (:meth:`_send` / :meth:`_asend`), read the answer (:meth:`_response`), fold a stream
-    (:meth:`_stream_folder`) and map the SDK's exceptions (:meth:`_translate`). Every SDK
+    A subclass says how to build the request and its tool names on the wire
+    (:meth:`_request`), send it (:meth:`_send` / :meth:`_asend`), read the answer
+    (:meth:`_response`), fold a stream (:meth:`_stream_folder`) and map the SDK's
+    exceptions (:meth:`_translate`); the request's :class:`WireNames` go to the answer's
+    reader, which gives the model's calls the tools' own names back. Every SDK
     call, stream iteration included, runs inside :func:`provider_errors`, and a stream is
     closed (its HTTP response released) even when the caller stops reading early.
 
@@ -276,8 +337,12 @@ class SdkChatModel(BaseChatModel):
         return client
 
     @abstractmethod
+    def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
+        """The SDK call's keyword arguments for ``prompt``, and the request's tool names."""
+
     def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
         """The SDK call's keyword arguments for ``prompt``."""
+        return self._request(prompt, stream=stream)[0]
 
     @abstractmethod
     def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
@@ -288,25 +353,25 @@ class SdkChatModel(BaseChatModel):
         """Make the async SDK call: an answer, or an async iterable of stream chunks."""
 
     @abstractmethod
-    def _response(self, answer: Any) -> ChatResponse: ...
+    def _response(self, answer: Any, names: WireNames) -> ChatResponse: ...
 
     @abstractmethod
-    def _stream_folder(self) -> StreamFolder: ...
+    def _stream_folder(self, names: WireNames) -> StreamFolder: ...
 
     @abstractmethod
     def _translate(self, exc: Exception) -> ProviderError | None: ...
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        arguments = self.request_arguments(prompt)
+        arguments, names = self._request(prompt, stream=False)
         _log_request(self.provider, arguments, stream=False)
         with provider_errors(self.provider, self._translate):
             answer = self._send(arguments, stream=False)
-        return self._response(answer)
+        return self._response(answer, names)
 
     def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
-        arguments = self.request_arguments(prompt, stream=True)
+        arguments, names = self._request(prompt, stream=True)
         _log_request(self.provider, arguments, stream=True)
-        folder = self._stream_folder()
+        folder = self._stream_folder(names)
         with provider_errors(self.provider, self._translate):
             chunks = self._send(arguments, stream=True)
             try:
@@ -321,20 +386,20 @@ class SdkChatModel(BaseChatModel):
     async def acall(self, prompt: Prompt) -> ChatResponse:
         if self._sync_only:
             return await super().acall(prompt)
-        arguments = self.request_arguments(prompt)
+        arguments, names = self._request(prompt, stream=False)
         _log_request(self.provider, arguments, stream=False)
         with provider_errors(self.provider, self._translate):
             answer = await self._asend(arguments, stream=False)
-        return self._response(answer)
+        return self._response(answer, names)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
         if self._sync_only:
             async for response in super().astream(prompt):
                 yield response
             return
-        arguments = self.request_arguments(prompt, stream=True)
+        arguments, names = self._request(prompt, stream=True)
         _log_request(self.provider, arguments, stream=True)
-        folder = self._stream_folder()
+        folder = self._stream_folder(names)
         with provider_errors(self.provider, self._translate):
             chunks = await self._asend(arguments, stream=True)
             try:

@@ -47,10 +47,12 @@ from toolsearch.models._provider import (
     error_for_status,
     parameters_of,
     require,
+    retry_after_of,
     sampling_settings,
     sdk_arguments,
     transport_error,
 )
+from toolsearch.models.wire_names import ANTHROPIC_NAMES, WireNames, request_names
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "AnthropicChatModel",
     "AnthropicRequestBuilder",
     "anthropic_request_body",
+    "anthropic_wire_names",
 ]
 
 PROVIDER = "anthropic"
@@ -157,21 +160,23 @@ class AnthropicChatModel(SdkChatModel):
 
     # -- requests --------------------------------------------------------------------------
 
-    def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
-        """The keyword arguments of ``messages.create`` for ``prompt``: they send
-        :func:`anthropic_request_body` as is."""
+    def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
+        """The keyword arguments of ``messages.create`` for ``prompt`` (they send
+        :func:`anthropic_request_body` as is), and the request's tool names on the wire."""
         options = self.effective_options(prompt)
+        effective = prompt.with_options(options)
+        names = anthropic_wire_names(effective)
         body = anthropic_request_body(
-            prompt.with_options(options),
+            effective,
             model=self.model,
             max_tokens=self.max_tokens,
             tool_search=self.tool_search,
             cache_prompt=self.cache_prompt,
             stream=stream,
+            names=names,
         )
-        return sdk_arguments(
-            body, options, parameters_of(self._sdk.resources.messages.Messages.create)
-        )
+        create = self._sdk.resources.messages.Messages.create
+        return sdk_arguments(body, options, parameters_of(create)), names
 
     # -- SdkChatModel hooks ----------------------------------------------------------------
 
@@ -181,11 +186,11 @@ class AnthropicChatModel(SdkChatModel):
     async def _asend(self, arguments: dict[str, Any], *, stream: bool) -> Any:
         return await self.async_client.messages.create(**arguments)
 
-    def _response(self, answer: Any) -> ChatResponse:
-        return response_from_message(answer)
+    def _response(self, answer: Any, names: WireNames | None = None) -> ChatResponse:
+        return response_from_message(answer, names)
 
-    def _stream_folder(self) -> _StreamState:
-        return _StreamState()
+    def _stream_folder(self, names: WireNames | None = None) -> _StreamState:
+        return _StreamState(names)
 
     def _translate(self, exc: Exception) -> ProviderError | None:
         return _translate(exc)
@@ -197,6 +202,16 @@ class AnthropicChatModel(SdkChatModel):
 # -- mapping: toolsearch -> Anthropic ---------------------------------------------------------
 
 
+def anthropic_wire_names(prompt: Prompt) -> WireNames:
+    """The request's tool names as Anthropic accepts them
+    (:mod:`~toolsearch.models.wire_names`): its tools', the forced deferred ones, then
+    those its history mentions."""
+    tools = [callback.definition.name for callback in prompt.options.tool_callbacks]
+    for item in prompt.options.deferred_tools:
+        tools.append(item.name if isinstance(item, ToolDefinition) else item)
+    return request_names(ANTHROPIC_NAMES, tools, prompt.messages)
+
+
 def anthropic_request_body(
     prompt: Prompt,
     *,
@@ -205,11 +220,14 @@ def anthropic_request_body(
     tool_search: ToolSearchMode = "none",
     cache_prompt: bool = False,
     stream: bool = False,
+    names: WireNames | None = None,
 ) -> dict[str, Any]:
     """The Messages API JSON body for ``prompt``, as :class:`AnthropicChatModel` sends it:
     ``model`` and ``max_tokens`` (``prompt.options`` win), ``messages``, ``system``,
     ``tools`` (deferred ones flagged with ``tool_search="defer_loading"``), cache
-    breakpoints with ``cache_prompt``, the sampling options and ``options.extra``.
+    breakpoints with ``cache_prompt``, the sampling options and ``options.extra``. Tool
+    names Anthropic refuses go under their wire names (``names``, by default
+    :func:`anthropic_wire_names`), ``tool_reference`` blocks too.
 
     Pure: no SDK, no client, no network. ``prompt.options`` are used as given (the adapter
     passes its defaults merged with the request's).
@@ -224,6 +242,7 @@ def anthropic_request_body(
         tools=[callback.definition for callback in options.tool_callbacks],
         defer_loading=tool_search == "defer_loading",
         forced_deferred=options.deferred_tools,
+        names=names if names is not None else anthropic_wire_names(prompt),
     )
     system: str | list[dict[str, Any]]
     system, messages = builder.render_messages(prompt.messages)
@@ -255,11 +274,16 @@ class AnthropicRequestBuilder:
     ones (``ChatOptions.deferred_tools``). Every other tool is sent in full, so a tool
     whose search result has left the history stays callable; a tool whose results carry
     search hits (the search tool) is never deferred.
+
+    ``names`` give the wire name of every tool name rendered (definitions, ``tool_use``
+    blocks, ``tool_reference`` blocks); without them tools go under their own names.
+    Anthropic takes no title, annotations or output schema: those stay on the definitions.
     """
 
     tools: Sequence[ToolDefinition]
     defer_loading: bool = False
     forced_deferred: Sequence[ToolDefinition | str] = ()
+    names: WireNames | None = None
     deferred: set[str] = field(default_factory=set)
     _catalog: dict[str, ToolDefinition] = field(default_factory=dict)
     _searchers: set[str] = field(default_factory=set)
@@ -298,7 +322,7 @@ class AnthropicRequestBuilder:
                     {
                         "type": "tool_use",
                         "id": call.id,
-                        "name": call.name,
+                        "name": self._wire(call.name),
                         "input": arguments_object(call.arguments),
                     }
                     for call in message.tool_calls
@@ -331,7 +355,10 @@ class AnthropicRequestBuilder:
         if not names or any(n not in self._catalog or n == response.name for n in names):
             return response.response_data  # only references the API can resolve
         self.deferred.update(names)
-        return [{"type": "tool_reference", "tool_name": n} for n in names]
+        return [{"type": "tool_reference", "tool_name": self._wire(n)} for n in names]
+
+    def _wire(self, name: str) -> str:
+        return self.names.wire(name) if self.names is not None else name
 
     def render_tools(self) -> list[dict[str, Any]]:
         """The request's tools (deferred ones flagged), then forced deferred catalog tools.
@@ -344,7 +371,7 @@ class AnthropicRequestBuilder:
         extra = [n for n in self._catalog if n not in set(names) and n in self.deferred]
         for name in [*names, *extra]:
             tool = self._catalog[name]
-            entry: dict[str, Any] = {"name": tool.name}
+            entry: dict[str, Any] = {"name": self._wire(tool.name)}
             if tool.description:
                 entry["description"] = tool.description
             entry["input_schema"] = dict(tool.input_schema)
@@ -365,12 +392,13 @@ def _add_cache_breakpoints(tools: list[dict[str, Any]], messages: list[dict[str,
 # -- mapping: Anthropic -> toolsearch ---------------------------------------------------------
 
 
-def usage_from_anthropic(usage: Any) -> tuple[Usage, dict[str, Any]]:
+def usage_from_anthropic(usage: Any) -> tuple[Usage | None, dict[str, Any]]:
     """Our ``Usage``: prompt tokens are *all* input tokens (Anthropic's ``input_tokens``
     excludes cache reads and writes; we add them so prompt tokens mean the same for every
-    provider); ``cached_tokens`` are the cache reads. Also returns the raw counts."""
+    provider); ``cached_tokens`` are the cache reads. Also returns the raw counts;
+    ``None`` when the answer carried no usage."""
     if usage is None:
-        return Usage(), {}
+        return None, {}
     counts = usage if isinstance(usage, Mapping) else usage.model_dump(exclude_none=True)
     read = counts.get("cache_read_input_tokens") or 0
     written = counts.get("cache_creation_input_tokens") or 0
@@ -398,8 +426,10 @@ def _thinking(block: Any) -> dict[str, Any] | None:
     return None
 
 
-def response_from_message(message: Any) -> ChatResponse:
-    """An Anthropic ``Message`` as our ``ChatResponse``."""
+def response_from_message(message: Any, names: WireNames | None = None) -> ChatResponse:
+    """An Anthropic ``Message`` as our ``ChatResponse``; the names of the model's calls are
+    the tools' own again (``names``: the request's wire names)."""
+    real = names.real if names is not None else str
     text: list[str] = []
     calls: list[ToolCall] = []
     thinking: list[dict[str, Any]] = []
@@ -408,7 +438,7 @@ def response_from_message(message: Any) -> ChatResponse:
             text.append(block.text)
         elif block.type == "tool_use":
             calls.append(
-                ToolCall(id=block.id, name=block.name, arguments=dump_arguments(block.input))
+                ToolCall(id=block.id, name=real(block.name), arguments=dump_arguments(block.input))
             )
         elif (kept := _thinking(block)) is not None:
             thinking.append(kept)
@@ -436,7 +466,8 @@ class _StreamState:
     """Folds raw stream events: text passes on at once; each ``tool_use`` block is handed on
     whole when it stops; stop reason, usage and thinking blocks come in the last chunk."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: WireNames | None = None) -> None:
+        self.names = names
         self.blocks: dict[int, dict[str, Any]] = {}
         self.thinking: list[dict[str, Any]] = []
         self.stop_reason: str | None = None
@@ -478,7 +509,8 @@ class _StreamState:
             slot = self.blocks.pop(event.index, {})
             if slot.get("type") == "tool_use":
                 arguments = slot["json"] or dump_arguments(slot.get("input") or {})
-                call = ToolCall(id=slot["id"], name=slot["name"], arguments=arguments)
+                name = self.names.real(slot["name"]) if self.names is not None else slot["name"]
+                call = ToolCall(id=slot["id"], name=name, arguments=arguments)
                 self.had_calls = True
                 return ChatResponse(AssistantMessage(tool_calls=(call,)))
             if slot.get("type") == "thinking":
@@ -502,9 +534,10 @@ class _StreamState:
         if self.usage is not None:
             merged = self.usage.model_dump(exclude_none=True)
         merged.update(self.delta_usage)  # message_delta counts are cumulative
-        usage, _ = usage_from_anthropic(merged)
+        usage, _ = usage_from_anthropic(merged or None)
         self.metadata["provider_finish_reason"] = self.stop_reason
-        self.metadata["usage"] = merged
+        if merged:
+            self.metadata["usage"] = merged
         return ChatResponse(
             AssistantMessage(
                 metadata={THINKING_METADATA_KEY: self.thinking} if self.thinking else {}
@@ -545,7 +578,12 @@ def _translate(exc: Exception) -> ProviderError | None:
             inner = body.get("error", body)
             kind = inner.get("type") if isinstance(inner, Mapping) else None
             status = _ERROR_STATUS.get(str(kind), 500)
-        return error_for_status(PROVIDER, status, body_message(body, exc.message))
+        return error_for_status(
+            PROVIDER,
+            status,
+            body_message(body, exc.message),
+            retry_after=retry_after_of(getattr(exc.response, "headers", None)),
+        )
     if isinstance(exc, anthropic.AnthropicError):
         return ProviderError(PROVIDER, str(exc))
     if isinstance(exc, TypeError) and "authentication method" in str(exc):

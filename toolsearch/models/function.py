@@ -108,7 +108,7 @@ class FunctionChatModel(BaseChatModel):
                 f"or yield them; got {type(result).__name__}"
             )
         reply = ChatResponseAggregator.aggregate(ChatResponse(p) for p in pieces).message
-        usage = Usage()
+        usage: Usage | None = None  # count_usage=False: no usage reported
         if self._count_usage:
             usage = Usage(
                 prompt_tokens=self._counter.count(
@@ -120,7 +120,7 @@ class FunctionChatModel(BaseChatModel):
         for i, piece in enumerate(pieces):
             last = i == len(pieces) - 1
             yield ChatResponse(
-                piece, finish if last else None, usage if last else Usage(), {"model": "function"}
+                piece, finish if last else None, usage if last else None, {"model": "function"}
             )
 
 

@@ -40,11 +40,19 @@ from toolsearch.models._provider import (
     error_for_status,
     new_call_id,
     require,
+    retry_after_of,
+    retry_delay_of,
     transport_error,
 )
+from toolsearch.models.wire_names import GEMINI_NAMES, WireNames, request_names
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["SIGNATURES_METADATA_KEY", "GeminiChatModel", "gemini_request_body"]
+__all__ = [
+    "SIGNATURES_METADATA_KEY",
+    "GeminiChatModel",
+    "gemini_request_body",
+    "gemini_wire_names",
+]
 
 PROVIDER = "gemini"
 
@@ -110,14 +118,16 @@ class GeminiChatModel(SdkChatModel):
 
     # -- requests --------------------------------------------------------------------------
 
-    def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
+    def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
         """The keyword arguments of ``models.generate_content`` (or ``_stream``, which takes
         the same) for ``prompt``: the parts of :func:`gemini_request_body` as SDK
         arguments, plus ``ChatOptions.extra`` (``GenerateContentConfig`` fields into the
-        config, any other key into the body)."""
+        config, any other key into the body); and the request's tool names on the wire."""
         types = self._genai.types
         options = self.effective_options(prompt)
-        body = gemini_request_body(prompt.with_options(options))
+        effective = prompt.with_options(options)
+        names = gemini_wire_names(effective)
+        body = gemini_request_body(effective, names=names)
         config: dict[str, Any] = {
             _GENERATION_FIELDS[key]: value for key, value in body["generationConfig"].items()
         }
@@ -143,11 +153,12 @@ class GeminiChatModel(SdkChatModel):
                 f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in problems
             )
             raise ProviderError(PROVIDER, f"invalid generation config: {detail or exc}") from exc
-        return {
+        arguments = {
             "model": options.model or self.model,
             "contents": _sdk_contents(body["contents"]),
             "config": validated,
         }
+        return arguments, names
 
     # -- SdkChatModel hooks ----------------------------------------------------------------
 
@@ -163,9 +174,9 @@ class GeminiChatModel(SdkChatModel):
             return await models.generate_content_stream(**arguments)
         return await models.generate_content(**arguments)
 
-    def _response(self, answer: Any) -> ChatResponse:
+    def _response(self, answer: Any, names: WireNames | None = None) -> ChatResponse:
         """A whole ``GenerateContentResponse``, folded as a one-chunk stream."""
-        state = _StreamState()
+        state = _StreamState(names)
         first = state.feed(answer)
         last = state.finish()
         return ChatResponse(
@@ -179,8 +190,8 @@ class GeminiChatModel(SdkChatModel):
             last.metadata,
         )
 
-    def _stream_folder(self) -> _StreamState:
-        return _StreamState()
+    def _stream_folder(self, names: WireNames | None = None) -> _StreamState:
+        return _StreamState(names)
 
     def _translate(self, exc: Exception) -> ProviderError | None:
         return _translate(exc)
@@ -192,10 +203,19 @@ class GeminiChatModel(SdkChatModel):
 # -- mapping: toolsearch -> Gemini ------------------------------------------------------------
 
 
-def gemini_request_body(prompt: Prompt) -> dict[str, Any]:
+def gemini_wire_names(prompt: Prompt) -> WireNames:
+    """The request's tool names as Gemini accepts them (:mod:`~toolsearch.models.wire_names`):
+    its tools', then those its history mentions."""
+    tools = (callback.definition.name for callback in prompt.options.tool_callbacks)
+    return request_names(GEMINI_NAMES, tools, prompt.messages)
+
+
+def gemini_request_body(prompt: Prompt, *, names: WireNames | None = None) -> dict[str, Any]:
     """The ``generateContent`` JSON body for ``prompt``, as :class:`GeminiChatModel` sends
     it through google-genai: ``contents``, ``systemInstruction``, ``tools`` and
-    ``generationConfig`` (the sampling options).
+    ``generationConfig`` (the sampling options). Tool names Gemini refuses go under their
+    wire names (``names``, by default :func:`gemini_wire_names`), in declarations, calls
+    and the results Gemini pairs with them by name.
 
     Pure: no SDK, no client, no network. ``prompt.options`` are used as given (the adapter
     passes its defaults merged with the request's). The model travels in the URL, and
@@ -203,13 +223,14 @@ def gemini_request_body(prompt: Prompt) -> dict[str, Any]:
     fields that the SDK places itself (``toolConfig``, ``generationConfig.seed``...).
     """
     options = prompt.options
-    system, contents = gemini_contents(prompt.messages)
+    names = names if names is not None else gemini_wire_names(prompt)
+    system, contents = gemini_contents(prompt.messages, names)
     body: dict[str, Any] = {"contents": contents}
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}], "role": "user"}
     tools = [callback.definition for callback in options.tool_callbacks]
     if tools:
-        body["tools"] = [{"functionDeclarations": gemini_declarations(tools)}]
+        body["tools"] = [{"functionDeclarations": gemini_declarations(tools, names)}]
     generation: dict[str, Any] = {}
     if options.temperature is not None:
         generation["temperature"] = options.temperature
@@ -233,10 +254,14 @@ _GENERATION_FIELDS = {
 ``GenerateContentConfig`` fields."""
 
 
-def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
+def gemini_contents(
+    messages: Sequence[Message], names: WireNames | None = None
+) -> tuple[str, list[dict[str, Any]]]:
     """``(system instruction, contents)`` in the wire's spelling; consecutive same-role
     turns are merged, so the results of parallel calls travel in one ``user`` turn as
-    Gemini expects. Thought signatures are base64 text, as JSON carries bytes."""
+    Gemini expects. Thought signatures are base64 text, as JSON carries bytes. Calls and
+    results are named by ``names`` when given."""
+    wire = names.wire if names is not None else str
     system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
     out: list[dict[str, Any]] = []
     call_names: dict[str, str] = {}
@@ -255,7 +280,7 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[dict[str, An
             for call in message.tool_calls:
                 call_names[call.id] = call.name
                 function_call: dict[str, Any] = {
-                    "name": call.name,
+                    "name": wire(call.name),
                     "args": arguments_object(call.arguments),
                 }
                 if call.id and not call.id.startswith(_SYNTHETIC_ID):
@@ -268,8 +293,9 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[dict[str, An
         elif isinstance(message, ToolResponseMessage):
             responses = []
             for r in message.responses:
+                own = r.name or call_names.get(r.id, "")
                 function_response: dict[str, Any] = {
-                    "name": r.name or call_names.get(r.id, ""),
+                    "name": wire(own) if own else "",
                     "response": {"output": r.response_data},
                 }
                 if r.id and not r.id.startswith(_SYNTHETIC_ID):
@@ -293,12 +319,19 @@ def _sdk_contents(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return converted
 
 
-def gemini_declarations(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
-    """Function declarations; the JSON Schema goes as ``parameters_json_schema`` unchanged
-    (the SDK's spelling on the wire inside a declaration; the API reads both spellings)."""
+def gemini_declarations(
+    tools: Sequence[ToolDefinition], names: WireNames | None = None
+) -> list[dict[str, Any]]:
+    """Function declarations (named by ``names`` when given); the JSON Schema goes as
+    ``parameters_json_schema`` unchanged (the SDK's spelling on the wire inside a
+    declaration; the API reads both spellings).
+
+    A tool's ``output_schema`` is not sent as ``response_json_schema``: the adapter sends
+    a result as ``{"output": <text>}``, which is not the shape that schema describes."""
+    wire = names.wire if names is not None else str
     declarations = []
     for tool in tools:
-        declaration: dict[str, Any] = {"name": tool.name}
+        declaration: dict[str, Any] = {"name": wire(tool.name)}
         if tool.description:
             declaration["description"] = tool.description
         schema = dict(tool.input_schema)
@@ -311,11 +344,12 @@ def gemini_declarations(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]
 # -- mapping: Gemini -> toolsearch ------------------------------------------------------------
 
 
-def usage_from_gemini(usage: Any) -> tuple[Usage, dict[str, Any]]:
+def usage_from_gemini(usage: Any) -> tuple[Usage | None, dict[str, Any]]:
     """Our ``Usage``: prompt tokens include cached content and tool-use prompt tokens;
-    completion tokens include thinking tokens (as OpenAI counts reasoning)."""
+    completion tokens include thinking tokens (as OpenAI counts reasoning). ``None`` when
+    the answer carried no usage."""
     if usage is None:
-        return Usage(), {}
+        return None, {}
     raw = usage.model_dump(exclude_none=True, mode="json")
     return (
         Usage(
@@ -339,9 +373,10 @@ class _StreamState:
     """Folds ``GenerateContentResponse``s: text and (always whole) function calls pass on at
     once; finish reason, usage and thought signatures come in the last chunk."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: WireNames | None = None) -> None:
+        self.names = names
         self.finish_reason: str | None = None
-        self.usage = Usage()
+        self.usage: Usage | None = None
         self.raw_usage: dict[str, Any] = {}
         self.signatures: dict[str, str] = {}
         self.has_calls = False
@@ -369,7 +404,11 @@ class _StreamState:
                 call = part.function_call
                 call_id = call.id or new_call_id(_SYNTHETIC_ID)
                 calls.append(
-                    ToolCall(id=call_id, name=call.name or "", arguments=dump_arguments(call.args))
+                    ToolCall(
+                        id=call_id,
+                        name=self._real(call.name or ""),
+                        arguments=dump_arguments(call.args),
+                    )
                 )
                 if part.thought_signature:
                     self.signatures[call_id] = base64.b64encode(part.thought_signature).decode()
@@ -381,6 +420,9 @@ class _StreamState:
         return ChatResponse(
             AssistantMessage(content="".join(text) or None, tool_calls=tuple(calls))
         )
+
+    def _real(self, name: str) -> str:
+        return self.names.real(name) if self.names is not None and name else name
 
     def finish(self) -> ChatResponse:
         reason = self.finish_reason
@@ -414,7 +456,10 @@ def _translate(exc: Exception) -> ProviderError | None:
         if status == 400 and "API_KEY_INVALID" in details:
             # Gemini answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID
             return ProviderAuthenticationError(PROVIDER, message, status_code=status)
-        return error_for_status(PROVIDER, status, message)
+        wait = retry_delay_of(exc.details)
+        if wait is None:
+            wait = retry_after_of(getattr(exc.response, "headers", None))
+        return error_for_status(PROVIDER, status, message, retry_after=wait)
     if isinstance(exc, ValueError) and "API key" in str(exc):
         return ProviderAuthenticationError(PROVIDER, str(exc))
     auth = sys.modules.get("google.auth.exceptions")  # Vertex AI credentials

@@ -34,13 +34,21 @@ from toolsearch.models._provider import (
     new_call_id,
     parameters_of,
     require,
+    retry_after_of,
     sampling_settings,
     sdk_arguments,
     transport_error,
 )
+from toolsearch.models.wire_names import OPENAI_NAMES, WireNames, request_names
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["OpenAIChatModel", "openai_messages", "openai_request_body", "openai_tools"]
+__all__ = [
+    "OpenAIChatModel",
+    "openai_messages",
+    "openai_request_body",
+    "openai_tools",
+    "openai_wire_names",
+]
 
 PROVIDER = "openai"
 _OPENAI_HOST = "api.openai.com"
@@ -123,19 +131,21 @@ class OpenAIChatModel(SdkChatModel):
 
     # -- requests --------------------------------------------------------------------------
 
-    def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
-        """The keyword arguments of ``chat.completions.create`` for ``prompt``: they send
-        :func:`openai_request_body` as is."""
+    def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
+        """The keyword arguments of ``chat.completions.create`` for ``prompt`` (they send
+        :func:`openai_request_body` as is), and the request's tool names on the wire."""
         options = self.effective_options(prompt)
+        effective = prompt.with_options(options)
+        names = openai_wire_names(effective)
         body = openai_request_body(
-            prompt.with_options(options),
+            effective,
             model=self.model,
             max_tokens_key=self._max_tokens_key(),
             stream=stream,
+            names=names,
         )
-        return sdk_arguments(
-            body, options, parameters_of(self._sdk.resources.chat.completions.Completions.create)
-        )
+        create = self._sdk.resources.chat.completions.Completions.create
+        return sdk_arguments(body, options, parameters_of(create)), names
 
     def _max_tokens_key(self) -> str:
         if self.max_tokens_parameter != "auto":
@@ -157,11 +167,11 @@ class OpenAIChatModel(SdkChatModel):
     async def _asend(self, arguments: dict[str, Any], *, stream: bool) -> Any:
         return await self.async_client.chat.completions.create(**arguments)
 
-    def _response(self, answer: Any) -> ChatResponse:
-        return response_from_completion(answer)
+    def _response(self, answer: Any, names: WireNames | None = None) -> ChatResponse:
+        return response_from_completion(answer, names)
 
-    def _stream_folder(self) -> _StreamState:
-        return _StreamState()
+    def _stream_folder(self, names: WireNames | None = None) -> _StreamState:
+        return _StreamState(names)
 
     def _translate(self, exc: Exception) -> ProviderError | None:
         return _translate(exc)
@@ -174,28 +184,39 @@ class OpenAIChatModel(SdkChatModel):
 # -- mapping: toolsearch -> OpenAI ------------------------------------------------------------
 
 
+def openai_wire_names(prompt: Prompt) -> WireNames:
+    """The request's tool names as OpenAI accepts them (:mod:`~toolsearch.models.wire_names`):
+    its tools', then those its history mentions."""
+    tools = (callback.definition.name for callback in prompt.options.tool_callbacks)
+    return request_names(OPENAI_NAMES, tools, prompt.messages)
+
+
 def openai_request_body(
     prompt: Prompt,
     *,
     model: str,
     max_tokens_key: str = "max_completion_tokens",
     stream: bool = False,
+    names: WireNames | None = None,
 ) -> dict[str, Any]:
     """The ``/chat/completions`` JSON body for ``prompt``, as :class:`OpenAIChatModel`
     sends it: ``model`` (``prompt.options.model`` wins), ``messages``, ``tools``, the
     sampling options (the answer budget under ``max_tokens_key``) and ``options.extra``.
+    Tool names OpenAI refuses go under their wire names (``names``, by default
+    :func:`openai_wire_names`).
 
     Pure: no SDK, no client, no network. ``prompt.options`` are used as given (the adapter
     passes its defaults merged with the request's).
     """
     options = prompt.options
+    names = names if names is not None else openai_wire_names(prompt)
     body: dict[str, Any] = {
         "model": options.model or model,
-        "messages": openai_messages(prompt.messages),
+        "messages": openai_messages(prompt.messages, names),
     }
     tools = [callback.definition for callback in options.tool_callbacks]
     if tools:
-        body["tools"] = openai_tools(tools)
+        body["tools"] = openai_tools(tools, names)
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -204,8 +225,18 @@ def openai_request_body(
     return body
 
 
-def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Our messages as chat-completions messages (one ``tool`` message per tool result)."""
+def openai_messages(
+    messages: Sequence[Message], names: WireNames | None = None
+) -> list[dict[str, Any]]:
+    """Our messages as chat-completions messages (one ``tool`` message per tool result);
+    tool calls under their wire names when ``names`` are given.
+
+    An assistant turn always has a string ``content``, ``""`` next to tool calls without
+    text: the API reference allows ``null`` there, but strict compatible servers
+    (llama.cpp's Python server answers HTTP 500) refuse it, and every server accepts
+    ``""`` (OpenAI, Ollama, vLLM, llama.cpp, LM Studio).
+    """
+    wire = names.wire if names is not None else str
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, SystemMessage):
@@ -213,15 +244,13 @@ def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         elif isinstance(message, UserMessage):
             out.append({"role": "user", "content": message.content})
         elif isinstance(message, AssistantMessage):
-            # content may be null only next to tool calls; an empty turn says ""
-            content = message.content if message.content or message.tool_calls else ""
-            entry: dict[str, Any] = {"role": "assistant", "content": content}
+            entry: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
             if message.tool_calls:
                 entry["tool_calls"] = [
                     {
                         "id": call.id,
                         "type": "function",
-                        "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                        "function": {"name": wire(call.name), "arguments": call.arguments or "{}"},
                     }
                     for call in message.tool_calls
                 ]
@@ -234,11 +263,16 @@ def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def openai_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
-    """Tool definitions as ``{"type": "function", "function": {...}}`` entries."""
+def openai_tools(
+    tools: Sequence[ToolDefinition], names: WireNames | None = None
+) -> list[dict[str, Any]]:
+    """Tool definitions as ``{"type": "function", "function": {...}}`` entries, named by
+    ``names`` when given (else by their own names). OpenAI takes no title, annotations or
+    output schema: those stay on the definitions."""
+    wire = names.wire if names is not None else str
     rendered = []
     for tool in tools:
-        function: dict[str, Any] = {"name": tool.name}
+        function: dict[str, Any] = {"name": wire(tool.name)}
         if tool.description:
             function["description"] = tool.description
         function["parameters"] = dict(tool.input_schema)
@@ -249,10 +283,11 @@ def openai_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
 # -- mapping: OpenAI -> toolsearch ------------------------------------------------------------
 
 
-def usage_from_openai(usage: Any) -> tuple[Usage, dict[str, Any]]:
-    """Our ``Usage`` (prompt includes cached tokens, as OpenAI counts) and the raw details."""
+def usage_from_openai(usage: Any) -> tuple[Usage | None, dict[str, Any]]:
+    """Our ``Usage`` (prompt includes cached tokens, as OpenAI counts) and the raw details;
+    ``None`` when the answer carried no usage."""
     if usage is None:
-        return Usage(), {}
+        return None, {}
     details = getattr(usage, "prompt_tokens_details", None)
     cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
     raw = usage.model_dump(exclude_none=True) if hasattr(usage, "model_dump") else {}
@@ -276,8 +311,10 @@ def _finish(reason: str | None, has_calls: bool) -> str:
     return reason  # stop, tool_calls, length, content_filter: already our vocabulary
 
 
-def response_from_completion(completion: Any) -> ChatResponse:
-    """A ``ChatCompletion`` as our ``ChatResponse`` (the first choice)."""
+def response_from_completion(completion: Any, names: WireNames | None = None) -> ChatResponse:
+    """A ``ChatCompletion`` as our ``ChatResponse`` (the first choice); the names of the
+    model's calls are the tools' own again (``names``: the request's wire names)."""
+    real = names.real if names is not None else str
     usage, raw_usage = usage_from_openai(getattr(completion, "usage", None))
     metadata: dict[str, Any] = {
         "provider": PROVIDER,
@@ -293,7 +330,7 @@ def response_from_completion(completion: Any) -> ChatResponse:
     calls = tuple(
         ToolCall(
             id=call.id or new_call_id(),
-            name=call.function.name,
+            name=real(call.function.name),
             arguments=call.function.arguments or "{}",
         )
         for call in (message.tool_calls or ())
@@ -313,10 +350,11 @@ class _StreamState:
     ``index``) are joined and handed on whole, with the finish reason and usage, at the end.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, names: WireNames | None = None) -> None:
+        self.names = names
         self.calls: dict[int, dict[str, str]] = {}
         self.finish_reason: str | None = None
-        self.usage = Usage()
+        self.usage: Usage | None = None
         self.metadata: dict[str, Any] = {"provider": PROVIDER}
 
     def feed(self, chunk: Any) -> ChatResponse | None:
@@ -350,10 +388,11 @@ class _StreamState:
         return ChatResponse(AssistantMessage(content=text)) if text else None
 
     def finish(self) -> ChatResponse:
+        real = self.names.real if self.names is not None else str
         calls = tuple(
             ToolCall(
                 id=slot["id"] or new_call_id(),
-                name=slot["name"],
+                name=real(slot["name"]),
                 arguments=slot["arguments"] or "{}",
             )
             for _, slot in sorted(self.calls.items())
@@ -376,7 +415,12 @@ def _translate(exc: Exception) -> ProviderError | None:
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
         return transport_error(PROVIDER, exc)
     if isinstance(exc, openai.APIStatusError):
-        return error_for_status(PROVIDER, exc.status_code, body_message(exc.body, exc.message))
+        return error_for_status(
+            PROVIDER,
+            exc.status_code,
+            body_message(exc.body, exc.message),
+            retry_after=retry_after_of(getattr(exc.response, "headers", None)),
+        )
     if isinstance(exc, openai.OpenAIError):
         if _MISSING_KEY in str(exc):  # no key configured: raised while building the client
             return ProviderAuthenticationError(PROVIDER, str(exc))

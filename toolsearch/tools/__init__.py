@@ -8,7 +8,7 @@ from toolsearch.tools.collect import ensure_unique_names, tool_callbacks
 from toolsearch.tools.context import ToolContext
 from toolsearch.tools.converter import JsonResultConverter, ResultConverter
 from toolsearch.tools.decorator import tool
-from toolsearch.tools.definition import ToolDefinition, ToolMetadata
+from toolsearch.tools.definition import ToolAnnotations, ToolDefinition, ToolMetadata
 from toolsearch.tools.function import FunctionToolCallback
 from toolsearch.tools.params import ToolParam
 
@@ -18,6 +18,7 @@ __all__ = [
     "FunctionToolCallback",
     "JsonResultConverter",
     "ResultConverter",
+    "ToolAnnotations",
     "ToolCallback",
     "ToolContext",
     "ToolDefinition",

@@ -104,6 +104,9 @@ def _from_spec(function: Any, spec: ToolSpec, *, static: bool = False) -> Functi
         spec.description,
         spec.return_direct,
         spec.result_converter,
+        title=spec.title,
+        annotations=spec.annotations,
+        output_schema=spec.output_schema,
     )
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from toolsearch.tools.converter import ResultConverter
+from toolsearch.tools.definition import ToolAnnotations
 
 __all__ = ["ToolSpec", "get_tool_spec", "tool"]
 
@@ -24,6 +25,9 @@ class ToolSpec:
     return_direct: bool = False
     result_converter: ResultConverter | None = None
     is_method: bool = False
+    title: str | None = None
+    annotations: ToolAnnotations | None = None
+    output_schema: Mapping[str, Any] | None = None
     _binder: Any = field(default=None, repr=False)
 
 
@@ -38,6 +42,9 @@ def tool(
     description: str | None = None,
     return_direct: bool = False,
     result_converter: ResultConverter | None = None,
+    title: str | None = None,
+    annotations: ToolAnnotations | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -49,6 +56,9 @@ def tool(
     description: str | None = None,
     return_direct: bool = False,
     result_converter: ResultConverter | None = None,
+    title: str | None = None,
+    annotations: ToolAnnotations | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> Any:
     """Mark a function or method as a tool; bare (``@tool``) or with arguments.
 
@@ -61,6 +71,12 @@ def tool(
         return_direct: Send the tool's result straight to the caller instead of back to the
             model (when every tool called in that turn is return-direct).
         result_converter: Turns the return value into text; JSON by default.
+        title: A human-readable name (MCP clients show it; models are not sent it).
+        annotations: :class:`~toolsearch.tools.definition.ToolAnnotations` hints
+            (read-only, destructive, idempotent, open world) for MCP clients.
+        output_schema: The JSON Schema of the structured result; by default derived from a
+            ``dict``, pydantic model, dataclass or ``TypedDict`` return annotation. Served
+            over MCP, such a tool answers with ``structuredContent`` too.
     """
 
     def mark(target: Any) -> Any:
@@ -72,6 +88,9 @@ def tool(
             description=description,
             return_direct=return_direct,
             result_converter=result_converter,
+            title=title,
+            annotations=annotations,
+            output_schema=output_schema,
             is_method=_looks_like_method(inner) and not isinstance(target, staticmethod),
         )
         setattr(inner, _MARKER, spec)

@@ -11,7 +11,70 @@ from typing import Any
 
 from toolsearch.errors import ToolDefinitionError
 
-__all__ = ["ToolDefinition", "ToolMetadata"]
+__all__ = ["ToolAnnotations", "ToolDefinition", "ToolMetadata"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnnotations:
+    """Hints about a tool's behaviour, as MCP's ``ToolAnnotations`` give them.
+
+    Each is ``None`` when not stated (MCP's defaults then apply: not read-only, may be
+    destructive, not idempotent, open world). They are hints for clients (confirm before a
+    destructive call...), never guarantees, and no provider request carries them.
+    """
+
+    read_only: bool | None = None
+    """``readOnlyHint``: the tool does not change its environment."""
+    destructive: bool | None = None
+    """``destructiveHint``: an update may destroy (rather than only add)."""
+    idempotent: bool | None = None
+    """``idempotentHint``: calling it again with the same arguments changes nothing more."""
+    open_world: bool | None = None
+    """``openWorldHint``: it reaches an open world (the web) rather than a closed domain."""
+
+    _MCP_NAMES = (
+        ("read_only", "readOnlyHint"),
+        ("destructive", "destructiveHint"),
+        ("idempotent", "idempotentHint"),
+        ("open_world", "openWorldHint"),
+    )
+
+    def __post_init__(self) -> None:
+        for attribute, _ in self._MCP_NAMES:
+            value = getattr(self, attribute)
+            if value is not None and not isinstance(value, bool):
+                raise TypeError(f"ToolAnnotations.{attribute} must be a bool or None")
+
+    @classmethod
+    def from_mcp(cls, annotations: Any) -> ToolAnnotations | None:
+        """From an MCP ``ToolAnnotations`` (or its JSON, camelCase or snake_case); ``None``
+        when it states nothing."""
+        if annotations is None:
+            return None
+        if isinstance(annotations, ToolAnnotations):
+            return annotations
+        values: dict[str, bool | None] = {}
+        for attribute, mcp_name in cls._MCP_NAMES:
+            snake = mcp_name.replace("Hint", "_hint")
+            snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in snake)
+            if isinstance(annotations, Mapping):
+                value = next(
+                    (annotations[k] for k in (mcp_name, snake, attribute) if k in annotations),
+                    None,
+                )
+            else:
+                value = getattr(annotations, snake, None)
+            values[attribute] = value if isinstance(value, bool) else None
+        found = cls(**values)
+        return found if any(v is not None for v in values.values()) else None
+
+    def to_mcp(self) -> dict[str, bool]:
+        """The stated hints under MCP's names (``{"readOnlyHint": true}``...)."""
+        return {
+            mcp_name: getattr(self, attribute)
+            for attribute, mcp_name in self._MCP_NAMES
+            if getattr(self, attribute) is not None
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +83,12 @@ class ToolDefinition:
 
     ``category`` is optional grouping for tool search (filters and the system prompt's
     category list); it is never sent to the model as part of the definition.
+
+    ``title`` (a human-readable name), ``annotations`` (:class:`ToolAnnotations`) and
+    ``output_schema`` (a JSON Schema of the structured result) are MCP metadata: MCP tools
+    carry them in, ``serve_tools`` and the MCP proxy send them out. No provider request
+    carries them (OpenAI, Anthropic and Gemini function declarations have no place for a
+    title or hints; see the adapters for the output schema), and no index reads them.
     """
 
     name: str
@@ -28,6 +97,9 @@ class ToolDefinition:
         default_factory=lambda: {"type": "object", "properties": {}}
     )
     category: str | None = None
+    title: str | None = None
+    annotations: ToolAnnotations | None = None
+    output_schema: Mapping[str, Any] | None = None
     _fingerprint: str = field(init=False, repr=False, compare=False, default="")
 
     def __post_init__(self) -> None:
@@ -39,12 +111,32 @@ class ToolDefinition:
             raise ToolDefinitionError(self.name, "the description must be a string")
         if not isinstance(self.input_schema, Mapping):
             raise ToolDefinitionError(self.name, "input_schema must be a JSON Schema mapping")
+        if self.title is not None and not isinstance(self.title, str):
+            raise ToolDefinitionError(self.name, "the title must be a string")
+        if self.annotations is not None and not isinstance(self.annotations, ToolAnnotations):
+            found = (
+                ToolAnnotations.from_mcp(self.annotations)
+                if isinstance(self.annotations, Mapping)
+                else None
+            )
+            if found is None and not isinstance(self.annotations, Mapping):
+                raise ToolDefinitionError(
+                    self.name, "annotations must be ToolAnnotations (or its MCP JSON)"
+                )
+            object.__setattr__(self, "annotations", found)
+        if self.output_schema is not None:
+            if not isinstance(self.output_schema, Mapping):
+                raise ToolDefinitionError(self.name, "output_schema must be a JSON Schema mapping")
+            object.__setattr__(self, "output_schema", _copy_schema(self.output_schema))
         # a private copy: later changes to the caller's dict must not desync the fingerprint
         # (a schema handed over by ``_adopting`` is the definition's own already)
         schema = self.input_schema
         object.__setattr__(
             self, "input_schema", dict(schema) if type(schema) is _Handed else _copy_schema(schema)
         )
+        # what a model and an index read; the MCP metadata (title, annotations, output
+        # schema) reaches neither, so it leaves fingerprints, index caches and session keys
+        # as they were (see ``fingerprint``)
         identity: list[Any] = [self.name, self.description, self.input_schema]
         if self.category is not None:
             identity.append(self.category)
@@ -74,16 +166,29 @@ class ToolDefinition:
 
     @property
     def fingerprint(self) -> str:
-        """sha256 over name, description and schema: equal for equal definitions."""
+        """sha256 over name, description, input schema and category: what a model is told
+        and what an index reads. Equal for equal definitions; ``title``, ``annotations``
+        and ``output_schema`` are left out on purpose (no provider request and no index
+        reads them), so adding MCP metadata to a tool keeps its index cache and sessions."""
         return self._fingerprint
 
-    def to_dict(self) -> dict[str, Any]:
-        """A plain-JSON form: ``{"name", "description", "input_schema"}``."""
-        return {
+    def to_dict(self, *, mcp_metadata: bool = False) -> dict[str, Any]:
+        """A plain-JSON form: ``{"name", "description", "input_schema"}``; with
+        ``mcp_metadata`` also ``title``, ``annotations`` (MCP's names) and ``output_schema``
+        when set."""
+        record: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "input_schema": dict(self.input_schema),
         }
+        if mcp_metadata:
+            if self.title is not None:
+                record["title"] = self.title
+            if self.annotations is not None and self.annotations.to_mcp():
+                record["annotations"] = self.annotations.to_mcp()
+            if self.output_schema is not None:
+                record["output_schema"] = dict(self.output_schema)
+        return record
 
 
 class _Handed(dict):  # type: ignore[type-arg]

@@ -9,12 +9,13 @@ from typing import Any
 from toolsearch.errors import ToolExecutionError
 from toolsearch.tools.context import ToolContext
 from toolsearch.tools.converter import DEFAULT_RESULT_CONVERTER, ResultConverter
-from toolsearch.tools.definition import ToolDefinition, ToolMetadata
+from toolsearch.tools.definition import ToolAnnotations, ToolDefinition, ToolMetadata
 from toolsearch.tools.schema import (
     ArgumentBinder,
     InputTypeBinder,
     SchemaBinder,
     SignatureBinder,
+    output_schema_of,
 )
 
 __all__ = ["FunctionToolCallback"]
@@ -60,12 +61,24 @@ class FunctionToolCallback:
         description: str | None = None,
         return_direct: bool = False,
         result_converter: ResultConverter | None = None,
+        title: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> FunctionToolCallback:
-        """A tool from a function's signature: type hints, defaults and docstring."""
+        """A tool from a function's signature: type hints, defaults and docstring (its
+        output schema from the return annotation unless given; see ``@tool``)."""
         tool_name = name or getattr(function, "__name__", None) or type(function).__name__
         binder = SignatureBinder(function, tool_name)
         return cls._from_signature(
-            function, binder, tool_name, description, return_direct, result_converter
+            function,
+            binder,
+            tool_name,
+            description,
+            return_direct,
+            result_converter,
+            title=title,
+            annotations=annotations,
+            output_schema=output_schema,
         )
 
     @classmethod
@@ -77,10 +90,21 @@ class FunctionToolCallback:
         description: str | None,
         return_direct: bool,
         result_converter: ResultConverter | None,
+        *,
+        title: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> FunctionToolCallback:
         text = description if description is not None else binder.docstring_description
+        if output_schema is None and result_converter is None:
+            output_schema = output_schema_of(binder.return_type)  # JSON of an object
         definition = ToolDefinition(
-            name=tool_name, description=text or tool_name, input_schema=binder.schema
+            name=tool_name,
+            description=text or tool_name,
+            input_schema=binder.schema,
+            title=title,
+            annotations=annotations,
+            output_schema=output_schema,
         )
         return cls(
             definition=definition,

@@ -29,6 +29,7 @@ __all__ = [
     "SignatureBinder",
     "clean_schema",
     "nested_deeper_than",
+    "output_schema_of",
     "parse_arguments",
 ]
 
@@ -385,3 +386,39 @@ class SchemaBinder:
         if self._with_context:
             return (arguments, context if context is not None else ToolContext()), {}
         return (arguments,), {}
+
+
+def output_schema_of(return_type: Any) -> dict[str, Any] | None:
+    """The JSON Schema of a tool's structured result, from its return annotation: a
+    ``dict``/``Mapping``, a pydantic model, a dataclass or a ``TypedDict`` (what the
+    default converter writes as a JSON object, and MCP's ``structuredContent`` must be an
+    object). ``None`` for any other type (text, numbers, lists, optional results...)."""
+    if return_type is None or return_type is inspect.Signature.empty:
+        return None
+    base = return_type
+    while get_origin(base) is Annotated:
+        base = get_args(base)[0]
+    origin = get_origin(base) or base
+    objectlike = (
+        origin in (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+        or typing.is_typeddict(base)
+        or (isinstance(base, type) and _is_model_or_dataclass(base))
+    )
+    if not objectlike:
+        return None
+    try:
+        import pydantic
+
+        schema = pydantic.TypeAdapter(return_type).json_schema(mode="serialization")
+    except Exception:  # a type pydantic cannot describe: no declared structure
+        return None
+    schema = _inline_top_level_ref(clean_schema(schema))
+    return schema if schema.get("type") == "object" else None
+
+
+def _is_model_or_dataclass(kind: type) -> bool:
+    import dataclasses
+
+    import pydantic
+
+    return issubclass(kind, pydantic.BaseModel) or dataclasses.is_dataclass(kind)
