@@ -457,7 +457,7 @@ def test_bench_table_folds_a_long_index_name_instead_of_cutting_it(monkeypatch):
     from rich.console import Console
 
     from toolsearch.bench.runner import BenchRecord
-    from toolsearch.cli import _print_table
+    from toolsearch.cli import print_table as _print_table
 
     common = {
         "dataset": "acme",
