@@ -156,8 +156,16 @@ def _tuned_embedder() -> Embedder:
     return SentenceTransformerEmbedder(path)
 
 
-@functools.cache  # one loader per spec and process: the model is loaded on its first call
 def _shared_embedder(spec: str) -> Callable[[], Embedder]:
+    """One loader per spec and process: the model is loaded on its first call. ``tuned``
+    is keyed by the folder it names now (``TOOLSEARCH_CACHE_DIR`` may change), so a model
+    loaded from one folder never answers for another."""
+    where = str(default_tuned_model_path()) if spec == "tuned" else ""
+    return _loader(spec, where)
+
+
+@functools.cache
+def _loader(spec: str, where: str) -> Callable[[], Embedder]:
     return functools.cache(embedder_factory(spec))
 
 
