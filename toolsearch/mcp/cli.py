@@ -47,6 +47,19 @@ def mcp_app() -> Any:
         host: Annotated[str, typer.Option(help="HTTP host")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="HTTP port")] = 8000,
         path: Annotated[str, typer.Option(help="HTTP endpoint path")] = "/mcp",
+        search_tool_name: Annotated[
+            str | None, typer.Option(help="name of the search tool [search_tools]")
+        ] = None,
+        call_tool_name: Annotated[
+            str | None, typer.Option(help="name of the call tool [call_tool]")
+        ] = None,
+        auth_token_env: Annotated[
+            str | None,
+            typer.Option(
+                help="HTTP only: require 'Authorization: Bearer <token>', the token read "
+                "from this environment variable"
+            ),
+        ] = None,
         strict: Annotated[
             bool | None,
             typer.Option("--strict/--no-strict", help="fail when a server cannot be reached [no]"),
@@ -57,6 +70,7 @@ def mcp_app() -> Any:
         import anyio
 
         from toolsearch.mcp.client import McpToolProvider
+        from toolsearch.mcp.config import validate_tool_names
         from toolsearch.mcp.proxy import McpSearchProxy
 
         if transport not in ("stdio", "http"):
@@ -67,6 +81,13 @@ def mcp_app() -> Any:
         chosen_index = _choice(index or settings.index, _INDEXES, "--index")
         chosen_prefix = _choice(prefix or settings.prefix, _PREFIXES, "--prefix")
         fail = settings.strict if strict is None else strict
+        search_name = search_tool_name or settings.search_tool_name
+        call_name = call_tool_name or settings.call_tool_name
+        try:
+            validate_tool_names(search_name, call_name)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--search-tool-name") from None
+        token = _auth_token(auth_token_env or settings.auth_token_env, transport)
         with _user_errors("proxy"):
             provider = McpToolProvider(
                 loaded,
@@ -79,6 +100,8 @@ def mcp_app() -> Any:
                     index=chosen_index,
                     max_results=max_results or settings.max_results,
                     name=settings.name,
+                    search_tool_name=search_name,
+                    call_tool_name=call_name,
                 )
                 anyio.run(
                     lambda: search_proxy.serve(
@@ -86,6 +109,7 @@ def mcp_app() -> Any:
                         host=host,
                         port=port,
                         path=path,
+                        auth_token=token,
                     )
                 )
             except KeyboardInterrupt:  # pragma: no cover - interactive stop
@@ -152,6 +176,27 @@ def mcp_app() -> Any:
         typer.echo(f"wrote {count} tools to {out}", err=True)
 
     return app
+
+
+def _auth_token(variable: str | None, transport: str) -> str | None:
+    """The bearer token from ``variable`` (``None`` without one); a usage error when it is
+    unset or empty, or when the transport is not HTTP."""
+    import os
+
+    import typer
+
+    if variable is None:
+        return None
+    if transport != "http":
+        raise typer.BadParameter(
+            "a bearer token needs --transport http", param_hint="--auth-token-env"
+        )
+    token = os.environ.get(variable, "").strip()
+    if not token:
+        raise typer.BadParameter(
+            f"environment variable {variable} is unset or empty", param_hint="--auth-token-env"
+        )
+    return token
 
 
 def _choice(value: str, allowed: tuple[str, ...], option: str) -> str:

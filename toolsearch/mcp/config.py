@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from toolsearch.errors import McpConfigError
 
@@ -35,9 +35,12 @@ __all__ = [
     "StdioServerConfig",
     "as_config",
     "load_mcp_config",
+    "validate_tool_names",
 ]
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -109,10 +112,30 @@ McpServerConfig = Annotated[StdioServerConfig | HttpServerConfig, Field(discrimi
 ServerConfig = StdioServerConfig | HttpServerConfig
 
 
+def validate_tool_names(search_tool_name: str, call_tool_name: str) -> None:
+    """Raise ``ValueError`` unless both are valid MCP tool names (1 to 128 of ``A-Z a-z
+    0-9 _ - .``) and differ."""
+    for option, value in (
+        ("search_tool_name", search_tool_name),
+        ("call_tool_name", call_tool_name),
+    ):
+        if not isinstance(value, str) or not _TOOL_NAME.match(value):
+            raise ValueError(
+                f"{option} {value!r} must be 1 to 128 letters, digits, '_', '-' or '.'"
+            )
+    if search_tool_name == call_tool_name:
+        raise ValueError(f"search_tool_name and call_tool_name are both {search_tool_name!r}")
+
+
 class ProxySettings(BaseModel):
     """``[proxy]``: defaults of ``toolsearch mcp proxy`` (command-line options win)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    search_tool_name: str = "search_tools"
+    call_tool_name: str = "call_tool"
+    auth_token_env: str | None = None
+    """The environment variable holding the bearer token the HTTP transport requires."""
 
     index: Literal["bm25", "regex", "vector", "hybrid"] = "bm25"
     max_results: int = Field(default=5, ge=1, le=10)
@@ -120,6 +143,13 @@ class ProxySettings(BaseModel):
     name: str = "toolsearch-proxy"
     strict: bool = False
     """Fail at start-up when a server cannot be reached (otherwise it is left out)."""
+
+    @model_validator(mode="after")
+    def _tool_names(self) -> ProxySettings:
+        validate_tool_names(self.search_tool_name, self.call_tool_name)
+        if self.auth_token_env is not None and not _ENV_NAME.match(self.auth_token_env):
+            raise ValueError(f"auth_token_env {self.auth_token_env!r} is not a variable name")
+        return self
 
 
 class McpConfig(BaseModel):

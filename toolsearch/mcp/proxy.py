@@ -26,6 +26,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolsearch.mcp.client import McpToolProvider
+from toolsearch.mcp.config import validate_tool_names
 from toolsearch.mcp.results import error_result, forwarded, text_result
 from toolsearch.mcp.server import Transport, run_server, tool_server
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
@@ -41,6 +42,7 @@ __all__ = [
     "IndexKind",
     "McpSearchProxy",
     "make_index",
+    "validate_tool_names",
 ]
 
 logger = logging.getLogger(__name__)
@@ -73,6 +75,11 @@ class McpSearchProxy:
         max_results: What ``search_tools`` returns when the caller gives no
             ``max_results`` (callers may ask for 1 to 10).
         name: The proxy's MCP server name.
+        search_tool_name: The name of the search tool (``search_tools`` by default; some
+            clients reserve that name, pydantic-ai among them).
+        call_tool_name: The name of the call tool (``call_tool`` by default).
+
+    Tool names follow MCP's rule (1 to 128 of ``A-Z a-z 0-9 _ - .``) and must differ.
     """
 
     def __init__(
@@ -82,9 +89,14 @@ class McpSearchProxy:
         index: ToolIndex | IndexKind | str = "bm25",
         max_results: int = 5,
         name: str = "toolsearch-proxy",
+        search_tool_name: str = SEARCH_TOOLS,
+        call_tool_name: str = CALL_TOOL,
     ) -> None:
         if not 1 <= max_results <= 10:
             raise ValueError("max_results must be between 1 and 10")
+        validate_tool_names(search_tool_name, call_tool_name)
+        self.search_tool_name = search_tool_name
+        self.call_tool_name = call_tool_name
         self.provider = provider
         self.index: ToolIndex = make_index(index) if isinstance(index, str) else index
         self.max_results = max_results
@@ -160,7 +172,10 @@ class McpSearchProxy:
         """What ``call_tool`` answers: the server's own result, or an ``isError`` result."""
         result = await self.provider.acall_tool_result(name, arguments)
         if result.is_error and name not in self._definitions:
-            text = f"Unknown tool {name!r}. Call {SEARCH_TOOLS} first and use a name it returns."
+            text = (
+                f"Unknown tool {name!r}. Call {self.search_tool_name} first and use a name "
+                "it returns."
+            )
             return error_result(text)
         return forwarded(result)
 
@@ -169,7 +184,7 @@ class McpSearchProxy:
         servers = ", ".join(self.provider.server_names) or "none"
         return [
             ToolDefinition(
-                name=SEARCH_TOOLS,
+                name=self.search_tool_name,
                 title="Search tools",
                 annotations=ToolAnnotations(
                     read_only=True, destructive=False, idempotent=True, open_world=False
@@ -178,7 +193,7 @@ class McpSearchProxy:
                     "Search the tools of the connected MCP servers "
                     f"({servers}) by what you want to do. Returns the best matching tools "
                     "with their names, descriptions and input schemas; then run one with "
-                    f"{CALL_TOOL}."
+                    f"{self.call_tool_name}."
                 ),
                 input_schema={
                     "type": "object",
@@ -199,11 +214,11 @@ class McpSearchProxy:
                 },
             ),
             ToolDefinition(
-                name=CALL_TOOL,
+                name=self.call_tool_name,
                 title="Call a tool",
                 description=(
-                    f"Run a tool found with {SEARCH_TOOLS}, by its exact name, with arguments "
-                    "that fit its input schema."
+                    f"Run a tool found with {self.search_tool_name}, by its exact name, with "
+                    "arguments that fit its input schema."
                 ),
                 input_schema={
                     "type": "object",
@@ -225,10 +240,10 @@ class McpSearchProxy:
     async def _handle(self, tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
         """Answer a call to one of the two tools (arguments as the MCP client sent them)."""
         await self.start()
-        if tool_name == SEARCH_TOOLS:
+        if tool_name == self.search_tool_name:
             query = arguments.get("query")
             if not isinstance(query, str) or not query.strip():
-                return error_result(f"{SEARCH_TOOLS} needs a non-empty 'query' string")
+                return error_result(f"{self.search_tool_name} needs a non-empty 'query' string")
             try:
                 found = self.search(query, _as_int(arguments.get("max_results")))
             except Exception as exc:  # e.g. an index error: the model reads it
@@ -236,7 +251,7 @@ class McpSearchProxy:
             return text_result(json.dumps(found, ensure_ascii=False), structured=found)
         name = arguments.get("name")
         if not isinstance(name, str) or not name:
-            return error_result(f"{CALL_TOOL} needs the tool's 'name'")
+            return error_result(f"{self.call_tool_name} needs the tool's 'name'")
         inner = arguments.get("arguments") or {}
         too_deep = f"'arguments' nest more than {MAX_ARGUMENT_DEPTH} levels deep"
         if isinstance(inner, str):
@@ -265,8 +280,8 @@ class McpSearchProxy:
             self._handle,
             name=self.name,
             instructions=(
-                f"Tools of several MCP servers are reachable through {SEARCH_TOOLS} and "
-                f"{CALL_TOOL}: search first, then call a tool by the exact name found."
+                f"Tools of several MCP servers are reachable through {self.search_tool_name} and "
+                f"{self.call_tool_name}: search first, then call a tool by the exact name found."
             ),
             lifespan=lifespan,
         )
@@ -278,10 +293,21 @@ class McpSearchProxy:
         host: str = "127.0.0.1",
         port: int = 8000,
         path: str = "/mcp",
+        auth_token: str | None = None,
     ) -> None:
-        """Connect the servers, index their tools, then serve until the client leaves."""
+        """Connect the servers, index their tools, then serve until the client leaves.
+
+        With ``auth_token`` (HTTP only) every request needs ``Authorization: Bearer
+        <auth_token>``; others get ``401``."""
         await self.start()
-        await run_server(self.build_server(), transport=transport, host=host, port=port, path=path)
+        await run_server(
+            self.build_server(),
+            transport=transport,
+            host=host,
+            port=port,
+            path=path,
+            auth_token=auth_token,
+        )
 
 
 def _as_int(value: Any) -> int | None:

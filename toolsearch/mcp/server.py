@@ -14,6 +14,7 @@ toolsearch generated (the high-level ``MCPServer`` would re-derive them from sig
 
 from __future__ import annotations
 
+import hmac
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ToolHandler",
+    "bearer_guard",
     "Transport",
     "build_server",
     "mcp_tool",
@@ -178,9 +180,15 @@ async def run_server(
     port: int = 8000,
     path: str = "/mcp",
     log_level: str = "warning",
+    auth_token: str | None = None,
 ) -> None:
     """Serve an MCP low-level ``Server`` until stopped: over stdin/stdout, or streamable
-    HTTP at ``http://host:port/path`` (local hosts get the SDK's DNS-rebinding guard)."""
+    HTTP at ``http://host:port/path`` (local hosts get the SDK's DNS-rebinding guard).
+
+    With ``auth_token`` (HTTP only), every HTTP request must carry ``Authorization: Bearer
+    <auth_token>``; any other gets ``401`` (see :func:`bearer_guard`)."""
+    if auth_token is not None and transport != "http":
+        raise ValueError("auth_token needs the http transport")
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 
@@ -192,8 +200,52 @@ async def run_server(
     import uvicorn
 
     app = server.streamable_http_app(streamable_http_path=path, host=host)
+    if auth_token is not None:
+        app = bearer_guard(app, auth_token)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
     await uvicorn.Server(config).serve()
+
+
+def bearer_guard(app: Any, token: str) -> Any:
+    """An ASGI app that passes to ``app`` only the HTTP requests whose ``Authorization``
+    header is ``Bearer <token>`` (compared in constant time) and answers every other one
+    with ``401`` and ``WWW-Authenticate: Bearer``; lifespan events pass through."""
+    if not token:
+        raise ValueError("the bearer token is empty")
+    expected = token.encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await app(scope, receive, send)
+            return
+        given = b""
+        for key, value in scope.get("headers") or ():
+            if key.lower() == b"authorization":
+                given = value
+                break
+        scheme, _, credentials = given.partition(b" ")
+        # the scheme is case-insensitive (RFC 7235); the token is compared in constant time
+        if scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), expected):
+            await app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        body = b'{"error": "unauthorized", "error_description": "missing or wrong bearer token"}'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b'Bearer realm="toolsearch"'),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    return guarded
 
 
 def serve_tools(
