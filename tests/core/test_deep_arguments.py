@@ -48,9 +48,10 @@ def test_the_loop_answers_too_deep_arguments_with_an_error_result() -> None:
 
 def test_the_proxy_answers_too_deep_arguments_with_an_is_error_result() -> None:
     pytest.importorskip("mcp", reason="toolsearch[mcp] is not installed (mcp)")
-    from toolsearch.mcp.proxy import CALL_TOOL, McpSearchProxy
+    from toolsearch.mcp.proxy import CALL_TOOL, SEARCH_TOOLS, McpSearchProxy
 
     proxy = McpSearchProxy.__new__(McpSearchProxy)  # only _handle's argument checks run
+    proxy.search_tool_name, proxy.call_tool_name = SEARCH_TOOLS, CALL_TOOL
 
     async def no_start() -> None:
         return None
