@@ -21,10 +21,8 @@ worker's own in-process store, to show what is lost without a shared one.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -37,35 +35,7 @@ from toolsearch.search import RedisSessionStore
 WORKER = Path(__file__).resolve().with_name("shared_sessions_worker.py")
 sys.path.insert(0, str(WORKER.parent))
 
-from shared_sessions_worker import TOPICS  # noqa: E402
-
-
-class Worker:
-    def __init__(self, args: list[str]) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(WORKER), *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.lock = threading.Lock()
-        assert self.process.stdout is not None
-        assert json.loads(self.process.stdout.readline()) == {"ready": True}
-
-    def ask(self, conversation: str, want: str) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        with self.lock:
-            self.process.stdin.write(
-                json.dumps({"conversation": conversation, "want": want}) + "\n"
-            )
-            self.process.stdin.flush()
-            return json.loads(self.process.stdout.readline())
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
+from shared_sessions_worker import TOPICS, WorkerProcess  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -85,7 +55,7 @@ def run(args: argparse.Namespace, *, memory: bool) -> dict[str, Any]:
     ]
     if memory:
         options.append("--memory")
-    workers = [Worker(options) for _ in range(args.workers)]
+    workers = [WorkerProcess(*options) for _ in range(args.workers)]
     probe = RedisSessionStore(args.redis, namespace=namespace)
     rng = random.Random(args.seed)
     plans = {

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from toolsearch import (
@@ -103,6 +106,40 @@ class TimedRedisStore(RedisSessionStore):
             return super()._call(function, *args, **kwargs)
         finally:
             TimedRedisStore.spent += time.perf_counter() - start
+
+
+class WorkerProcess:
+    """This script run as a child process, and its client: one request at a time."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.lock = threading.Lock()
+        assert json.loads(self._line()) == {"ready": True}
+
+    def _line(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the worker exited with {self.process.wait()}")
+        return line
+
+    def ask(self, conversation: str, want: str) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        with self.lock:
+            request = json.dumps({"conversation": conversation, "want": want})
+            self.process.stdin.write(request + "\n")
+            self.process.stdin.flush()
+            return dict(json.loads(self._line()))
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
 
 
 def model_reply(messages: list[Any], visible: list[Any]) -> AssistantMessage:

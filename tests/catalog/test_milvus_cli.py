@@ -4,7 +4,6 @@ Each test writes a collection of its own, dropped afterwards."""
 
 from __future__ import annotations
 
-import json
 import socket
 import uuid
 from collections.abc import Iterator
@@ -23,35 +22,10 @@ from toolsearch.indexes.milvus import MilvusRanker
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "catalog"
 
-TOOLS = [
-    {
-        "name": "weather_get_forecast",
-        "description": "Get the weather forecast for a city.",
-        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-    {
-        "name": "billing_refund_payment",
-        "description": "Refund a payment in full or in part.",
-        "input_schema": {"type": "object", "properties": {"payment_id": {"type": "string"}}},
-    },
-    {
-        "name": "calendar_create_event",
-        "description": "Create a calendar event with attendees.",
-        "input_schema": {"type": "object", "properties": {"title": {"type": "string"}}},
-    },
-]
-
 
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
-
-
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    path = tmp_path / "tools.jsonl"
-    path.write_text("\n".join(json.dumps(t) for t in TOOLS) + "\n", encoding="utf-8")
-    return path
 
 
 @pytest.fixture

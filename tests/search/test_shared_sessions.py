@@ -9,46 +9,16 @@ tool_index=MilvusToolIndex(...))`` and a scripted model), one OS process each.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-WORKER = Path(__file__).resolve().parents[2] / "benchmarks" / "shared_sessions_worker.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-
-class Worker:
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(WORKER), *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert json.loads(self._line()) == {"ready": True}
-
-    def _line(self) -> str:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            raise AssertionError(f"worker exited with {self.process.wait()}")
-        return line
-
-    def ask(self, conversation: str, want: str) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"conversation": conversation, "want": want}) + "\n")
-        self.process.stdin.flush()
-        return json.loads(self._line())
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+from shared_sessions_worker import WorkerProcess as Worker
 
 
 @pytest.fixture

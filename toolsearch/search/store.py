@@ -186,12 +186,6 @@ class InMemorySessionStore:
             record = self._records.get(session_id)
             return list(record.discovered) if record else []
 
-    def busy(self, session_id: str) -> bool:
-        """Whether a lease holds the session."""
-        with self._lock:
-            record = self._records.get(session_id)
-            return bool(record and record.leases)
-
     # -- eviction -------------------------------------------------------------------------
 
     def evict(self, session_id: str) -> None:
