@@ -109,6 +109,10 @@ QUERIES = [
 ]
 
 
+VIEWS = 3
+"""Texts embedded per tool (``PreparedTool.embedding_views``)."""
+
+
 class CountingEmbedder:
     """A ``HashingEmbedder`` that counts how many texts it embedded."""
 
@@ -381,7 +385,7 @@ def test_rebuild_reembeds_only_changed_tools(tmp_path):
     out = tmp_path / "incremental"
     first = CountingEmbedder()
     CatalogIndex.build(TOOLS, out=out, kind="hybrid", embedder=first)
-    assert first.documents == len(TOOLS)
+    assert first.documents == len(TOOLS) * VIEWS  # every view of every tool
 
     changed = list(TOOLS)
     for i in (3, 40, 100):  # three descriptions change
@@ -399,7 +403,7 @@ def test_rebuild_reembeds_only_changed_tools(tmp_path):
     ]
     second = CountingEmbedder()
     rebuilt = CatalogIndex.build(changed, out=out, kind="hybrid", embedder=second)
-    assert second.documents == 5
+    assert second.documents == 5 * VIEWS
     assert rebuilt.manifest.counts["embedded"] == 5
     assert rebuilt.manifest.counts["reused_embeddings"] == len(changed) - 5
 
@@ -417,7 +421,7 @@ def test_rebuild_reembeds_only_changed_tools(tmp_path):
     # another embedder: nothing is reused
     other = CountingEmbedder(32)
     CatalogIndex.build(changed, out=out, kind="vector", embedder=other)
-    assert other.documents == len(changed)
+    assert other.documents == len(changed) * VIEWS
 
 
 def test_rebuild_reuses_rows_by_embedded_text(tmp_path, monkeypatch):
@@ -446,7 +450,7 @@ def test_rebuild_reuses_rows_by_embedded_text(tmp_path, monkeypatch):
     monkeypatch.setattr(pipeline, "_prepare", new_preparation)
     new_text = CountingEmbedder()
     CatalogIndex.build(retyped, out=out, kind="vector", embedder=new_text)
-    assert new_text.documents == len(TOOLS)
+    assert new_text.documents == len(TOOLS) * VIEWS
 
 
 def _fields(prepared: Any) -> dict[str, Any]:

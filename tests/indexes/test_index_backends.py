@@ -38,6 +38,7 @@ from toolsearch.errors import (
 from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionTools
 from toolsearch.indexes.text import STOP_WORDS, prepare_tool, query_terms, split_name
+from toolsearch.indexes.views import embed_views
 from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
 
 
@@ -994,8 +995,10 @@ def test_vector_embeds_each_fingerprint_once() -> None:
     embedder = CountingEmbedder()
     index = VectorToolIndex(embedder=embedder)
     index.index_tools("first", CATALOG30)
-    assert len(embedder.documents) == len(CATALOG30)
-    assert embedder.calls == 1  # batched
+    assert len(embedder.documents) == len(CATALOG30) * len(
+        prepare_tool(CATALOG30[0]).embedding_views
+    )
+    assert embedder.calls == 1  # batched: every view of every tool at once
     embedder.documents.clear()
 
     index.index_tools("second", CATALOG30)
@@ -1005,7 +1008,7 @@ def test_vector_embeds_each_fingerprint_once() -> None:
 
     changed = _tool("send_email", "Send a carrier pigeon with a paper note.")
     index.index_tools("fourth", [changed, *CATALOG30[3:]])
-    assert embedder.documents == [prepare_tool(changed).full_text]
+    assert embedder.documents == list(prepare_tool(changed).embedding_views)
     assert "carrier pigeon" in embedder.documents[0]
 
     response = search(index, "fourth", "carrier pigeon", max_results=1)
@@ -1024,7 +1027,7 @@ def test_vector_scores_are_cosine_similarities() -> None:
     response = search(index, "s", query, max_results=50)
     q = embedder.embed_query(query)
     expected = {
-        t.name: float(np.dot(embedder.embed_documents([prepare_tool(t).full_text])[0], q))
+        t.name: float(np.dot(embed_views(embedder, [prepare_tool(t).embedding_views])[0], q))
         for t in TOY
     }
     assert scores_of(response) == pytest.approx(expected, abs=1e-5)
@@ -1151,7 +1154,7 @@ def test_sentence_transformer_models_with_the_same_folder_name_do_not_share_embe
     second.index_tools("s", tools)
     query = "probe the cache"
     expected = float(
-        cls.embed_documents([prepare_tool(tools[0]).full_text])[0] @ cls.embed_query(query)
+        embed_views(cls, [prepare_tool(tools[0]).embedding_views])[0] @ cls.embed_query(query)
     )
     score = search(second, "s", query).tool_references[0].relevance_score
     assert score == pytest.approx(expected, abs=1e-4)  # the CLS model's own cosine

@@ -241,7 +241,7 @@ def test_the_index_count_reaches_its_embedder_and_faiss(recording, monkeypatch, 
     embedder, model = recording()
     index = VectorToolIndex(embedder=embedder, query_threads=2)
     index.index_tools("s", TOOLS)  # registering embeds a batch: every core
-    assert model.calls == [(len(TOOLS), baseline)]
+    assert model.calls == [(3 * len(TOOLS), baseline)]  # three views per tool
 
     seen: list[int] = []
     faiss_module = index.ranker._faiss

@@ -56,8 +56,8 @@ class AnalyzedTool(NamedTuple):
     summary: str
     terms: dict[str, float] | None
     """BM25 weighted term frequencies (bm25 and hybrid builds)."""
-    text: str
-    """What the embedder reads (vector and hybrid builds)."""
+    text: tuple[str, ...]
+    """The views the embedder reads (vector and hybrid builds; empty otherwise)."""
 
 
 def _paths_tools(
@@ -175,7 +175,7 @@ class AnalysisJob:
                     definition,
                     prepared.summary,
                     tool_terms(prepared, self.bm25) if self.bm25 is not None else None,
-                    prepared.full_text if self.text else "",
+                    prepared.embedding_views if self.text else (),
                 )
             )
         return out

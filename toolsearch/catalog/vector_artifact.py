@@ -1,10 +1,10 @@
 """The vector artifact of a catalog index: embeddings (``.npy``) and a FAISS index.
 
 * ``embeddings.npy``: one unit-length float32 row per tool, in catalog order, embedded from
-  the same text ``VectorToolIndex`` embeds (``PreparedTool.full_text``). Loaded
+  the same views ``VectorToolIndex`` embeds (``PreparedTool.embedding_views``). Loaded
   memory-mapped. A rebuild copies the rows whose text is unchanged from the previous index
   (same embedder) and embeds only the rest, in batches.
-* ``embedded_texts.npy``: the sha256 of each row's text, what a rebuild matches rows by
+* ``embedded_texts.npy``: the sha256 of each row's views, what a rebuild matches rows by
   (a changed definition changes its text; so does a change to the text preparation).
 * ``vectors.faiss``: ``IndexFlatIP`` (exact) for catalogs of up to ``hnsw_threshold`` tools
   (10,000 by default, ``VectorToolIndex``'s threshold), ``IndexHNSWFlat`` with inner product
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.embedders import Embedder
 from toolsearch.indexes.params import VectorParams
 from toolsearch.indexes.threads import faiss_query_threads
+from toolsearch.indexes.views import embed_views
 
 __all__ = ["VectorArtifact", "VectorScope", "VectorSettings", "VectorWriter"]
 
@@ -58,7 +59,7 @@ VectorSettings = VectorParams
 
 
 def text_key(text: str) -> bytes:
-    """The reuse key of an embedded text: its sha256."""
+    """The reuse key of an embedded text (a tool's views joined by NUL): its sha256."""
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
@@ -96,18 +97,18 @@ class VectorWriter:
         self._previous = previous
         self._on_batch = on_batch
         self._raw = open(folder / "embeddings.f32.tmp", "wb")  # noqa: SIM115 - closed in finish
-        self._pending: list[tuple[str | None, Any]] = []
+        self._pending: list[tuple[tuple[str, ...] | None, Any]] = []
         self._keys = bytearray()
         self.count = 0
         self.embedded = 0
         self.reused = 0
 
-    def add(self, text: str) -> None:
-        """Queue the next tool's row: ``text`` is what it embeds (``full_text``)."""
-        key = text_key(text)
+    def add(self, views: Sequence[str]) -> None:
+        """Queue the next tool's row: ``views`` are what it embeds (``embedding_views``)."""
+        key = text_key("\x00".join(views))
         self._keys += key
         row = self._previous.row(key) if self._previous is not None else None
-        self._pending.append((None, row) if row is not None else (text, None))
+        self._pending.append((None, row) if row is not None else (tuple(views), None))
         if len(self._pending) >= self._settings.batch_size:
             self._flush()
 
@@ -116,9 +117,9 @@ class VectorWriter:
 
         if not self._pending:
             return
-        dimension = self._embedder.dimension
         texts = [text for text, _ in self._pending if text is not None]
-        fresh = self._embedder.embed_documents(texts) if texts else None
+        fresh = embed_views(self._embedder, texts) if texts else None
+        dimension = self._embedder.dimension  # asked after: an API embedder learns it then
         block = np.zeros((len(self._pending), dimension), dtype=np.float32)
         next_fresh = 0
         for i, (text, row) in enumerate(self._pending):

@@ -562,7 +562,9 @@ def _embed(embedder: Embedder, tools: list[ToolDefinition], prepared: list[Any])
         from toolsearch.indexes.vector import embed_tools
 
         return embed_tools(embedder, SessionTools.of(tools))
-    return embedder.embed_documents([p.full_text for p in prepared])
+    from toolsearch.indexes.views import embed_views
+
+    return embed_views(embedder, [p.embedding_views for p in prepared])
 
 
 def _entity(hit: Any) -> dict[str, Any]:

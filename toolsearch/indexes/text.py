@@ -103,6 +103,24 @@ class PreparedTool:
         head = f"{self.category_words} {self.name_words}".strip()
         return "\n".join(p for p in (head, self.description, self.parameters) if p)
 
+    @property
+    def embedding_views(self) -> tuple[str, str, str]:
+        """The texts a tool's vector is the mean of (:mod:`toolsearch.indexes.views`).
+
+        Everything (:attr:`full_text`); the name words and description without the
+        parameters; the category and name words with the summary. A sentence-embedding
+        model reads each view as one meaning: parameter lists dilute the whole text, the
+        short views lose what only the parameters say, and their mean keeps both (chosen
+        leave-one-catalog-out on the development catalogs:
+        ``benchmarks/results/retrieval-levers.md``).
+        """
+        head = f"{self.category_words} {self.name_words}".strip()
+        return (
+            self.full_text,
+            f"{self.name_words}: {self.description}".strip(),
+            f"{head}: {self.summary}".strip(),
+        )
+
 
 def _summary(description: str, limit: int = 160) -> str:
     line = description.strip().split("\n", 1)[0].strip()

