@@ -9,8 +9,10 @@
 Modules, one job each: ``config`` (which servers), ``connection`` (one server's session
 and transports), ``exposure`` (which tools are exposed, under which names), ``results``
 (results as text, text as results, failures as typed errors), ``client`` (the provider),
-``server`` (serving tools), ``proxy`` (the search proxy, built on ``server``), ``dump``
-and ``cli``.
+``server`` (serving tools), ``proxy`` (the search proxy, built on ``server``),
+``passthrough`` (the servers' prompts and resources, as the proxy forwards them),
+``progress`` (a call's progress notifications, from the server to the proxy's client),
+``dump`` and ``cli``.
 
 Importing this package does not import the ``mcp`` SDK; using a client or server does.
 """

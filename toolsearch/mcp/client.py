@@ -26,8 +26,8 @@ import json
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
 from toolsearch._async import LoopThread
 from toolsearch.errors import (
@@ -55,6 +55,7 @@ from toolsearch.tools.validation import validate_json_value
 if TYPE_CHECKING:
     from mcp.types import CallToolResult, Tool
 
+    from toolsearch.mcp.connection import ProgressCallback
     from toolsearch.tools.context import ToolContext
 
 __all__ = [
@@ -66,6 +67,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class McpToolCallback:
@@ -211,6 +214,21 @@ class McpToolProvider:
     def server_names(self) -> list[str]:
         """The enabled servers of the config, in order."""
         return list(self._servers)
+
+    @property
+    def connected_servers(self) -> list[str]:
+        """The servers with a session, in config order (not those left out at connect)."""
+        return list(self._connections)
+
+    @property
+    def prefix(self) -> PrefixMode:
+        """When server names prefix exposed names (``auto``, ``always``, ``never``)."""
+        return self._prefix
+
+    @property
+    def separator(self) -> str:
+        """Between a server's name and a prefixed name."""
+        return self._separator
 
     @property
     def connected(self) -> bool:
@@ -449,12 +467,17 @@ class McpToolProvider:
         return await found.acall(json.dumps(dict(arguments or {})))
 
     async def acall_tool_result(
-        self, name: str, arguments: Mapping[str, Any] | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: ProgressCallback | None = None,
     ) -> CallToolResult:
         """Call an exposed tool and return the server's own ``CallToolResult`` (content
         blocks kept as they are, arguments passed on unchecked); failures become an
         ``isError`` result. An unknown name makes every server list its tools again once
-        before giving up."""
+        before giving up. ``await progress(progress, total, message)`` gets the server's
+        progress notifications for the call, on the provider's loop thread."""
         await self.aconnect()
         assert self._loop is not None
         with self._lock:
@@ -466,15 +489,35 @@ class McpToolProvider:
         if found is None:
             return error_result(_unknown_tool_text(name))
         try:
-            return await self._loop.run_async(self._invoke(found, dict(arguments or {})))
+            call = self._invoke(found, dict(arguments or {}), progress)
+            return await self._loop.run_async(call)
         except Exception as exc:
             return error_result(failure_text(found, exc))
 
-    async def _invoke(self, exposed: Exposed, arguments: dict[str, Any]) -> CallToolResult:
+    async def _invoke(
+        self,
+        exposed: Exposed,
+        arguments: dict[str, Any],
+        progress: ProgressCallback | None = None,
+    ) -> CallToolResult:
         connection = self._connections.get(exposed.server)
         if connection is None:
             raise McpConnectionError(f"MCP server {exposed.server!r} is not connected")
-        return await connection.call_tool(exposed.tool_name, arguments)
+        return await connection.call_tool(exposed.tool_name, arguments, progress)
+
+    async def arun_on_server(
+        self, server: str, operation: Callable[[Connection], Coroutine[Any, Any, T]]
+    ) -> T:
+        """``await operation(connection)`` with one connected server's session, on the
+        provider's loop where that session lives (the proxy's prompts and resources go
+        through here). Raises :class:`~toolsearch.errors.McpConnectionError` for a server
+        without a session."""
+        await self.aconnect()
+        assert self._loop is not None
+        connection = self._connections.get(server)
+        if connection is None:
+            raise McpConnectionError(f"MCP server {server!r} is not connected")
+        return await self._loop.run_async(operation(connection))
 
     def _call(self, exposed: Exposed, arguments: dict[str, Any]) -> str:
         timeout = self._servers[exposed.server].timeout

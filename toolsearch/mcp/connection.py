@@ -4,6 +4,10 @@ A :class:`Connection` runs one MCP session (stdio or streamable HTTP) inside one
 long-lived task on its provider's event loop (the SDK's transports are anyio context
 managers that must be entered and left by the same task). A dropped connection ends the
 session; the next use starts a new one. Nothing here knows about tool names or results.
+
+Besides tools, a connection lists and reads what the tool-search proxy forwards: prompts,
+resources and resource templates (:meth:`Connection.list_all`, :meth:`Connection.request`),
+and hands a tool call's progress notifications to a callback.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
 from toolsearch.errors import McpConnectionError, MissingExtraError
 from toolsearch.mcp import redact
@@ -26,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = [
     "STOP_TIMEOUT",
     "Connection",
+    "Listing",
+    "ProgressCallback",
     "connection_lost",
     "leaf_message",
     "require_mcp",
@@ -35,6 +41,24 @@ logger = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 10.0
 """Seconds to wait for one session (and its process) to shut down before abandoning it."""
+
+T = TypeVar("T")
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+"""``await callback(progress, total, message)``: one progress notification of a call (the
+SDK's ``progress_callback`` shape); it runs on the provider's loop."""
+
+Listing = Literal["tools", "prompts", "resources", "resource_templates"]
+"""What :meth:`Connection.list_all` lists: the SDK client's ``list_<listing>`` method,
+whose pages hold the items under the attribute of that name."""
+
+_LISTINGS: dict[str, str] = {
+    "tools": "tools",
+    "prompts": "prompts",
+    "resources": "resources",
+    "resource_templates": "resources",
+}
+"""The server capability each listing needs (templates are part of ``resources``)."""
 
 
 def require_mcp() -> None:
@@ -203,36 +227,74 @@ class Connection:
             return self._client
 
     async def list_tools(self) -> list[Tool]:
+        return await self.list_all("tools")
+
+    async def supports(self, listing: Listing) -> bool:
+        """Whether the server advertises the capability ``listing`` needs (the proxy skips
+        servers without prompts or resources instead of sending requests they refuse)."""
         client = await self.ensure()
-        tools: list[Tool] = []
+        try:
+            capabilities = client.server_capabilities
+        except Exception:  # pragma: no cover - capabilities missing: nothing advertised
+            return False
+        return getattr(capabilities, _LISTINGS[listing], None) is not None
+
+    async def list_all(self, listing: Listing) -> list[Any]:
+        """Every item of one listing (``tools``, ``prompts``, ``resources`` or
+        ``resource_templates``), page after page, each page within the connect timeout."""
+        client = await self.ensure()
+        fetch = getattr(client, f"list_{listing}")
+        items: list[Any] = []
         cursor: str | None = None
         for _ in range(1000):  # a paginator that never ends cannot hang us
             page = await asyncio.wait_for(
-                client.list_tools(cursor=cursor, cache_mode="refresh"),
-                self.config.connect_timeout,
+                fetch(cursor=cursor, cache_mode="refresh"), self.config.connect_timeout
             )
-            tools.extend(page.tools)
+            items.extend(getattr(page, listing))
             cursor = page.next_cursor
             if not cursor:
                 break
-        return tools
+        return items
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def request(self, send: Callable[[Any], Awaitable[T]]) -> T:
+        """``await send(client)`` with this session's SDK client (a prompt to get, a
+        resource to read) within the server's call timeout; a lost connection ends the
+        session, as for tool calls, and raises :class:`McpConnectionError`."""
+        client = await self.ensure()
+        try:
+            return await asyncio.wait_for(send(client), self.config.timeout)
+        except Exception as exc:
+            await self._end_if_lost(exc)
+            raise
+
+    async def _end_if_lost(self, exc: BaseException) -> None:
+        """When ``exc`` means the server went away: end this session (the next use starts
+        a new one) and raise :class:`McpConnectionError`; otherwise return."""
+        if not connection_lost(exc):
+            return
+        self.broken = leaf_message(exc)
+        await self.stop()
+        raise McpConnectionError(
+            f"lost the connection to MCP server {self.name!r} ({self.broken}); "
+            "it is started again on the next call"
+        ) from exc
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
+    ) -> CallToolResult:
+        """Call a tool; with ``progress``, the server's progress notifications for this call
+        are handed to it (the SDK sends a progress token only then)."""
         client = await self.ensure()
         timeout = self.config.timeout
         try:
             return await asyncio.wait_for(
-                client.call_tool(name, arguments, read_timeout_seconds=timeout), timeout + 1.0
+                client.call_tool(
+                    name, arguments, read_timeout_seconds=timeout, progress_callback=progress
+                ),
+                timeout + 1.0,
             )
         except Exception as exc:
-            if connection_lost(exc):
-                # the server went away: end this session; the next use starts a new one
-                self.broken = leaf_message(exc)
-                await self.stop()
-                raise McpConnectionError(
-                    f"lost the connection to MCP server {self.name!r} ({self.broken}); "
-                    "it is started again on the next call"
-                ) from exc
+            await self._end_if_lost(exc)
             raise
 
 

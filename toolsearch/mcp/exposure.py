@@ -4,7 +4,8 @@ Each server's tools pass its ``include_tools`` / ``exclude_tools`` patterns and 
 provider's ``tool_filter``; a name several servers offer is prefixed with the server's
 name (``prefix="auto"``), and every exposed name follows the tool-name rules of
 :mod:`toolsearch.tools.names`, the catalog's too, so one server's tools are named alike in
-live sessions, ``tools/list`` dumps and built catalogs.
+live sessions, ``tools/list`` dumps and built catalogs. The proxy names the servers'
+prompts by the same rule (:func:`exposed_names`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ from toolsearch.tools.names import fit_name, qualified_name, server_prefix
 if TYPE_CHECKING:
     from mcp.types import Tool
 
-__all__ = ["Exposed", "PrefixMode", "ToolFilter", "definition_of", "expose", "exposed_name"]
+__all__ = [
+    "Exposed",
+    "PrefixMode",
+    "ToolFilter",
+    "definition_of",
+    "expose",
+    "exposed_name",
+    "exposed_names",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -72,24 +81,41 @@ def expose(
             if tool_filter is not None and not tool_filter(server, definition):
                 continue
             candidates.append((server, definition))
-    counts = Counter(d.name for _, d in candidates)
+    by_key = {(server, d.name): d for server, d in candidates}
     exposed: dict[str, Exposed] = {}
-    for server, definition in candidates:
-        prefixed = prefix == "always" or (prefix == "auto" and counts[definition.name] > 1)
-        name = exposed_name(server, definition.name, prefixed=prefixed, separator=separator)
-        if name in exposed:
-            other = exposed[name].server
+    for name, (server, tool_name) in exposed_names(list(by_key), prefix, separator).items():
+        renamed = dataclasses.replace(by_key[server, tool_name], name=name, category=server)
+        exposed[name] = Exposed(server, tool_name, renamed)
+    return exposed
+
+
+def exposed_names(
+    candidates: Sequence[tuple[str, str]],
+    prefix: PrefixMode,
+    separator: str,
+    kind: str = "tool",
+) -> dict[str, tuple[str, str]]:
+    """The name each ``(server, name)`` is exposed under, in order: ``{exposed: (server,
+    name)}``. ``"auto"`` prefixes a name only when several servers offer it, ``"always"``
+    every name, ``"never"`` none (:func:`exposed_name`); a name already taken leaves the
+    later candidate out, with a warning naming ``kind`` (``"tool"``, ``"prompt"``)."""
+    counts = Counter(name for _, name in candidates)
+    named: dict[str, tuple[str, str]] = {}
+    for server, name in candidates:
+        prefixed = prefix == "always" or (prefix == "auto" and counts[name] > 1)
+        exposed = exposed_name(server, name, prefixed=prefixed, separator=separator)
+        if exposed in named:
             logger.warning(
-                "MCP tool %r of server %r is left out: server %r already exposes that name%s",
-                definition.name,
+                "MCP %s %r of server %r is left out: server %r already exposes that name%s",
+                kind,
+                name,
                 server,
-                other,
+                named[exposed][0],
                 " (use prefix='auto')" if prefix == "never" else "",
             )
             continue
-        renamed = dataclasses.replace(definition, name=name, category=server)
-        exposed[name] = Exposed(server, definition.name, renamed)
-    return exposed
+        named[exposed] = (server, name)
+    return named
 
 
 def definition_of(tool: Tool, server: str) -> ToolDefinition | None:

@@ -15,6 +15,11 @@ server list its tools again once.
 The proxy is an MCP server like any other toolsearch one: :func:`toolsearch.mcp.server.
 tool_server` lists its two tools and routes their calls, :func:`~toolsearch.mcp.server.
 run_server` serves it, and :mod:`toolsearch.mcp.results` builds and forwards the results.
+
+Besides tools it forwards the servers' prompts and resources (:mod:`toolsearch.mcp.
+passthrough`: prefixed prompt names, ``toolsearch://<server>/<uri>`` resource URIs) and,
+during a ``call_tool``, the called server's progress notifications to a client that sent
+a progress token (:mod:`toolsearch.mcp.progress`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from toolsearch.mcp.client import McpToolProvider
 from toolsearch.mcp.config import validate_tool_names
+from toolsearch.mcp.passthrough import Passthrough
+from toolsearch.mcp.progress import ProgressRelay, ProgressReporter, request_progress
 from toolsearch.mcp.results import error_result, forwarded, text_result
 from toolsearch.mcp.server import Transport, run_server, tool_server
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
@@ -102,6 +109,8 @@ class McpSearchProxy:
         self.max_results = max_results
         self.name = name
         self._definitions: dict[str, ToolDefinition] = {}
+        self.passthrough = Passthrough(provider)
+        """The servers' prompts and resources, as the proxy forwards them."""
         self._started = False
         self.rebuilds = 0
         """How many times the index was built (start-up counts as one)."""
@@ -109,12 +118,14 @@ class McpSearchProxy:
     # -- life cycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect every server, build the index, and follow tool-list changes."""
+        """Connect every server, build the index, follow tool-list changes, and find which
+        servers offer prompts and resources."""
         if self._started:
             return
         await self.provider.aconnect()
         self.provider.add_listener(self._reindex)
         self._reindex()
+        await self.passthrough.discover()
         self._started = True
 
     def _reindex(self) -> None:
@@ -168,9 +179,24 @@ class McpSearchProxy:
             result["hint"] = "No tool matched; try other words, or fewer of them."
         return result
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> CallToolResult:
-        """What ``call_tool`` answers: the server's own result, or an ``isError`` result."""
-        result = await self.provider.acall_tool_result(name, arguments)
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        progress: ProgressReporter | None = None,
+    ) -> CallToolResult:
+        """What ``call_tool`` answers: the server's own result, or an ``isError`` result.
+
+        With ``progress``, every progress notification the server sends during the call is
+        passed to ``await progress(progress, total, message)`` on this loop, in order, all
+        before this returns (the call itself runs on the provider's loop thread)."""
+        if progress is None:
+            result = await self.provider.acall_tool_result(name, arguments)
+        else:
+            async with ProgressRelay(progress) as relay:
+                result = await self.provider.acall_tool_result(
+                    name, arguments, progress=relay.on_progress
+                )
         if result.is_error and name not in self._definitions:
             text = (
                 f"Unknown tool {name!r}. Call {self.search_tool_name} first and use a name "
@@ -265,17 +291,20 @@ class McpSearchProxy:
             return error_result(too_deep)
         if not isinstance(inner, dict):
             return error_result("'arguments' must be an object")
-        return await self.call(name, inner)
+        return await self.call(name, inner, request_progress())
 
     def build_server(self) -> Any:
-        """The proxy as an MCP low-level ``Server`` (its lifespan calls :meth:`start`)."""
+        """The proxy as an MCP low-level ``Server`` (its lifespan calls :meth:`start`).
+
+        It offers prompts and resources when some server does; built before :meth:`start`
+        (which :meth:`serve` runs first), it offers both, as it cannot know yet."""
 
         @asynccontextmanager
         async def lifespan(server: Any) -> AsyncIterator[dict[str, Any]]:
             await self.start()
             yield {}
 
-        return tool_server(
+        server = tool_server(
             self.tool_definitions(),
             self._handle,
             name=self.name,
@@ -285,6 +314,8 @@ class McpSearchProxy:
             ),
             lifespan=lifespan,
         )
+        self.passthrough.register(server)
+        return server
 
     async def serve(
         self,

@@ -7,9 +7,11 @@ failing tool or bad arguments raise, and come back as an ``isError`` result carr
 message, as MCP clients expect.
 
 :func:`tool_server` is the part every toolsearch MCP server shares (the tool-search proxy
-too): listing definitions, schema lookup, unknown names, the server's name and version.
-It is built on the SDK's low-level ``Server`` so the schemas are exactly the ones
-toolsearch generated (the high-level ``MCPServer`` would re-derive them from signatures).
+too): listing definitions, schema lookup, unknown names, the server's name and version,
+and the caller's progress reporter (:func:`toolsearch.mcp.progress.request_progress`,
+while a handler runs; it sends nothing unless the client asked for progress). It is built
+on the SDK's low-level ``Server`` so the schemas are exactly the ones toolsearch generated
+(the high-level ``MCPServer`` would re-derive them from signatures).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolsearch.errors import InvalidToolArgumentsError, MissingExtraError, ToolExecutionError
+from toolsearch.mcp.progress import ProgressReporter, reporting
 from toolsearch.mcp.results import error_result, forwarded, text_result
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
@@ -45,7 +48,9 @@ __all__ = [
 Transport = Literal["stdio", "http"]
 
 ToolHandler = Callable[[str, dict[str, Any]], Awaitable["CallToolResult"]]
-"""``await call(tool_name, arguments) -> CallToolResult`` for a listed tool's name."""
+"""``await call(tool_name, arguments) -> CallToolResult`` for a listed tool's name; while
+it runs, :func:`~toolsearch.mcp.progress.request_progress` reports progress to the caller
+(a no-op when the caller asked for none)."""
 
 
 def tool_server(
@@ -59,7 +64,8 @@ def tool_server(
 ) -> Any:
     """An MCP low-level ``Server`` listing ``definitions`` and answering their calls with
     ``call``; a call to any other name gets an ``isError`` result naming the tools offered.
-    ``call`` gets the arguments as a dict (``{}`` when none were sent)."""
+    ``call`` gets the arguments as a dict (``{}`` when none were sent), and the client's
+    progress reporter as :func:`~toolsearch.mcp.progress.request_progress`."""
     try:
         from mcp.server.lowlevel import Server
         from mcp.types import ListToolsResult
@@ -78,7 +84,8 @@ def tool_server(
             return error_result(
                 f"Unknown tool: {params.name}. This server offers {sorted(offered)}"
             )
-        return await call(params.name, dict(params.arguments or {}))
+        with reporting(_progress_reporter(ctx)):
+            return await call(params.name, dict(params.arguments or {}))
 
     def input_schema(tool_name: str) -> Mapping[str, Any] | None:
         found = offered.get(tool_name)
@@ -94,6 +101,16 @@ def tool_server(
         on_call_tool=on_call_tool,
         **extra,
     )
+
+
+def _progress_reporter(ctx: Any) -> ProgressReporter | None:
+    """The request's own progress reporter (the session of a request context is scoped to
+    that request). It is given whether or not the client asked for progress: a request
+    over JSON-RPC shows its ``progressToken``, an in-process one (``mcp.Client(server)``)
+    hides its progress callback, and the reporter sends nothing when there is neither."""
+    session = getattr(ctx, "session", None)
+    report: ProgressReporter | None = getattr(session, "report_progress", None)
+    return report
 
 
 def mcp_tool(definition: ToolDefinition) -> Any:
