@@ -23,6 +23,8 @@ Catch :class:`ToolsearchError` to handle anything the library raises on purpose:
     │   ├── InvalidPatternError        a model-written regex does not parse (invalid_pattern)
     │   ├── PatternTooLongError        a model-written regex is over 200 characters
     │   └── IndexUnavailableError      an external engine (Milvus) is unreachable (retried)
+    │       └── EmbeddingApiError      an embedding API failed (retried; ``provider``,
+    │                                      ``url``, ``status_code``, ``retryable``)
     ├── CatalogError                   a large-catalog source or index artifact is unusable
     │   ├── CatalogSourceError         a catalog input file is malformed (names file and record)
     │   └── CatalogIndexError          a built index cannot be loaded (``path``)
@@ -69,6 +71,7 @@ __all__ = [
     "ChatMemoryError",
     "ChatModelError",
     "DuplicateToolNameError",
+    "EmbeddingApiError",
     "IndexCorruptedError",
     "IndexNotFoundError",
     "IndexUnavailableError",
@@ -220,6 +223,34 @@ class IndexUnavailableError(ToolIndexError):
     so a conversation goes on without the search instead of failing."""
 
     code = "index_unavailable"
+
+
+class EmbeddingApiError(IndexUnavailableError):
+    """An embedding API (OpenAI-compatible ``/embeddings``, Gemini) failed, after the
+    embedder's retries for failures that may pass, or answered with unusable vectors.
+
+    The message names the provider, the endpoint and the model, never the API key.
+    ``status_code`` is the HTTP status (``None`` when the endpoint could not be reached or
+    the answer was unusable); ``retryable`` says whether the same request may succeed later
+    (rate limits, 5xx, timeouts). It surfaces where the embedding happens: registering a
+    session's tools, or a build, fails with it; a search (the query's embedding) hands it
+    to the model as an ``index_unavailable`` tool result, like a Milvus outage.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        url: str,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retryable: bool = False,
+    ) -> None:
+        self.provider = provider
+        self.url = url
+        self.status_code = status_code
+        self.retryable = retryable
+        super().__init__(message)
 
 
 class SessionStoreError(ToolsearchError):

@@ -69,7 +69,9 @@ class ToolSearchSettings(ToolSearchOptions):
     bm25_min_score: float = Field(default=0.0, ge=0.0, le=1.0)
     embedder: str | None = None
     """For ``vector`` and ``hybrid``: ``minilm`` (the default), ``static``, ``tuned`` (made by
-    ``toolsearch embedder finetune``) or a sentence-transformers model folder."""
+    ``toolsearch embedder finetune``), a sentence-transformers model folder, or an API
+    embedder: ``openai:MODEL`` / ``gemini:MODEL``, optionally ``?dimensions=N&base_url=URL``
+    (default URL: ``OPENAI_BASE_URL`` / ``GOOGLE_GEMINI_BASE_URL``; docs/embedders.md)."""
     reranker: str | None = None
     """The folder of a cross-encoder (:class:`~toolsearch.indexes.CrossEncoderReranker`):
     it re-orders the index's top 20 hits for each search (any ``index_type``)."""

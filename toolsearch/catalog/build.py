@@ -87,7 +87,7 @@ def embedder_option(embedder: Embedder) -> str | None:
         return "static"
     if name == "sentence-transformers/all-MiniLM-L6-v2":
         return "minilm"
-    if name.startswith("hashing-"):
+    if name.startswith(("hashing-", "openai:", "gemini:")):  # API embedder names are specs
         return name
     return None
 
@@ -115,8 +115,9 @@ def build_index(
             and/or ``ToolDefinition`` objects (streamed).
         out: The index folder; replaced only when the new build is complete.
         kind: ``bm25``, ``vector`` or ``hybrid``.
-        embedder: For ``vector``/``hybrid``: an ``Embedder`` or ``static`` (default),
-            ``minilm``, ``hashing``.
+        embedder: For ``vector``/``hybrid``: an ``Embedder`` or a name: ``static``
+            (default), ``minilm``, ``hashing``, ``openai:MODEL``, ``gemini:MODEL``...
+            (:mod:`toolsearch.indexes.specs`).
         source_kind: ``auto``, or force one reader (``jsonl``, ``mcp``, ``openapi``).
         progress: Called as ``progress(stage, done, total)``.
         reuse_embeddings: Copy unchanged tools' vectors from the index at ``out``.

@@ -103,7 +103,10 @@ def index_app() -> Any:
                 "-e",
                 help="For vector/hybrid: static (default; model2vec, fast), minilm "
                 "(all-MiniLM-L6-v2), tuned (from toolsearch embedder finetune), a model "
-                "folder, or hashing[-DIM] (tests).",
+                "folder, openai:MODEL or gemini:MODEL (an API, e.g. "
+                "openai:text-embedding-3-small?dimensions=256, "
+                "openai:MODEL?base_url=http://127.0.0.1:8080/v1; OPENAI_BASE_URL is the "
+                "default URL), or hashing[-DIM] (tests).",
                 show_default=False,
             ),
         ] = None,
@@ -251,7 +254,7 @@ def index_app() -> Any:
                 )
         except MissingExtraError as exc:
             raise fail(exc, 2) from None
-        except (CatalogError, ValueError, OSError) as exc:
+        except (ToolIndexError, CatalogError, ValueError, OSError) as exc:  # an embedding API
             raise fail(exc) from None
         counts = index.manifest.counts
         size = sum(entry.size for entry in index.manifest.files.values())
@@ -324,7 +327,7 @@ def index_app() -> Any:
                 response = index.search_catalog(query, k, category=category)
             except MissingExtraError as exc:
                 raise fail(exc, 2) from None
-            except CatalogError as exc:
+            except (ToolIndexError, CatalogError) as exc:  # an embedding API's failure too
                 raise fail(exc) from None
             header = (
                 f"{response.total_matches:,} match{'' if response.total_matches == 1 else 'es'} "

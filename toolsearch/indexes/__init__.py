@@ -9,6 +9,8 @@ rankers compose other rankers.
 ``Bm25ToolIndex`` needs ``toolsearch[bm25]``; ``VectorToolIndex`` and ``HybridToolIndex``
 need ``toolsearch[vector]``, as does ``RerankingToolIndex`` with a ``CrossEncoderReranker``;
 ``MilvusToolIndex`` (a Milvus collection shared by many processes) needs ``toolsearch[milvus]``.
+The API embedders ``OpenAIEmbedder`` and ``GeminiEmbedder`` need
+``toolsearch[openai-embeddings]`` or ``toolsearch[gemini-embeddings]``.
 Backends load on first use, so importing this package is cheap.
 """
 
@@ -18,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from toolsearch.indexes.api_embedders import GeminiEmbedder, OpenAIEmbedder
     from toolsearch.indexes.bm25 import Bm25Ranker, Bm25ToolIndex
     from toolsearch.indexes.embedders import (
         Embedder,
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
         SentenceTransformerEmbedder,
         StaticEmbedder,
     )
+    from toolsearch.indexes.embedding_cache import EmbeddingCache
     from toolsearch.indexes.hybrid import HybridRanker, HybridToolIndex
     from toolsearch.indexes.milvus import MilvusRanker, MilvusToolIndex
     from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
@@ -63,6 +67,9 @@ _LOCATIONS = {
     "Bm25Ranker": "bm25",
     "Bm25ToolIndex": "bm25",
     "Embedder": "embedders",
+    "EmbeddingCache": "embedding_cache",
+    "GeminiEmbedder": "api_embedders",
+    "OpenAIEmbedder": "api_embedders",
     "HashingEmbedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "StaticEmbedder": "embedders",
@@ -98,13 +105,16 @@ __all__ = [
     "Bm25ToolIndex",
     "CrossEncoderReranker",
     "Embedder",
+    "EmbeddingCache",
     "FunctionReranker",
     "FusionParams",
+    "GeminiEmbedder",
     "HashingEmbedder",
     "HybridRanker",
     "HybridToolIndex",
     "MilvusRanker",
     "MilvusToolIndex",
+    "OpenAIEmbedder",
     "PreparedTool",
     "Ranker",
     "Ranking",

@@ -9,6 +9,10 @@
   :func:`~toolsearch.indexes.tuned.default_tuned_model_path`;
 * the folder of a sentence-transformers model;
 * ``hashing`` / ``hashing-DIM``: the dependency-light test double;
+* ``openai:MODEL`` and ``gemini:MODEL``, optionally ``?dimensions=N&base_url=URL``: an API
+  embedder (:mod:`toolsearch.indexes.api_embedders`). Without ``base_url`` it embeds at
+  ``OPENAI_BASE_URL`` / ``GOOGLE_GEMINI_BASE_URL``, else the provider's own endpoint;
+  ``vector:openai:text-embedding-3-small`` names a whole index;
 * the names embedders report (``sentence-transformers/...``,
   ``model2vec/static-all-MiniLM-L6-v2-pca256``, ``hashing-256``), so a name an index
   recorded resolves to the embedder that reported it.
@@ -26,6 +30,7 @@ and :func:`resolve_embedder` load a new one at each call. Unknown names raise
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -43,6 +48,7 @@ from toolsearch.indexes.tuned import default_tuned_model_path
 _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from toolsearch.indexes.api_names import ApiEmbedderSpec
     from toolsearch.indexes.rerank import Reranker
     from toolsearch.search.types import ToolIndex
 
@@ -103,9 +109,19 @@ def embedder_factory(name: str, *, local_only: bool = False) -> Callable[[], Emb
     distillation, ``tuned``, existing model folders, the hashing embedder): a name that would
     make sentence-transformers download a model from a hub is a ``ValueError``. A built
     index's manifest is resolved this way, so a shared index folder never picks weights to
-    download.
+    download. An API embedder's name is allowed, but its endpoint comes from the
+    environment, never from the name: a name recording another endpoint than
+    ``OPENAI_BASE_URL`` / ``GOOGLE_GEMINI_BASE_URL`` names (or the provider's own when they
+    are unset) is a ``ValueError`` saying which to set, so a manifest never sends queries
+    (with this machine's API key) somewhere of its choosing.
     """
     spec = name.strip()
+    api = _api_spec(spec)
+    if api is not None:
+        if local_only:  # a recorded name never chooses where queries and the key go
+            api.check_environment()
+            api = dataclasses.replace(api, base_url=None)
+        return api.create
     if spec == "static":
         return StaticEmbedder.from_packaged_minilm
     if spec.startswith("model2vec/static-all-MiniLM-L6-v2-pca") and spec[37:].isdigit():
@@ -129,9 +145,21 @@ def embedder_factory(name: str, *, local_only: bool = False) -> Callable[[], Emb
     if spec and Path(spec).expanduser().is_dir():
         return lambda: SentenceTransformerEmbedder(Path(spec).expanduser())
     raise ValueError(
-        f"unknown embedder {name!r}: use minilm, static, tuned, hashing, hashing-DIM or the "
-        "folder of a sentence-transformers model (or pass an Embedder object)"
+        f"unknown embedder {name!r}: use minilm, static, tuned, hashing, hashing-DIM, "
+        "openai:MODEL, gemini:MODEL or the folder of a sentence-transformers model (or pass "
+        "an Embedder object)"
     )
+
+
+def _api_spec(spec: str) -> ApiEmbedderSpec | None:
+    """The API embedder ``spec`` names (``openai:...``, ``gemini:...``), else ``None``;
+    the module holding them is imported only for such a name."""
+    prefix = spec.partition(":")[0]
+    if prefix not in ("openai", "gemini"):
+        return None
+    from toolsearch.indexes.api_names import ApiEmbedderSpec
+
+    return ApiEmbedderSpec.parse(spec)
 
 
 def load_embedder(name: str) -> Embedder:
@@ -158,9 +186,16 @@ def _tuned_embedder() -> Embedder:
 
 def _shared_embedder(spec: str) -> Callable[[], Embedder]:
     """One loader per spec and process: the model is loaded on its first call. ``tuned``
-    is keyed by the folder it names now (``TOOLSEARCH_CACHE_DIR`` may change), so a model
-    loaded from one folder never answers for another."""
-    where = str(default_tuned_model_path()) if spec == "tuned" else ""
+    is keyed by the folder it names now (``TOOLSEARCH_CACHE_DIR`` may change), an API
+    embedder by the endpoint it resolves to now (``OPENAI_BASE_URL`` may change), so an
+    embedder made for one place never answers for another."""
+    where = ""
+    if spec == "tuned":
+        where = str(default_tuned_model_path())
+    else:
+        api = _api_spec(spec)
+        if api is not None:
+            where = api.name  # the endpoint the environment names now
     return _loader(spec, where)
 
 

@@ -1,0 +1,256 @@
+"""``EmbeddingCache``: document embeddings on disk, so a catalog is embedded once per model.
+
+An API embedder (:mod:`toolsearch.indexes.api_embedders`) pays for every text it sends, and
+a catalog is rebuilt, re-registered by new processes and indexed into several backends (a
+session index, a catalog index, a Milvus collection). The cache keeps each document
+vector under ``(embedder name, sha256 of the text)``: the embedder name carries everything
+that changes a vector (provider, endpoint, model, dimensions), and the text's digest is the
+identity the catalog's own artifacts reuse rows by, so a tool is re-embedded exactly when
+the text its vector comes from changed.
+
+Storage is one SQLite file (stdlib ``sqlite3``, write-ahead log): every process and thread
+opens its own connection per operation, writes one transaction per batch, and waits up to
+30 s for another writer, so concurrent builds share the file safely and a build killed
+mid-way keeps the batches it finished. The default folder is
+``<cache dir>/embeddings`` (:func:`~toolsearch.indexes.tuned.default_cache_dir`:
+``$TOOLSEARCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/toolsearch``, else ``~/.cache/toolsearch``);
+``$TOOLSEARCH_EMBEDDING_CACHE`` names another folder, or ``off`` to use none.
+
+The cache is an optimisation, never a reason to fail: a file that cannot be opened, read or
+written is logged once and the cache turns itself off for the process (the embedder then
+asks its API). Query embeddings are not stored here (they are user content): embedders keep
+those in memory only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolsearch.indexes.tuned import default_cache_dir
+
+__all__ = [
+    "CACHE_ENV",
+    "CACHE_FILE",
+    "EmbeddingCache",
+    "default_embedding_cache",
+    "text_key",
+]
+
+_log = logging.getLogger(__name__)
+
+CACHE_FILE = "embeddings.sqlite3"
+"""The file name inside the cache folder."""
+
+CACHE_ENV = "TOOLSEARCH_EMBEDDING_CACHE"
+"""A folder for the default cache, or ``off`` (``0``, ``false``, ``none``) for no cache."""
+
+_OFF = frozenset({"off", "0", "false", "no", "none"})
+_LOOKUP_CHUNK = 500  # keys per SELECT: under SQLite's bound-parameter limit
+_BUSY_TIMEOUT = 30.0  # seconds a writer waits for another one
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS vectors ("
+    " model TEXT NOT NULL, text_sha256 BLOB NOT NULL, vector BLOB NOT NULL,"
+    " PRIMARY KEY (model, text_sha256)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY, dimension INTEGER NOT NULL)",
+)
+
+
+def text_key(text: str) -> bytes:
+    """The cache key of a text: its sha256 (what catalog artifacts reuse rows by too)."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def default_embedding_cache() -> EmbeddingCache | None:
+    """The cache API embedders use by default: ``$TOOLSEARCH_EMBEDDING_CACHE`` (a folder, or
+    ``off`` for none), else ``<cache dir>/embeddings``."""
+    configured = os.environ.get(CACHE_ENV, "").strip()
+    if configured.lower() in _OFF:
+        return None
+    return EmbeddingCache(configured or None)
+
+
+class EmbeddingCache:
+    """Unit-length float32 document vectors per ``(model name, text sha256)`` in SQLite.
+
+    Args:
+        folder: Where ``embeddings.sqlite3`` lives; ``None`` for ``<cache dir>/embeddings``.
+            Created on the first write.
+
+    Thread- and process-safe; see the module docs. Each model's vector length is recorded
+    once (:meth:`dimension`), and a stored row of another length is never returned.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
+        self.folder = Path(folder).expanduser() if folder is not None else _default_folder()
+        self.path = self.folder / CACHE_FILE
+        self._ready = False
+        self._broken = False
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        """False once the file turned out unusable (the process then runs without it)."""
+        return not self._broken
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def get_many(self, model: str, keys: Sequence[bytes], dimension: int) -> dict[bytes, Any]:
+        """The stored vectors of ``keys`` (those found, as float32 arrays of ``dimension``)."""
+        import numpy as np
+
+        found: dict[bytes, Any] = {}
+        if not keys or not self.path.exists():
+            return found
+        width = dimension * 4
+        unique = list(dict.fromkeys(keys))
+        with self._connection("read") as db:
+            if db is None:
+                return found
+            for start in range(0, len(unique), _LOOKUP_CHUNK):
+                chunk = unique[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT text_sha256, vector FROM vectors WHERE model = ? "
+                    f"AND text_sha256 IN ({marks})",
+                    [model, *chunk],
+                ).fetchall()
+                for key, blob in rows:
+                    if len(blob) == width:  # a row of another length is not this model's
+                        found[bytes(key)] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        return found
+
+    def dimension(self, model: str) -> int | None:
+        """The vector length recorded for ``model``, or ``None``."""
+        if not self.path.exists():
+            return None
+        row = None
+        with self._connection("read") as db:
+            if db is not None:
+                row = db.execute("SELECT dimension FROM models WHERE model = ?", [model]).fetchone()
+        return int(row[0]) if row else None
+
+    def count(self, model: str | None = None) -> int:
+        """How many vectors are stored (for ``model``, or for all)."""
+        if not self.path.exists():
+            return 0
+        row = None
+        with self._connection("read") as db:
+            if db is None:
+                return 0
+            if model is None:
+                row = db.execute("SELECT COUNT(*) FROM vectors").fetchone()
+            else:
+                row = db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", [model]).fetchone()
+        return int(row[0]) if row else 0
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def put_many(self, model: str, keys: Sequence[bytes], vectors: Any) -> None:
+        """Store one vector per key (rows of ``vectors``) and the model's vector length, in
+        one transaction; an existing row is replaced."""
+        import numpy as np
+
+        if not len(keys):
+            return
+        matrix = np.ascontiguousarray(vectors, dtype="<f4")
+        if matrix.ndim != 2 or matrix.shape[0] != len(keys):
+            raise ValueError(f"{len(keys)} keys for vectors of shape {matrix.shape}")
+        rows = [(model, key, matrix[i].tobytes()) for i, key in enumerate(keys)]
+        with self._connection("write") as db:
+            if db is None:
+                return
+            with db:  # one transaction
+                db.execute(
+                    "INSERT OR REPLACE INTO models (model, dimension) VALUES (?, ?)",
+                    [model, int(matrix.shape[1])],
+                )
+                db.executemany(
+                    "INSERT OR REPLACE INTO vectors (model, text_sha256, vector) VALUES (?, ?, ?)",
+                    rows,
+                )
+
+    def clear(self, model: str | None = None) -> None:
+        """Forget the vectors (and vector length) of ``model``, or of every model."""
+        if not self.path.exists():
+            return
+        with self._connection("write") as db:
+            if db is None:
+                return
+            with db:
+                if model is None:
+                    db.execute("DELETE FROM vectors")
+                    db.execute("DELETE FROM models")
+                else:
+                    db.execute("DELETE FROM vectors WHERE model = ?", [model])
+                    db.execute("DELETE FROM models WHERE model = ?", [model])
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _connection(self, what: str) -> Iterator[Any]:
+        """A fresh connection, or ``None`` once the cache is off; SQLite and file-system
+        errors, opening or inside the block, switch the cache off instead of propagating."""
+        import sqlite3
+
+        db = None
+        if not self._broken:
+            try:
+                if what == "write":
+                    self.folder.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT)
+                self._prepare(db)
+            except (sqlite3.Error, OSError) as exc:
+                if db is not None:
+                    db.close()
+                    db = None
+                self._disable(what, exc)
+        try:
+            yield db
+        except (sqlite3.Error, OSError) as exc:
+            self._disable(what, exc)
+        finally:
+            if db is not None:
+                db.close()
+
+    def _prepare(self, db: Any) -> None:
+        """Write-ahead logging (readers never wait for a writer) and the tables, once per
+        object. Switching the journal mode needs the file to itself and does not wait for
+        it: when another connection holds it, that one's process switches it (the mode
+        is stored in the file), and the rollback journal meanwhile is just as safe."""
+        import sqlite3
+
+        if self._ready:
+            return
+        with self._lock:
+            if not self._ready:
+                with contextlib.suppress(sqlite3.OperationalError):
+                    db.execute("PRAGMA journal_mode=WAL")
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                db.commit()
+                self._ready = True
+
+    def _disable(self, what: str, exc: BaseException) -> None:
+        if not self._broken:
+            self._broken = True
+            _log.warning(
+                "the embedding cache %s cannot %s (%s); embedding without it for this process",
+                self.path,
+                what,
+                exc,
+            )
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({str(self.folder)!r})"
+
+
+def _default_folder() -> Path:
+    return default_cache_dir() / "embeddings"
