@@ -1011,3 +1011,20 @@ def test_catalog_settings_are_the_session_indexes_parameter_objects():
     vector = VectorToolIndex(embedder=HashingEmbedder())
     assert vector.params == VectorParams()
     assert HybridToolIndex(vector=vector).params == FusionParams()
+
+
+def test_previous_rows_are_found_by_digests_that_end_in_nul_bytes() -> None:
+    """numpy's ``S32`` strips trailing NULs, so about one digest in 256 came back short and
+    its tool was re-embedded on every rebuild."""
+    import numpy as np
+
+    from toolsearch.catalog.vector_artifact import PreviousEmbeddings
+
+    ending_in_nul = b"\x07" * 31 + b"\x00"
+    other = b"\x01" * 32
+    keys = np.array([ending_in_nul, other], dtype="S32")
+    rows = np.eye(2, dtype=np.float32)
+    previous = PreviousEmbeddings(keys, rows)
+    assert previous.row(ending_in_nul) is not None
+    assert previous.row(ending_in_nul).tolist() == [1.0, 0.0]
+    assert previous.row(other).tolist() == [0.0, 1.0]

@@ -71,7 +71,8 @@ class PreviousEmbeddings:
     preparation (``prepare_tool``) changed between toolsearch versions."""
 
     def __init__(self, keys: Any, embeddings: Any) -> None:
-        self._rows = {bytes(k): i for i, k in enumerate(keys.tolist())}
+        # numpy's S32 drops a digest's trailing NUL bytes on the way out: pad them back
+        self._rows = {bytes(k).ljust(32, b"\0"): i for i, k in enumerate(keys.tolist())}
         self._embeddings = embeddings
 
     def row(self, key: bytes) -> Any:
