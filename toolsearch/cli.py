@@ -68,6 +68,9 @@ def _app() -> Any:
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
         max_rounds: int = typer.Option(12, min=1, help="searches per task at most"),
         max_results: int = typer.Option(5, min=1, max=10, help="tools per search"),
+        multi_query: bool = typer.Option(
+            False, "--multi-query", help="agent sends the clauses in one search (queries)"
+        ),
         catalog_file: Path | None = typer.Option(
             None, "--catalog", help="your own catalog (JSONL: name, description, input_schema)"
         ),
@@ -183,7 +186,7 @@ def _app() -> Any:
                     specs,
                     counter=counter,
                     provider=provider,  # type: ignore[arg-type]
-                    policy=QueryPolicy(max_rounds),
+                    policy=QueryPolicy(max_rounds, multi_query=multi_query),
                     max_results=max_results,
                     runs=runs,
                     on_phase=partial(progress.phase, name),

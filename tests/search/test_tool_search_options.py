@@ -51,6 +51,7 @@ NON_DEFAULTS: dict[str, Any] = {
     "undiscovered_tool_policy": "hint",
     "search_results_with_summaries": True,
     "exclude_loaded_tools": False,
+    "multi_query": True,
 }
 SETTINGS_ONLY = {
     "enabled",

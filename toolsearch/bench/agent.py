@@ -8,7 +8,9 @@ tools it can *see*:
 * with tool search, it searches with queries taken from the task text alone, never from
   the gold labels (:class:`QueryPolicy`: the whole request first, then its clauses one by
   one, up to ``max_rounds``, 12 by default), calls each gold tool once it has been
-  discovered, and answers when the gold tools are done or the queries run out.
+  discovered, and answers when the gold tools are done or the queries run out. With
+  ``QueryPolicy(multi_query=True)`` the clauses go in one call (``queries``, up to five a
+  call) after the whole request, as a model splits a multi-tool request in one turn.
 
 A task succeeds when every gold tool was called.
 """
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from toolsearch.chat.messages import AssistantMessage, Message, ToolCall
 from toolsearch.models.samples import sample_arguments
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
+from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_QUERIES
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["QueryPolicy", "SimulatedAgent", "split_clauses"]
@@ -71,6 +73,9 @@ class QueryPolicy:
     """
 
     max_rounds: int = 12
+    multi_query: bool = False
+    """Send the clauses together (the search tool's ``queries``) instead of one a turn;
+    the advisor must have ``multi_query`` on."""
 
     def queries(self, text: str) -> list[str]:
         queries = [text.strip()]
@@ -92,7 +97,8 @@ class SimulatedAgent:
         search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
         max_results: int = 5,
     ) -> None:
-        self._queries = (policy or QueryPolicy()).queries(request)
+        self._policy = policy or QueryPolicy()
+        self._queries = self._policy.queries(request)
         self._gold = list(dict.fromkeys(gold))
         self._search_tool_name = search_tool_name
         self._max_results = max_results
@@ -120,9 +126,7 @@ class SimulatedAgent:
             and self._search_tool_name in visible
             and len(self.searches) < len(self._queries)
         ):
-            query = self._queries[len(self.searches)]
-            self.searches.append(query)
-            arguments = json.dumps({"query": query, "maxResults": self._max_results})
+            arguments = json.dumps(self._next_search())
             return AssistantMessage(
                 tool_calls=(
                     ToolCall(id=f"search_{turn}", name=self._search_tool_name, arguments=arguments),
@@ -130,3 +134,14 @@ class SimulatedAgent:
             )
         done = [name for name in self._gold if name in called]
         return AssistantMessage(content=f"Done with {len(done)} of {len(self._gold)} steps.")
+
+    def _next_search(self) -> dict[str, object]:
+        """The next search's arguments: one query, or (multi-query, after the whole
+        request) the next clauses together."""
+        start = len(self.searches)
+        if not self._policy.multi_query or start == 0:
+            self.searches.append(self._queries[start])
+            return {"query": self._queries[start], "maxResults": self._max_results}
+        batch = self._queries[start : start + MAX_QUERIES]
+        self.searches.extend(batch)
+        return {"queries": batch, "maxResults": self._max_results}

@@ -65,7 +65,9 @@ def run_tasks(
         if index_factory is None:
             raise ValueError("search mode needs an index_factory")
         advisor: ToolCallingAdvisor = ToolSearchToolCallingAdvisor(
-            tool_index=index_factory(), max_results=max_results
+            tool_index=index_factory(),
+            max_results=max_results,
+            multi_query=bool(policy and policy.multi_query),
         )
     else:
         advisor = ToolCallingAdvisor()

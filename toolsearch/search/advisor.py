@@ -129,10 +129,11 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     The plain-data options (``max_results``, ``system_message_suffix``,
     ``reference_tool_name_accumulation``, ``session_id_key_name``, ``order``,
     ``search_tool_name``, ``undiscovered_tool_policy``, ``search_results_with_summaries``,
-    ``exclude_loaded_tools``) are the fields of :class:`ToolSearchOptions`, documented and
-    defaulted there. Give them as keyword arguments or as one ``options=`` object, not both:
-    an option given both ways raises ``TypeError`` (``options.replace(max_results=3)``
-    makes a changed copy). Bad values raise ``ValueError`` (``max_results must be between 1
+    ``exclude_loaded_tools``, ``multi_query``) are the fields of :class:`ToolSearchOptions`,
+    documented and defaulted there. Give them as keyword arguments or as one ``options=``
+    object, not both: an option given both ways raises ``TypeError``
+    (``options.replace(max_results=3)`` makes a changed copy). Bad values raise
+    ``ValueError`` (``max_results must be between 1
     and 10``). ``advisor.options`` is the effective object, and each option is readable as
     an attribute (``advisor.max_results``).
 
@@ -298,6 +299,10 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     def exclude_loaded_tools(self) -> bool:
         return self.options.exclude_loaded_tools
 
+    @property
+    def multi_query(self) -> bool:
+        return self.options.multi_query
+
     # -- session lifetime around each loop ------------------------------------------------
 
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
@@ -391,6 +396,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             loaded=(lambda: self._loaded(loop)) if self.exclude_loaded_tools else None,
             visible=lambda: loop.visible,
             on_search=lambda event: self._searched(event, loop),
+            multi_query=self.multi_query,
         )
         _log.debug(
             "tool search: session %s, %d tools registered, %d pinned",

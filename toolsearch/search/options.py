@@ -67,6 +67,9 @@ class ToolSearchOptions(BaseModel):
     """Searches leave out the tools the model already sees (pinned, and discovered when
     accumulation is on), so each search returns tools new to the model instead of repeating
     what it has. A search for an exact tool name still returns that tool."""
+    multi_query: bool = False
+    """The search tool also takes ``queries``: up to five capabilities in one call, each
+    searched on its own, the hits merged query by query."""
 
     def replace(self, **changes: Any) -> ToolSearchOptions:
         """A copy with ``changes`` applied and validated (``model_copy`` does not validate)."""
@@ -92,6 +95,7 @@ class ToolSearchOptionsDict(TypedDict, total=False):
     undiscovered_tool_policy: UndiscoveredToolPolicy
     search_results_with_summaries: bool
     exclude_loaded_tools: bool
+    multi_query: bool
 
 
 def options_error(error: ValidationError) -> ValueError:

@@ -1,4 +1,10 @@
-"""The built-in search tool the model sees first: ``toolSearchTool(query, maxResults?)``."""
+"""The built-in search tool the model sees first: ``toolSearchTool(query, maxResults?)``.
+
+With ``multi_query`` it also takes ``queries`` (several capabilities in one call, as
+pydantic-ai's tool search does): each query is searched on its own and the hits are
+merged query by query (the best of each first), so a request that needs three tools can
+find all three in one turn instead of three.
+"""
 
 from __future__ import annotations
 
@@ -30,10 +36,42 @@ _log = logging.getLogger(__name__)
 
 DEFAULT_SEARCH_TOOL_NAME = "toolSearchTool"
 MAX_RESULTS_CAP = 10
+MAX_QUERIES = 5
+"""Queries one multi-query call may carry (each brings up to ``maxResults`` tools)."""
 
 
-def search_tool_definition(name: str = DEFAULT_SEARCH_TOOL_NAME) -> ToolDefinition:
-    """The definition the model receives for the search tool."""
+def search_tool_definition(
+    name: str = DEFAULT_SEARCH_TOOL_NAME, *, multi_query: bool = False
+) -> ToolDefinition:
+    """The definition the model receives for the search tool (``multi_query``: with the
+    ``queries`` list beside ``query``)."""
+    definition = _single_query_definition(name)
+    if not multi_query:
+        return definition
+    schema = dict(definition.input_schema)
+    schema["properties"] = {
+        **schema["properties"],
+        "queries": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "maxItems": MAX_QUERIES,
+            "description": (
+                "Several capabilities at once, one short query each (instead of query); "
+                f"up to {MAX_QUERIES}, each brings up to maxResults tools."
+            ),
+        },
+    }
+    del schema["required"]
+    return ToolDefinition(
+        name=name,
+        description=definition.description
+        + " For a task that needs several capabilities, pass them together as queries.",
+        input_schema=schema,
+    )
+
+
+def _single_query_definition(name: str) -> ToolDefinition:
     return ToolDefinition(
         name=name,
         description=(
@@ -139,8 +177,10 @@ class ToolSearchTool:
         loaded: Callable[[], Collection[str]] | None = None,
         visible: Callable[[], int | None] | None = None,
         on_search: SearchListener | None = None,
+        multi_query: bool = False,
     ) -> None:
-        self._definition = search_tool_definition(name)
+        self._definition = search_tool_definition(name, multi_query=multi_query)
+        self._multi_query = multi_query
         self._index = index
         self._session_id = session_id
         self._default_max_results = default_max_results
@@ -161,12 +201,56 @@ class ToolSearchTool:
 
     def call(self, input_json: str, context: ToolContext | None = None) -> str:
         arguments = parse_arguments(self._definition.name, input_json)
-        query = arguments.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidToolArgumentsError(
-                self._definition.name, "query: a non-empty string describing the tool you need"
-            )
+        queries = self._queries(arguments)
         limit = _clamp(arguments.get("maxResults"), self._default_max_results)
+        found: list[list[ToolSearchHit]] = []
+        first_error: dict[str, Any] | None = None
+        for query in queries:
+            hits, error = self._search(query, limit)
+            if error is not None:
+                first_error = first_error or error
+                continue
+            found.append(hits)
+        if not found and first_error is not None:
+            return json.dumps(first_error)
+        merged = _merge(found)
+        self._on_found([hit.name for hit in merged])
+        shown: list[Any] = [hit.name for hit in merged]
+        if self._with_summaries:
+            shown = [{"name": hit.name, "summary": hit.summary or ""} for hit in merged]
+        return ToolResultText(json.dumps(shown, ensure_ascii=False), search_hits=merged)
+
+    def _queries(self, arguments: dict[str, Any]) -> list[str]:
+        """The call's queries: ``query``, then ``queries`` when multi-query is on."""
+        wanted: list[Any] = []
+        if "query" in arguments or not self._multi_query:
+            wanted.append(arguments.get("query"))
+        listed = arguments.get("queries") if self._multi_query else None
+        if listed is not None:
+            if not isinstance(listed, list):
+                raise InvalidToolArgumentsError(
+                    self._definition.name, "queries: a list of short queries, one per capability"
+                )
+            wanted.extend(listed)
+        if not wanted:
+            raise InvalidToolArgumentsError(
+                self._definition.name, "give query (or queries): what the tool should do"
+            )
+        for value in wanted:
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidToolArgumentsError(
+                    self._definition.name,
+                    "query: a non-empty string describing the tool you need",
+                )
+        unique = list(dict.fromkeys(q.strip() for q in wanted))
+        if len(unique) > MAX_QUERIES:
+            raise InvalidToolArgumentsError(
+                self._definition.name, f"queries: at most {MAX_QUERIES} per call"
+            )
+        return unique
+
+    def _search(self, query: str, limit: int) -> tuple[list[ToolSearchHit], dict[str, Any] | None]:
+        """One query's hits (new to the model, in the session), or the index's error."""
         skipped = self._skipped(query)
         request = ToolSearchRequest(self._session_id, query, limit, exclude=skipped)
         session_id = session_of_key(self._session_id)
@@ -186,24 +270,19 @@ class ToolSearchTool:
                 _log.debug("tool search refused the query: %s", exc.code)
                 span.error(exc.code)
                 self._emit(started, clock, session_id, query, limit, visible, "", [], 0, exc.code)
-                return json.dumps(exc.to_tool_result())
+                return [], exc.to_tool_result()
             references = [
                 ref
                 for ref in response.tool_references
                 if (self._allowed is None or ref.tool_name in self._allowed)
                 and ref.tool_name not in skipped  # for an index that ignores ``exclude``
             ][:limit]
-            names = [ref.tool_name for ref in references]
             span.hits(
-                names,
+                [ref.tool_name for ref in references],
                 [ref.relevance_score for ref in references],
                 search_type=response.metadata.search_type,
                 total_matches=response.total_matches,
             )
-            self._on_found(names)
-            found: list[Any] = names
-            if self._with_summaries:
-                found = [{"name": ref.tool_name, "summary": ref.summary} for ref in references]
             hits = [
                 ToolSearchHit(
                     name=ref.tool_name, summary=ref.summary or None, score=ref.relevance_score
@@ -229,7 +308,7 @@ class ToolSearchTool:
                 response.total_matches,
                 None,
             )
-            return ToolResultText(json.dumps(found, ensure_ascii=False), search_hits=hits)
+            return hits, None
 
     def _emit(
         self,
@@ -277,6 +356,17 @@ class ToolSearchTool:
         if self._allowed is not None:
             loaded = [n for n in loaded if n in self._allowed]
         return frozenset(n for n in loaded if n.casefold() != wanted)
+
+
+def _merge(per_query: Sequence[Sequence[ToolSearchHit]]) -> list[ToolSearchHit]:
+    """Hits of several queries interleaved by rank (each query's best first), each tool
+    once; a single query's hits unchanged."""
+    merged: dict[str, ToolSearchHit] = {}
+    for rank in range(max((len(hits) for hits in per_query), default=0)):
+        for hits in per_query:
+            if rank < len(hits):
+                merged.setdefault(hits[rank].name, hits[rank])
+    return list(merged.values())
 
 
 def _clamp(value: Any, fallback: int) -> int:
