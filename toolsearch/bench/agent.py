@@ -18,48 +18,16 @@ A task succeeds when every gold tool was called.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from toolsearch.chat.messages import AssistantMessage, Message, ToolCall
+from toolsearch.indexes.clauses import split_clauses
 from toolsearch.models.samples import sample_arguments
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_QUERIES
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["QueryPolicy", "SimulatedAgent", "split_clauses"]
-
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
-_CONNECTIVES = re.compile(
-    r",?\s+(?:and then|then|after that|afterwards|also|and also|plus|as well as|and)\s+"
-    r"|;\s*",
-    re.IGNORECASE,
-)
-
-
-def split_clauses(
-    text: str, *, min_words: int = 3, connectives: re.Pattern[str] = _CONNECTIVES
-) -> list[str]:
-    """The request's sentences, each split further at connectives ("then", "and"...).
-
-    Pieces shorter than ``min_words`` words are merged into the piece before them. A
-    plain "and" splits too: most requests for two tools join them with one ("get payouts
-    for May and add them to the sheet"). A split inside a noun phrase ("the high and low
-    temperatures") gives a piece that names no task; it costs a search at most, since the
-    whole request is searched first and the agent stops once it has its tools.
-    ``connectives`` replaces the pattern the sentences are split at.
-    """
-    pieces: list[str] = []
-    for sentence in _SENTENCES.split(text):
-        for piece in connectives.split(sentence):
-            piece = piece.strip(" ,.;")
-            if not piece:
-                continue
-            if pieces and len(piece.split()) < min_words:
-                pieces[-1] = f"{pieces[-1]} {piece}"
-            else:
-                pieces.append(piece)
-    return pieces
 
 
 @dataclass(frozen=True)

@@ -135,9 +135,10 @@ def build_index(
             str(target), "exists and is not a catalog index; refusing to replace it"
         )
     # the parameter objects the session indexes use, so a catalog ranks like a session
-    # index would; the manifest records what was used
+    # index would (a hybrid's vector side reads clauses, as HybridToolIndex's default
+    # does); the manifest records what was used
     bm25_settings = bm25 or Bm25Params()
-    vector_settings = vector or VectorParams()
+    vector_settings = vector or VectorParams(query_clauses=kind == "hybrid")
     hybrid_settings = hybrid or FusionParams()
     started = time.perf_counter()  # the build's real time: model loading included
     model = None

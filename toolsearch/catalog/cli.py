@@ -247,7 +247,11 @@ def index_app() -> Any:
                     embedder=embedder if kind != "bm25" else None,
                     source_kind=source_kind,
                     progress=report,
-                    vector=VectorParams(hnsw_threshold=hnsw_threshold, batch_size=batch_size),
+                    vector=VectorParams(
+                        hnsw_threshold=hnsw_threshold,
+                        batch_size=batch_size,
+                        query_clauses=kind == "hybrid",
+                    ),
                     reuse_embeddings=reuse,
                     command=command,
                     workers=workers,

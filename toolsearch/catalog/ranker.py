@@ -36,6 +36,7 @@ from toolsearch.indexes.bm25_scoring import (
     scope_of,
     whole_scope,
 )
+from toolsearch.indexes.clauses import clause_ranking, query_vectors
 from toolsearch.indexes.embedders import Embedder
 from toolsearch.indexes.hybrid import FusedSession
 from toolsearch.indexes.params import FusionParams, VectorParams
@@ -115,6 +116,7 @@ class _VectorSession:
     placement: Placement
     scope: VectorScope | None
     own: SessionRanker | None
+    params: VectorParams
 
     def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
         import numpy as np
@@ -132,9 +134,22 @@ class _VectorSession:
         hits: list[tuple[int, float]] = []
         total = 0
         if len(docs):
-            vector = self.embedder().embed_query(query)
-            places, scores, total = self.artifact.rank(vector, limit, scope)
-            hits = list(zip(positions[places].tolist(), scores.tolist(), strict=True))
+            embedder = self.embedder()
+
+            def search(vector: Any, depth: int) -> list[tuple[int, float]]:
+                places, scores, _ = self.artifact.rank(vector, depth, scope)
+                return list(zip(positions[places].tolist(), scores.tolist(), strict=True))
+
+            clauses = None
+            if self.params.query_clauses:
+                vector, clauses = query_vectors(embedder, query)
+            else:
+                vector = embedder.embed_query(query)
+            if clauses is None:
+                hits = search(vector, limit)
+            else:
+                hits = clause_ranking(search, vector, clauses, limit)
+            total = len(docs)
         if self.own is None:
             return Ranking.of(hits, total)
         if own_allowed is None or own_allowed:
@@ -175,7 +190,7 @@ class _Semantic:
             own = self._own().prepare(
                 SessionTools.of([tools[i] for i in placement.fallback.tolist()])
             )
-        return _VectorSession(self.artifact, self.embedder, placement, scope, own)
+        return _VectorSession(self.artifact, self.embedder, placement, scope, own, self.params)
 
     def _own(self) -> Any:
         """A ``VectorRanker`` with the catalog's settings, for tools the catalog lacks."""

@@ -225,6 +225,20 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
             vectors = self._encode([text])
         return _normalize(vectors)[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        """Embed several queries (a request's clauses) in one batch, with
+        ``query_threads`` threads like :meth:`embed_query`; each is cached."""
+        np = _numpy()
+        rows = [self._queries.get(text) for text in texts]
+        missing = [i for i, row in enumerate(rows) if row is None]
+        if missing:
+            with self._lock, torch_query_threads(self.query_threads):
+                fresh = _normalize(self._encode([texts[i] for i in missing]))
+            for i, row in zip(missing, fresh, strict=True):
+                self._queries.put(texts[i], row)
+                rows[i] = row
+        return np.stack(rows)
+
     def _encode(self, texts: Sequence[str]) -> Any:
         return self._model.encode(
             list(texts),

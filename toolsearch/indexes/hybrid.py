@@ -68,7 +68,8 @@ class HybridToolIndex(SessionIndex):
             ``"convex"``), ``rrf_k``, ``bm25_weight``, ``vector_weight``, ``candidates``.
         bm25: The keyword side, an index or a ranker (default BM25 settings when omitted).
         vector: The vector side, an index or a ranker (the packaged MiniLM, or
-            ``embedder``, when omitted).
+            ``embedder``, when omitted, reading a request of several clauses clause by
+            clause: :mod:`toolsearch.indexes.clauses`).
         embedder: Embedder for the default vector side.
     """
 
@@ -91,7 +92,7 @@ class HybridToolIndex(SessionIndex):
         if vector is None:
             from toolsearch.indexes.vector import VectorToolIndex
 
-            vector = VectorToolIndex(embedder=embedder)
+            vector = VectorToolIndex(embedder=embedder, query_clauses=True)
         self.bm25 = bm25
         self.vector = vector
         super().__init__(

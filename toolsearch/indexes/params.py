@@ -88,6 +88,8 @@ class VectorParams:
         hnsw_ef_search: HNSW search breadth (higher: better recall, slower).
         batch_size: Texts per embedding batch (catalog builds).
         min_score: Drop hits whose cosine similarity is below this (session indexes).
+        query_clauses: Score a request of several clauses clause by clause
+            (:mod:`toolsearch.indexes.clauses`); the hybrid's vector side does by default.
     """
 
     hnsw_threshold: int = 10_000
@@ -96,19 +98,25 @@ class VectorParams:
     hnsw_ef_search: int = 128
     batch_size: int = 256
     min_score: float | None = None
+    query_clauses: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         if data["min_score"] is None:
             del data["min_score"]  # manifests written before it existed look the same
+        if not data["query_clauses"]:
+            del data["query_clauses"]  # likewise
         return data
 
     @classmethod
     def from_json(cls, data: Any) -> VectorParams:
         known = _known(cls, data)
         minimum = known.pop("min_score", None)
+        clauses = bool(known.pop("query_clauses", False))
         values: dict[str, Any] = {k: int(v) for k, v in known.items()}
-        return cls(**values, min_score=None if minimum is None else float(minimum))
+        return cls(
+            **values, min_score=None if minimum is None else float(minimum), query_clauses=clauses
+        )
 
 
 class VectorOptions(TypedDict, total=False):
@@ -118,6 +126,7 @@ class VectorOptions(TypedDict, total=False):
     hnsw_m: int
     hnsw_ef_search: int
     min_score: float | None
+    query_clauses: bool
 
 
 @dataclass(frozen=True, slots=True)

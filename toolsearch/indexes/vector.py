@@ -27,6 +27,7 @@ from typing import Any, Unpack
 from cachetools import LRUCache
 
 from toolsearch.errors import MissingExtraError
+from toolsearch.indexes.clauses import clause_ranking, query_vectors
 from toolsearch.indexes.embedders import Embedder, SentenceTransformerEmbedder
 from toolsearch.indexes.params import VectorOptions, VectorParams
 from toolsearch.indexes.ranker import Ranking
@@ -119,26 +120,40 @@ class _Session:
     def _rank(
         self, np: Any, query: str, limit: int, allowed: Sequence[int] | None, count: int
     ) -> Ranking:
-        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
-        if allowed is not None:
-            positions = np.asarray(list(allowed), dtype=np.int64)
-            scores = _scores(np, self.vectors[positions], vector)
-            best = np.argsort(-scores, kind="stable")[:limit]
-            pairs = [(int(positions[i]), float(scores[i])) for i in best]
-            total = len(positions)
+        positions = None if allowed is None else np.asarray(list(allowed), dtype=np.int64)
+        if self.params.query_clauses:
+            vector, clauses = query_vectors(self.embedder, query)
         else:
-            with faiss_query_threads():
-                distances, ids = self.index.search(vector[None, :], min(limit, count))
-            pairs = [
-                (int(i), float(d)) for d, i in zip(distances[0], ids[0], strict=True) if i >= 0
-            ]
-            total = count
+            vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+            clauses = None
+        if clauses is None:
+            pairs = self._search(np, vector, limit, positions, count)
+        else:
+            pairs = clause_ranking(
+                lambda v, depth: self._search(np, v, depth, positions, count),
+                vector,
+                clauses,
+                limit,
+            )
+        total = count if positions is None else len(positions)
         minimum = self.params.min_score
         if minimum is not None:
             pairs = [(i, s) for i, s in pairs if s >= minimum]
-            candidates = self.vectors if allowed is None else self.vectors[positions]
+            candidates = self.vectors if positions is None else self.vectors[positions]
             total = int(np.count_nonzero(_scores(np, candidates, vector) >= minimum))
         return Ranking.of(pairs, total)
+
+    def _search(
+        self, np: Any, vector: Any, limit: int, positions: Any, count: int
+    ) -> list[tuple[int, float]]:
+        """The best ``limit`` of the session (or of ``positions``) for one query vector."""
+        if positions is not None:
+            scores = _scores(np, self.vectors[positions], vector)
+            best = np.argsort(-scores, kind="stable")[:limit]
+            return [(int(positions[i]), float(scores[i])) for i in best]
+        with faiss_query_threads():
+            distances, ids = self.index.search(vector[None, :], min(limit, count))
+        return [(int(i), float(d)) for d, i in zip(distances[0], ids[0], strict=True) if i >= 0]
 
 
 def _scores(np: Any, rows: Any, vector: Any) -> Any:
@@ -189,8 +204,9 @@ class VectorToolIndex(SessionIndex):
             the extra).
         params: :class:`~toolsearch.indexes.params.VectorParams`; its fields can also be
             given as keywords: ``hnsw_threshold`` (more tools than this use HNSW instead of
-            a flat index), ``hnsw_m``, ``hnsw_ef_search`` and ``min_score`` (drop hits whose
-            cosine similarity is below it).
+            a flat index), ``hnsw_m``, ``hnsw_ef_search``, ``min_score`` (drop hits whose
+            cosine similarity is below it) and ``query_clauses`` (score a request of
+            several clauses clause by clause: :mod:`toolsearch.indexes.clauses`).
         query_threads: Threads per search, for the query embedding (unless the embedder
             has its own ``query_threads``) and the FAISS search; ``None`` (the default)
             reads ``TOOLSEARCH_QUERY_THREADS`` at each search, else 1; ``0`` leaves torch
