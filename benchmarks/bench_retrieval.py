@@ -139,12 +139,17 @@ def index_factories(skip_slow: bool) -> list[tuple[str, Callable[[], Any], dict[
         ),
         (
             "toolsearch hybrid (bm25 + static MiniLM)",
-            lambda: HybridToolIndex(vector=VectorToolIndex(embedder=fresh_static())),
+            lambda: HybridToolIndex(embedder=fresh_static()),
             {"embedder": static.name, "tool embeddings": "cached from the row above"},
         ),
     ]
     if not skip_slow:
+        from toolsearch.bench.peers import PlainDenseIndex
         from toolsearch.indexes import SentenceTransformerEmbedder
+        from toolsearch.indexes.text import prepare_tool
+
+        def whole_text(tool: Any) -> str:
+            return prepare_tool(tool).full_text
 
         # a fresh embedder per row: tool embeddings are shared (keyed by model name), but
         # each row embeds its own queries, so its latency includes query embedding
@@ -156,10 +161,32 @@ def index_factories(skip_slow: bool) -> list[tuple[str, Callable[[], Any], dict[
             ),
             (
                 "toolsearch hybrid (bm25 + MiniLM)",
+                lambda: HybridToolIndex(embedder=SentenceTransformerEmbedder()),
+                {"embedder": "all-MiniLM-L6-v2", "tool embeddings": "cached from the row above"},
+            ),
+            (
+                "toolsearch hybrid (bm25 + MiniLM, whole request)",
                 lambda: HybridToolIndex(
                     vector=VectorToolIndex(embedder=SentenceTransformerEmbedder())
                 ),
-                {"embedder": "all-MiniLM-L6-v2", "tool embeddings": "cached from the row above"},
+                {"embedder": "all-MiniLM-L6-v2", "query_clauses": False},
+            ),
+            (
+                "toolsearch vector (MiniLM, before: whole text)",
+                lambda: PlainDenseIndex(SentenceTransformerEmbedder(), whole_text),
+                {"embedder": "all-MiniLM-L6-v2", "text": "PreparedTool.full_text only"},
+            ),
+            (
+                "toolsearch hybrid (bm25 + MiniLM, before: whole text, whole request)",
+                lambda: HybridToolIndex(
+                    vector=PlainDenseIndex(SentenceTransformerEmbedder(), whole_text)
+                ),
+                {"embedder": "all-MiniLM-L6-v2", "text": "PreparedTool.full_text only"},
+            ),
+            (
+                "peer: MiniLM over name: description",
+                lambda: PlainDenseIndex(SentenceTransformerEmbedder()),
+                {"embedder": "all-MiniLM-L6-v2", "text": "{name}: {description}"},
             ),
             (
                 "toolsearch hybrid rrf k=60 (bm25 + MiniLM)",

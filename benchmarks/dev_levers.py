@@ -1,9 +1,12 @@
 """Retrieval levers measured on the development sets, chosen leave-one-catalog-out.
 
-    python benchmarks/dev_levers.py text        # what the embedder reads
+    python benchmarks/dev_levers.py text        # what the embedder reads (one text)
+    python benchmarks/dev_levers.py views       # ... several texts averaged into one vector
     python benchmarks/dev_levers.py fusion      # how the hybrid weighs its two sides
     python benchmarks/dev_levers.py analysis    # BM25 query analysis (contractions...)
     python benchmarks/dev_levers.py structure   # siblings of the strongest hits
+    python benchmarks/dev_levers.py query       # long requests embedded clause by clause
+    python benchmarks/dev_levers.py expansion   # requests a small model wrote per tool
     [--sets acme tau2 ...] [--json OUT]
 
 Every lever is a set of *variants*. Each variant is scored (R@5, macro over queries) on
@@ -155,7 +158,7 @@ def _words(text: str, limit: int) -> str:
 
 
 TEXTS: dict[str, Callable[[ToolDefinition, PreparedTool], str]] = {
-    "full (today)": lambda t, p: p.full_text,
+    "full (whole text)": lambda t, p: p.full_text,
     "name: description": lambda t, p: f"{t.name}: {t.description}",
     "words: description": lambda t, p: f"{_head(p)}: {p.description}",
     "name words: description": lambda t, p: f"{p.name_words}: {p.description}",
@@ -170,6 +173,7 @@ TEXTS: dict[str, Callable[[ToolDefinition, PreparedTool], str]] = {
 
 
 def lever_text(sets: list[DevSet]) -> dict[str, dict[str, float]]:
+    """One text per tool, each variant of :data:`TEXTS`."""
     table: dict[str, dict[str, float]] = {}
     for variant, text in TEXTS.items():
         row = {}
@@ -178,32 +182,60 @@ def lever_text(sets: list[DevSet]) -> dict[str, dict[str, float]]:
             row[dev[0]] = recall5([top(r, 5) for r in matrix], dev[1].tools, dev[2])
         table[variant] = row
         print(variant, {k: round(v, 1) for k, v in row.items()}, file=sys.stderr)
-    # score-level mixtures of two texts (two vectors per tool, one query vector)
-    for a, b, w in (
-        ("words: description", "full (today)", 0.5),
-        ("words: description", "full (today)", 0.7),
-        ("words: description, params 30w", "words: summary", 0.5),
-    ):
-        row = {}
-        for dev in sets:
-            matrix = w * cosines(dev, TEXTS[a]) + (1 - w) * cosines(dev, TEXTS[b])
-            row[dev[0]] = recall5([top(r, 5) for r in matrix], dev[1].tools, dev[2])
-        table[f"{w:g}*[{a}] + {1 - w:g}*[{b}]"] = row
+    return table
+
+
+_SHORT = {
+    "full": "full (whole text)",
+    "nd": "name words: description",
+    "ws": "words: summary",
+    "p30": "words: description, params 30w",
+}
+_FAMILY = (
+    ("full",),
+    ("nd",),
+    ("ws",),
+    ("full", "nd"),
+    ("full", "ws"),
+    ("nd", "ws"),
+    ("full", "nd", "ws"),
+    ("p30", "nd"),
+    ("p30", "ws"),
+    ("p30", "nd", "ws"),
+)
+
+
+def view_vectors(dev: DevSet, views: Sequence[str], normalize: bool = True) -> np.ndarray:
+    """The mean of the tools' view embeddings (renormalized unless told otherwise)."""
+    _, catalog, _ = dev
+    docs = sum(
+        embed([TEXTS[_SHORT[v]](t, prepare_tool(t)) for t in catalog.tools], "docs") for v in views
+    ) / len(views)
+    return docs / np.linalg.norm(docs, axis=1, keepdims=True) if normalize else docs
+
+
+def lever_views(sets: list[DevSet]) -> dict[str, dict[str, float]]:
+    """Several texts per tool, one vector: the mean of their embeddings (a query's score is
+    then its mean cosine with the views, up to the renormalization)."""
+    table: dict[str, dict[str, float]] = {}
+    for views in _FAMILY:
+        for normalize in (False, True) if len(views) > 1 else (True,):
+            row = {}
+            for dev in sets:
+                queries = embed([q.text for q in dev[2]], "queries")
+                matrix = queries @ view_vectors(dev, views, normalize).T
+                row[dev[0]] = recall5([top(r, 5) for r in matrix], dev[1].tools, dev[2])
+            label = " + ".join(views) + (" (renormalized)" if normalize and len(views) > 1 else "")
+            table[label] = row
     return table
 
 
 # ---------------------------------------------------------------- lever: fusion
 
-VIEWS = ("full (today)", "name words: description", "words: summary")
-
 
 def view_cosines(dev: DevSet) -> np.ndarray:
-    """Cosines against the mean of the three view embeddings, renormalized (the views
-    lever's choice)."""
-    _, catalog, queries = dev
-    docs = sum(embed([TEXTS[v](t, prepare_tool(t)) for t in catalog.tools], "docs") for v in VIEWS)
-    docs = docs / np.linalg.norm(docs, axis=1, keepdims=True)
-    return embed([q.text for q in queries], "queries") @ docs.T
+    """Cosines against the views lever's choice (the package's default since it won)."""
+    return embed([q.text for q in dev[2]], "queries") @ view_vectors(dev, ("full", "nd", "ws")).T
 
 
 def rrf(lists: Sequence[tuple[Sequence[int], float]], k: float) -> list[int]:
@@ -337,19 +369,187 @@ def lever_analysis(sets: list[DevSet]) -> dict[str, dict[str, float]]:
     return table
 
 
+# ---------------------------------------------------------------- lever: catalog structure
+
+
+def rrf_scores(lists: Sequence[tuple[Sequence[int], float]], k: float) -> dict[int, float]:
+    fused: dict[int, float] = {}
+    for ranking, weight in lists:
+        for rank, key in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    return fused
+
+
+def lever_structure(sets: list[DevSet]) -> dict[str, dict[str, float]]:
+    """Hierarchical scoring: a tool's fused score plus ``lam`` times its category's score
+    (the sum of its best ``m`` tools' fused scores), so tools of the API or server the
+    request is about rise together (MCP-Zero's server-then-tool idea, in one pass)."""
+    prepared = [(dev, bm25_lists(dev), view_cosines(dev)) for dev in sets]
+    table: dict[str, dict[str, float]] = {}
+    for lam in (0.0, 0.1, 0.25, 0.5, 1.0):
+        for m in (1, 3):
+            if lam == 0.0 and m == 3:
+                continue
+            row = {}
+            for dev, lists, matrix in prepared:
+                tools = dev[1].tools
+                rankings = []
+                for b, v in zip(lists, matrix, strict=True):
+                    fused = rrf_scores([([i for i, _ in b], 1.0), (top(v), 1.0)], 5)
+                    per_category: dict[str, list[float]] = {}
+                    for i, score in fused.items():
+                        per_category.setdefault(tools[i].category or f"#{i}", []).append(score)
+                    category_score = {
+                        c: sum(sorted(xs, reverse=True)[:m]) for c, xs in per_category.items()
+                    }
+                    final = {
+                        i: score + lam * category_score[tools[i].category or f"#{i}"]
+                        for i, score in fused.items()
+                    }
+                    rankings.append(sorted(final, key=lambda i: (-final[i], i)))
+                row[dev[0]] = recall5(rankings, tools, dev[2])
+            table[f"category lam={lam} top={m}"] = row
+    return table
+
+
+# ---------------------------------------------------------------- lever: long requests
+
+
+def clause_cosines(dev: DevSet, combine: str, weight: float = 0.5) -> np.ndarray:
+    """Each query scored as the whole request and as its clauses
+    (:func:`toolsearch.bench.agent.split_clauses`): ``max`` of the cosines, or the whole
+    request's cosine plus ``weight`` times the best clause's."""
+    from toolsearch.bench.agent import split_clauses
+
+    queries = dev[2]
+    docs = view_vectors(dev, ("full", "nd", "ws"))
+    whole = embed([q.text for q in queries], "queries") @ docs.T
+    pieces = [split_clauses(q.text) or [q.text] for q in queries]
+    flat = embed([p for group in pieces for p in group], "clauses") @ docs.T
+    clause_vectors = embed([p for group in pieces for p in group], "clauses")
+    out = np.empty_like(whole)
+    start = 0
+    for i, group in enumerate(pieces):
+        best = flat[start : start + len(group)].max(axis=0)
+        if combine == "clauses only":  # the whole request as the mean of its clauses
+            mean = clause_vectors[start : start + len(group)].mean(axis=0)
+            whole[i] = (mean / np.linalg.norm(mean)) @ docs.T
+        start += len(group)
+        if combine == "max":
+            out[i] = np.maximum(whole[i], best)
+        else:
+            out[i] = whole[i] + weight * best
+    return out
+
+
+def lever_query(sets: list[DevSet]) -> dict[str, dict[str, float]]:
+    """Vector and hybrid with the request also embedded clause by clause."""
+    table: dict[str, dict[str, float]] = {}
+    lists = {dev[0]: bm25_lists(dev) for dev in sets}
+    variants: dict[str, Callable[[DevSet], np.ndarray]] = {
+        "whole request": view_cosines,
+        "max(whole, clauses)": lambda dev: clause_cosines(dev, "max"),
+        "whole + 0.5 best clause": lambda dev: clause_cosines(dev, "sum", 0.5),
+        "whole + 1.0 best clause": lambda dev: clause_cosines(dev, "sum", 1.0),
+        "clauses only: mean + best clause": lambda dev: clause_cosines(dev, "clauses only", 1.0),
+    }
+    for label, scores in variants.items():
+        vector_row, hybrid_row = {}, {}
+        for dev in sets:
+            matrix = scores(dev)
+            tools, queries = dev[1].tools, dev[2]
+            vector_row[dev[0]] = recall5([top(r, 5) for r in matrix], tools, queries)
+            fused = [
+                rrf([([i for i, _ in b], 1.0), (top(v), 1.0)], 5)
+                for b, v in zip(lists[dev[0]], matrix, strict=True)
+            ]
+            hybrid_row[dev[0]] = recall5(fused, tools, queries)
+        table[f"vector: {label}"] = vector_row
+        table[f"hybrid: {label}"] = hybrid_row
+    return table
+
+
+# ---------------------------------------------------------------- lever: generated requests
+
+
+def _expanded(dev: DevSet, requests: dict[str, list[str]]) -> DevSet:
+    """The set with each tool's generated requests appended to its description."""
+    from dataclasses import replace as copy
+
+    from toolsearch.bench.data import Catalog
+
+    name, catalog, queries = dev
+    tools = tuple(
+        copy(t, description="\n".join([t.description, *requests.get(t.fingerprint, [])]))
+        for t in catalog.tools
+    )
+    return name, Catalog(catalog.name, tools), queries
+
+
+def lever_expansion(sets: list[DevSet]) -> dict[str, dict[str, float]]:
+    """Generated requests (``benchmarks/dev_expansions.py``) beside each tool: in BM25's
+    description field, as a fourth vector view, or both (the hybrid)."""
+    from benchmarks.dev_expansions import load_cache
+
+    requests = load_cache()
+    sets = [dev for dev in sets if all(t.fingerprint in requests for t in dev[1].tools)]
+    table: dict[str, dict[str, float]] = {}
+    for dev in sets:
+        tools, queries = dev[1].tools, dev[2]
+        plain_bm25, more_bm25 = bm25_lists(dev), bm25_lists(_expanded(dev, requests))
+        base = view_vectors(dev, ("full", "nd", "ws"), normalize=False) * 3
+        extra_texts = [
+            f"{prepare_tool(t).name_words}: " + " ".join(requests[t.fingerprint]) for t in tools
+        ]
+        extra = embed(extra_texts, "docs")
+        more = (base + extra) / 4
+        more /= np.linalg.norm(more, axis=1, keepdims=True)
+        plain = base / np.linalg.norm(base, axis=1, keepdims=True)
+        asked = embed([q.text for q in queries], "queries")
+        for label, bm, vectors in (
+            ("none", plain_bm25, plain),
+            ("bm25 only", more_bm25, plain),
+            ("vector only", plain_bm25, more),
+            ("both", more_bm25, more),
+        ):
+            matrix = asked @ vectors.T
+            table.setdefault(f"bm25: {label}", {})[dev[0]] = recall5(
+                [[i for i, _ in b] for b in bm], tools, queries
+            )
+            table.setdefault(f"vector: {label}", {})[dev[0]] = recall5(
+                [top(r, 5) for r in matrix], tools, queries
+            )
+            fused = [
+                rrf([([i for i, _ in b], 1.0), (top(v), 1.0)], 5)
+                for b, v in zip(bm, matrix, strict=True)
+            ]
+            table.setdefault(f"hybrid: {label}", {})[dev[0]] = recall5(fused, tools, queries)
+    return {k: v for k, v in table.items() if not k.startswith(("bm25: vector", "vector: bm25"))}
+
+
 # ---------------------------------------------------------------- main
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("lever", choices=["text", "fusion", "analysis", "structure"])
+    parser.add_argument(
+        "lever", choices=["text", "views", "fusion", "analysis", "structure", "query", "expansion"]
+    )
     parser.add_argument("--sets", nargs="*", default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     sets = dev_sets(args.sets)
     for name, catalog, queries in sets:
         print(f"{name}: {len(catalog)} tools, {len(queries)} queries", file=sys.stderr)
-    lever = {"text": lever_text, "fusion": lever_fusion, "analysis": lever_analysis}[args.lever]
+    lever = {
+        "text": lever_text,
+        "views": lever_views,
+        "fusion": lever_fusion,
+        "analysis": lever_analysis,
+        "structure": lever_structure,
+        "query": lever_query,
+        "expansion": lever_expansion,
+    }[args.lever]
     report(args.lever, lever(sets), args.json)
 
 

@@ -11,20 +11,25 @@ be measured side by side with toolsearch's backends in the same run.
   or description.
 * :class:`Bm25sIndex`: the ``bm25s`` library (stemmed with PyStemmer when installed) over
   name and description.
+* :class:`PlainDenseIndex`: one embedding per tool of one text (``"{name}: {description}"``
+  by default, the common dense baseline) and exact cosine search; with ``text=`` any other
+  single text, such as the whole prepared text toolsearch embedded before it averaged
+  views.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionIndex, SessionTools
+from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["Bm25sIndex", "ReferenceRegexIndex", "TokenOverlapIndex"]
+__all__ = ["Bm25sIndex", "PlainDenseIndex", "ReferenceRegexIndex", "TokenOverlapIndex"]
 
 _REFERENCE_STOP_WORDS = frozenset(
     """a an the is are was were be been being have has had do does did will would could
@@ -171,3 +176,52 @@ class Bm25sIndex(SessionIndex):
     @property
     def stemmed(self) -> bool:
         return self.ranker.stemmer is not None
+
+
+def name_and_description(tool: ToolDefinition) -> str:
+    return f"{tool.name}: {tool.description}"
+
+
+@dataclass(frozen=True)
+class _DenseSession:
+    embedder: Any
+    vectors: Any
+
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
+        import numpy as np
+
+        positions = np.arange(len(self.vectors)) if allowed is None else np.asarray(allowed)
+        scores = self.vectors[positions] @ np.asarray(self.embedder.embed_query(query))
+        order = np.lexsort((positions, -scores))[:limit]
+        hits = [(int(positions[i]), float(scores[i])) for i in order]
+        return Ranking.of(hits, len(positions))
+
+
+class _DenseRanker:
+    search_type = "dense"
+
+    def __init__(self, embedder: Any, text: Callable[[ToolDefinition], str]) -> None:
+        self.embedder = embedder
+        self.text = text
+
+    def prepare(self, tools: SessionTools) -> _DenseSession:
+        import numpy as np
+
+        texts = [self.text(tool) for tool in tools.tools]
+        vectors = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
+        return _DenseSession(self.embedder, vectors.reshape(len(texts), -1))
+
+
+class PlainDenseIndex(SessionIndex):
+    """One vector per tool from one text (see the module docstring)."""
+
+    ranker: _DenseRanker
+
+    def __init__(
+        self, embedder: Any, text: Callable[[ToolDefinition], str] = name_and_description
+    ) -> None:
+        super().__init__(_DenseRanker(embedder, text))
+
+    @property
+    def embedder(self) -> Any:
+        return self.ranker.embedder
