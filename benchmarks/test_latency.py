@@ -25,7 +25,7 @@ from toolsearch import (
     UserMessage,
 )
 from toolsearch.bench.loaders import load_bundled
-from toolsearch.bench.savings import _CannedTool
+from toolsearch.bench.savings import CANNED_RESULT, SyntheticTool
 from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder, RegexToolIndex, VectorToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import ToolSearchRequest
@@ -75,7 +75,7 @@ def _one_turn_script(messages, tools):
 
 @pytest.mark.parametrize("advisor", ["plain", "tool-search"])
 def test_loop_overhead_at_500_tools(benchmark, advisor):
-    tools = [_CannedTool(t) for t in synthetic(500)]
+    tools = [SyntheticTool(t, CANNED_RESULT) for t in synthetic(500)]
     chosen = (
         ToolCallingAdvisor()
         if advisor == "plain"
@@ -107,3 +107,25 @@ def test_search_tool_result_is_json(benchmark):
     index.index_tools("s", synthetic(100))
     response = benchmark(lambda: index.search(ToolSearchRequest("s", "refund a payment", 5)))
     assert json.loads(json.dumps(response.tool_names))
+
+
+@pytest.mark.parametrize("clauses", ["whole request", "clause by clause"])
+def test_hybrid_minilm_latency_with_and_without_clauses(benchmark, clauses):
+    """The hybrid's vector side reading long requests clause by clause (the default) beside
+    whole-request scoring, on the bundled catalog's requests (cold: the query-embedding
+    cache is cleared before each search). Run the two cases in one call."""
+    pytest.importorskip("sentence_transformers")
+    from toolsearch.indexes import HybridToolIndex, SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    vector = VectorToolIndex(embedder=embedder, query_clauses=clauses != "whole request")
+    index = HybridToolIndex(vector=vector)
+    index.index_tools("s", list(CATALOG.tools))
+    queries = itertools.cycle(QUERY_TEXTS)
+
+    def search() -> None:
+        embedder.clear_query_cache()
+        index.search(ToolSearchRequest("s", next(queries), 5))
+
+    benchmark.extra_info.update({"clauses": clauses, "tools": len(CATALOG.tools)})
+    benchmark.pedantic(search, rounds=len(QUERY_TEXTS), warmup_rounds=3)
