@@ -24,7 +24,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from dev_retrieval import odd_half
+from dev_sets import odd_half
 
 from toolsearch.bench.loaders import load_bfcl, load_bundled
 from toolsearch.bench.metrics import recall_at

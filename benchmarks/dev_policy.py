@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from dev_retrieval import odd_half
+from dev_sets import odd_half
 
 from toolsearch.bench.agent import split_clauses
 from toolsearch.bench.retrieval import _accept_alternatives

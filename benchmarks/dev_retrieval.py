@@ -13,20 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
+import sys
+from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.data import QuerySet
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.dev_sets import odd_half
 from toolsearch.bench.loaders import load_bfcl, load_bundled
 from toolsearch.bench.retrieval import evaluate_index
-
-_NUMBER = re.compile(r"(\d+)$")
-
-
-def odd_half(queries: QuerySet) -> QuerySet:
-    """The queries whose id ends in an odd number."""
-    kept = tuple(q for q in queries if (m := _NUMBER.search(q.id)) and int(m.group(1)) % 2)
-    return QuerySet(f"{queries.name} (odd half)", kept)
 
 
 def main() -> None:
