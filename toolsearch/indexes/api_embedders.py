@@ -56,6 +56,7 @@ from toolsearch.errors import (
 from toolsearch.indexes.api_names import (
     GEMINI,
     OPENAI,
+    ApiEmbedderSpec,
     ApiProvider,
     canonical_url,
     embedder_name,
@@ -546,3 +547,9 @@ class GeminiEmbedder(ApiEmbedder):
         from toolsearch.models.gemini import _translate
 
         return _translate(exc)
+
+
+def create_embedder(spec: ApiEmbedderSpec) -> ApiEmbedder:
+    """A new embedder for a parsed name (no request is made)."""
+    kind = OpenAIEmbedder if spec.provider == "openai" else GeminiEmbedder
+    return kind(spec.model, base_url=spec.base_url, dimensions=spec.dimensions)

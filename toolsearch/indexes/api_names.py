@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
-
-if TYPE_CHECKING:
-    from toolsearch.indexes.api_embedders import ApiEmbedder
 
 __all__ = [
     "API_PROVIDERS",
@@ -185,10 +181,3 @@ class ApiEmbedderSpec:
                 f"{current or 'the provider default'} here; set {provider.url_env}={wanted} "
                 "to use that endpoint, or pass the embedder yourself"
             )
-
-    def create(self) -> ApiEmbedder:
-        """A new embedder for this spec (no request is made)."""
-        from toolsearch.indexes.api_embedders import GeminiEmbedder, OpenAIEmbedder
-
-        kind = OpenAIEmbedder if self.provider == "openai" else GeminiEmbedder
-        return kind(self.model, base_url=self.base_url, dimensions=self.dimensions)

@@ -121,7 +121,9 @@ def embedder_factory(name: str, *, local_only: bool = False) -> Callable[[], Emb
         if local_only:  # a recorded name never chooses where queries and the key go
             api.check_environment()
             api = dataclasses.replace(api, base_url=None)
-        return api.create
+        from toolsearch.indexes.api_embedders import create_embedder
+
+        return functools.partial(create_embedder, api)
     if spec == "static":
         return StaticEmbedder.from_packaged_minilm
     if spec.startswith("model2vec/static-all-MiniLM-L6-v2-pca") and spec[37:].isdigit():
