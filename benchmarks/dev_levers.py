@@ -36,8 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.dev_sets import DevSet, dev_sets
-from toolsearch.bench.data import Query
 from toolsearch.bench.metrics import recall_at
+from toolsearch.bench.retrieval import _accept_alternatives
 from toolsearch.indexes.ranker import SessionTools
 from toolsearch.indexes.text import PreparedTool, prepare_tool
 from toolsearch.tools.definition import ToolDefinition
@@ -49,21 +49,9 @@ DEPTH = 50
 # ---------------------------------------------------------------- shared scoring
 
 
-def mapped(ranked: Sequence[str], query: Query) -> list[str]:
-    """Equally valid tools (``gold_alternatives``) count as the gold tool they stand for."""
-    alternatives = query.metadata.get("gold_alternatives") or {}
-    stands_for = {alt: gold for gold, alts in alternatives.items() for alt in alts}
-    out: list[str] = []
-    for name in ranked:
-        name = stands_for.get(name, name)
-        if name not in out:
-            out.append(name)
-    return out
-
-
 def recall5(rankings: Sequence[Sequence[int]], tools: Sequence[ToolDefinition], queries) -> float:
     values = [
-        recall_at(mapped([tools[i].name for i in ranked], q), q.gold, 5)
+        recall_at(_accept_alternatives([tools[i].name for i in ranked], q), q.gold, 5)
         for ranked, q in zip(rankings, queries, strict=True)
     ]
     return 100.0 * sum(values) / max(len(values), 1)

@@ -104,22 +104,26 @@ class ApiEmbedder:
 
     provider: ClassVar[ApiProvider]
 
+    default_batch_size = 128
+    """Texts per request when ``batch_size`` is not given (the provider's limit or less)."""
+
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None,
-        api_key: str | None,
-        dimensions: int | None,
-        batch_size: int,
-        max_retries: int,
-        retry_backoff: float,
-        timeout: float,
-        cache: CacheOption,
-        client: Any,
-        sleep: Callable[[float], None] | None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        batch_size: int | None = None,
+        max_retries: int = 4,
+        retry_backoff: float = 0.5,
+        timeout: float = 60.0,
+        cache: CacheOption = True,
+        client: Any = None,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         provider = self.provider
+        batch_size = self.default_batch_size if batch_size is None else batch_size
         if dimensions is not None and dimensions < 1:
             raise ValueError(f"dimensions must be at least 1, not {dimensions}")
         if batch_size < 1 or max_retries < 0 or retry_backoff < 0 or timeout <= 0:
@@ -412,34 +416,7 @@ class OpenAIEmbedder(ApiEmbedder):
 
     provider = OPENAI
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        dimensions: int | None = None,
-        batch_size: int = 128,
-        max_retries: int = 4,
-        retry_backoff: float = 0.5,
-        timeout: float = 60.0,
-        cache: CacheOption = True,
-        client: Any = None,
-        sleep: Callable[[float], None] | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            dimensions=dimensions,
-            batch_size=batch_size,
-            max_retries=max_retries,
-            retry_backoff=retry_backoff,
-            timeout=timeout,
-            cache=cache,
-            client=client,
-            sleep=sleep,
-        )
+    default_batch_size = 128
 
     def _make_client(self) -> Any:
         kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": 0}
@@ -495,34 +472,7 @@ class GeminiEmbedder(ApiEmbedder):
 
     provider = GEMINI
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        dimensions: int | None = None,
-        batch_size: int = 100,
-        max_retries: int = 4,
-        retry_backoff: float = 0.5,
-        timeout: float = 60.0,
-        cache: CacheOption = True,
-        client: Any = None,
-        sleep: Callable[[float], None] | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            dimensions=dimensions,
-            batch_size=batch_size,
-            max_retries=max_retries,
-            retry_backoff=retry_backoff,
-            timeout=timeout,
-            cache=cache,
-            client=client,
-            sleep=sleep,
-        )
+    default_batch_size = 100
 
     def _make_client(self) -> Any:
         types = importlib.import_module("google.genai.types")
