@@ -25,13 +25,15 @@ from __future__ import annotations
 import importlib
 import os
 import statistics
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from toolsearch.bench.data import Catalog, Query, QuerySet
 from toolsearch.bench.metrics import percentile
 from toolsearch.chat.model import ChatModel
+from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, Usage
 from toolsearch.errors import (
@@ -73,11 +75,20 @@ class _Provider:
     cls: str
     env: tuple[str, ...]
     extra: str
+    request_extra: Mapping[str, Any] = field(default_factory=dict)
+    """``ChatOptions.extra`` of every live request (live requests always carry tools)."""
 
 
 PROVIDERS: Mapping[str, _Provider] = {
+    # tool_choice "auto" is OpenAI's default whenever tools are sent; sent explicitly because
+    # compatible servers may default otherwise: llama-cpp-python's chatml-function-calling
+    # handler treats a missing tool_choice as "none" and never shows the model the tools
     "openai": _Provider(
-        "toolsearch.models.openai", "OpenAIChatModel", ("OPENAI_API_KEY",), "openai"
+        "toolsearch.models.openai",
+        "OpenAIChatModel",
+        ("OPENAI_API_KEY",),
+        "openai",
+        {"tool_choice": "auto"},
     ),
     "anthropic": _Provider(
         "toolsearch.models.anthropic", "AnthropicChatModel", ("ANTHROPIC_API_KEY",), "anthropic"
@@ -89,7 +100,8 @@ PROVIDERS: Mapping[str, _Provider] = {
         "gemini",
     ),
 }
-"""Providers live mode knows: adapter module and class, API-key variables, extra."""
+"""Providers live mode knows: adapter module and class, API-key variables, extra, and the
+``ChatOptions.extra`` its requests carry."""
 
 
 def parse_live_spec(spec: str) -> tuple[str, str]:
@@ -112,7 +124,8 @@ def provider_model_factory(
     Checks first that one of the provider's API-key variables is set
     (:class:`~toolsearch.errors.ProviderAuthenticationError` naming it otherwise), then
     imports the adapter (:class:`~toolsearch.errors.MissingExtraError` naming the extra when
-    it or its SDK is missing). No request is sent here.
+    it or its SDK is missing). No request is sent here. The adapter gets the provider's
+    request extras as its default options (OpenAI: ``tool_choice="auto"``).
     """
     provider, model = parse_live_spec(spec)
     info = PROVIDERS[provider]
@@ -133,8 +146,10 @@ def provider_model_factory(
             f"live mode with {provider} ({info.module}.{info.cls})", info.extra, info.extra
         ) from exc
 
+    options = ChatOptions(extra=dict(info.request_extra)) if info.request_extra else None
+
     def factory() -> ChatModel:
-        return cls(model)
+        return cls(model, options=options) if options is not None else cls(model)
 
     factory.__name__ = f"{provider}:{model}"
     return factory
@@ -221,6 +236,9 @@ class LiveTaskOutcome:
     error: str | None = None
     requests_without_usage: int = 0
     """Model calls whose response carried no usage: the token figures leave them out."""
+    error_kind: str | None = None
+    """The failure's kind: the exception's class, with the HTTP status for a provider error
+    (``ToolLoopLimitError``, ``ProviderError (HTTP 400)``)."""
 
 
 @dataclass(frozen=True)
@@ -244,6 +262,8 @@ class LiveRecord:
     errors: int
     requests_without_usage: int = 0
     """Model calls, over all tasks, that reported no usage (their tokens are not counted)."""
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    """How many failed tasks failed each way (:attr:`LiveTaskOutcome.error_kind`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -290,13 +310,13 @@ def run_live(
             request = client.prompt(query.text).tools(tools)
             if system:
                 request = request.system(system)
-            error = None
+            error = kind = None
             try:
                 request.call()
             except ProviderAuthenticationError:
                 raise
             except ToolsearchError as exc:
-                error = f"{type(exc).__name__}: {exc}"
+                error, kind = f"{type(exc).__name__}: {exc}", _error_kind(exc)
             called = tuple(model.calls)
             outcome = LiveTaskOutcome(
                 query_id=query.id,
@@ -312,6 +332,7 @@ def run_live(
                 requests_without_usage=model.requests_without_usage,
                 searches=sum(1 for c in called if c == DEFAULT_SEARCH_TOOL_NAME),
                 error=error,
+                error_kind=kind,
             )
             outcomes.append(outcome)
             if on_task is not None:
@@ -338,6 +359,11 @@ def run_live(
             record = LiveRecord(**{**record.as_dict(), "savings_pct": savings})
         records.append(record)
     return records
+
+
+def _error_kind(exc: ToolsearchError) -> str:
+    status = getattr(exc, "status_code", None)
+    return type(exc).__name__ + (f" (HTTP {status})" if status is not None else "")
 
 
 def _succeeded(query: Query, called: Sequence[str]) -> bool:
@@ -375,4 +401,5 @@ def _summarize(
         else 0.0,
         errors=sum(1 for o in outcomes if o.error is not None),
         requests_without_usage=sum(o.requests_without_usage for o in outcomes),
+        error_kinds=dict(sorted(Counter(o.error_kind for o in outcomes if o.error_kind).items())),
     )
