@@ -239,3 +239,16 @@ def test_a_stream_without_a_usage_chunk_reports_usage_none(tmp_path) -> None:
     chunks = list(server.model().stream(Prompt.of("hi")))
     assert chunks[-1].usage is None
     assert "".join(c.message.content or "" for c in chunks) == "It is sunny in Paris."
+
+
+def test_a_stream_that_ends_with_nothing_is_a_retryable_error(tmp_path) -> None:
+    """llama-cpp-python fails after answering 200 by ending the event stream: no chunk with
+    content, tool calls or a finish reason. That is a failed call, not an empty answer."""
+    from toolsearch.errors import ProviderError
+
+    (tmp_path / "stream_final.sse").write_text("data: [DONE]\n\n")
+    server = Server("stream_final.sse")
+    server.fixtures = tmp_path
+    with pytest.raises(ProviderError, match="ended without any content") as caught:
+        list(server.model().stream(Prompt.of("hi")))
+    assert caught.value.retryable

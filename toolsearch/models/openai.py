@@ -356,6 +356,7 @@ class _StreamState:
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.metadata: dict[str, Any] = {"provider": PROVIDER}
+        self.streamed_text = False
 
     def feed(self, chunk: Any) -> ChatResponse | None:
         self.metadata.setdefault("model", getattr(chunk, "model", None))
@@ -385,9 +386,19 @@ class _StreamState:
                             slot["arguments"] += function.arguments
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
+        self.streamed_text = self.streamed_text or bool(text)
         return ChatResponse(AssistantMessage(content=text)) if text else None
 
     def finish(self) -> ChatResponse:
+        if self.finish_reason is None and not self.calls and not self.streamed_text:
+            # a compatible server that fails after answering 200 just ends the event stream
+            # (llama-cpp-python does): that is a failed call, not an empty answer
+            raise ProviderError(
+                PROVIDER,
+                "the stream ended without any content or finish reason "
+                "(the server failed while streaming)",
+                retryable=True,
+            )
         real = self.names.real if self.names is not None else str
         calls = tuple(
             ToolCall(
