@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client, StdioServerParameters
-from mcp_servers.helpers import DEMO, ROOT, eventually, free_port, running, stdio
+from mcp import Client
+from mcp_servers.helpers import DEMO, cli_proxy, eventually, free_port, running, stdio, with_client
 
 from toolsearch.indexes import RegexToolIndex
 from toolsearch.mcp import McpSearchProxy, McpToolProvider
@@ -31,14 +31,6 @@ def proxy():
     )
     with provider:
         yield McpSearchProxy(provider, index="bm25", max_results=3)
-
-
-def with_client(proxy: McpSearchProxy, scenario):
-    async def run():
-        async with Client(proxy.build_server()) as client:
-            return await scenario(client)
-
-    return asyncio.run(run())
 
 
 def test_the_client_sees_two_tools(proxy):
@@ -173,11 +165,7 @@ async def round_trip(client: Client) -> tuple[list[str], list[str], str]:
 
 def test_the_command_line_proxy_over_stdio(tmp_path):
     config = write_config(tmp_path)
-    command = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "toolsearch.cli", "mcp", "proxy", "--config", str(config), "--index", "regex"],
-        cwd=str(ROOT),
-    )
+    command = cli_proxy(config)
 
     async def run():
         async with Client(command, read_timeout_seconds=30) as client:

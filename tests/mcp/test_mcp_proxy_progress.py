@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client, StdioServerParameters
-from mcp_servers.helpers import HERE, ROOT, free_port, running
+from mcp import Client
+from mcp_servers.helpers import HERE, cli_proxy, free_port, running, with_client
 
 from toolsearch._async import LoopThread
 from toolsearch.mcp import McpSearchProxy, McpToolProvider
@@ -49,23 +49,15 @@ async def count_up(client: Client, arguments: dict | None = None):
     return result, list(updates)  # what had arrived when the result did
 
 
-def in_process(proxy: McpSearchProxy, scenario):
-    async def run():
-        async with Client(proxy.build_server()) as client:
-            return await scenario(client)
-
-    return asyncio.run(asyncio.wait_for(run(), 60))
-
-
 def test_the_upstream_progress_reaches_the_client_before_the_result(proxy):
-    result, updates = in_process(proxy, count_up)
+    result, updates = with_client(proxy, count_up)
     assert not result.is_error
     assert result.content[0].text == "counted to 3"
     assert updates == STEPS
 
 
 def test_every_update_of_a_longer_call_arrives_in_order(proxy):
-    result, updates = in_process(proxy, lambda client: count_up(client, {"steps": 40}))
+    result, updates = with_client(proxy, lambda client: count_up(client, {"steps": 40}))
     assert result.content[0].text == "counted to 40"
     assert updates == [(float(i), 40.0, f"step {i} of 40") for i in range(1, 41)]
 
@@ -74,7 +66,7 @@ def test_a_call_without_a_progress_callback_just_answers(proxy):
     async def scenario(client):
         return await client.call_tool("call_tool", {"name": "count_up", "arguments": {}})
 
-    assert in_process(proxy, scenario).content[0].text == "counted to 3"
+    assert with_client(proxy, scenario).content[0].text == "counted to 3"
 
 
 def write_config(tmp_path: Path) -> Path:
@@ -94,11 +86,7 @@ def write_config(tmp_path: Path) -> Path:
 
 def test_the_command_line_proxy_forwards_progress_over_stdio(tmp_path):
     config = write_config(tmp_path)
-    command = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "toolsearch.cli", "mcp", "proxy", "--config", str(config), "--index", "regex"],
-        cwd=str(ROOT),
-    )
+    command = cli_proxy(config)
 
     async def run():
         async with Client(command, read_timeout_seconds=30) as client:

@@ -19,7 +19,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp_servers.helpers import DEMO, HERE, ROOT, TOOLS
+from mcp_servers.helpers import DEMO, HERE, TOOLS, cli_proxy, with_client
 
 from toolsearch.mcp import McpSearchProxy, McpToolProvider
 from toolsearch.mcp.exposure import exposed_names
@@ -51,14 +51,6 @@ def proxy():
         search_proxy = McpSearchProxy(provider, index="regex")
         asyncio.run(search_proxy.start())
         yield search_proxy
-
-
-def with_client(proxy: McpSearchProxy, scenario):
-    async def run():
-        async with Client(proxy.build_server()) as client:
-            return await scenario(client)
-
-    return asyncio.run(asyncio.wait_for(run(), 60))
 
 
 def test_prompts_and_resources_are_advertised_when_a_server_offers_them(proxy):
@@ -268,11 +260,7 @@ def test_the_command_line_proxy_forwards_prompts_and_resources(tmp_path: Path):
             ]
         )
     )
-    command = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "toolsearch.cli", "mcp", "proxy", "--config", str(config), "--index", "regex"],
-        cwd=str(ROOT),
-    )
+    command = cli_proxy(config)
 
     async def run():
         async with Client(command, read_timeout_seconds=30) as client:

@@ -75,3 +75,28 @@ def eventually(check: Callable[[], bool], timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return check()
+
+
+def with_client(proxy: Any, scenario: Callable[[Any], Any], timeout: float = 60.0) -> Any:
+    """Run ``scenario(client)`` against ``proxy``'s server in process (the SDK's own
+    client), with a bound on the whole exchange."""
+    import asyncio
+
+    from mcp import Client
+
+    async def run() -> Any:
+        async with Client(proxy.build_server()) as client:
+            return await scenario(client)
+
+    return asyncio.run(asyncio.wait_for(run(), timeout))
+
+
+def cli_proxy(config: Path, index: str = "regex") -> Any:
+    """``toolsearch mcp proxy --config CONFIG`` as the SDK's stdio server parameters."""
+    from mcp import StdioServerParameters
+
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "toolsearch.cli", "mcp", "proxy", "--config", str(config), "--index", index],
+        cwd=str(ROOT),
+    )
