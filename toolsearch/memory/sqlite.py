@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -69,8 +70,7 @@ class SqliteChatMemoryRepository:
         except sqlite3.Error as exc:
             raise ChatMemoryError(f"cannot open chat memory database {self.path!r}: {exc}") from exc
         try:
-            # a no-op for ":memory:" and for a file that is already in WAL mode
-            self._connection.execute("PRAGMA journal_mode=WAL").fetchall()
+            self._enable_wal()
             exists = self._connection.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chat_memory'"
             ).fetchall()
@@ -79,6 +79,22 @@ class SqliteChatMemoryRepository:
         except (sqlite3.Error, ChatMemoryError) as exc:
             self._connection.close()
             raise ChatMemoryError(f"cannot open chat memory database {self.path!r}: {exc}") from exc
+
+    def _enable_wal(self) -> None:
+        """Switch the file to WAL (a no-op for ``":memory:"`` and a file already in WAL).
+
+        The switch can fail at once with "database is locked" while another process opens
+        the same new file (SQLite's busy handler does not cover it), so it is retried until
+        ``timeout``."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                self._connection.execute("PRAGMA journal_mode=WAL").fetchall()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
 
     def find_conversation_ids(self) -> list[str]:
         rows = self._read(
