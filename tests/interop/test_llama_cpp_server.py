@@ -36,8 +36,11 @@ from toolsearch import (
     ChatResponse,
     Prompt,
     SystemMessage,
+    ToolCall,
     ToolCallingAdvisor,
     ToolCallingManager,
+    ToolResponse,
+    ToolResponseMessage,
     ToolSearchToolCallingAdvisor,
     Usage,
     UserMessage,
@@ -286,6 +289,45 @@ def test_a_stream_the_server_abandons_is_an_error(llama: servers.LlamaServer) ->
     with pytest.raises(ProviderError, match="ended without any content") as caught:
         list(model.stream(prompt.with_options(options)))
     assert caught.value.retryable
+
+
+def test_without_tool_choice_the_server_ignores_the_tools(llama: servers.LlamaServer) -> None:
+    """The ``chatml-function-calling`` handler renders the tool list only for ``"auto"`` or a
+    named function: without ``tool_choice`` the prompt is the same as with no tools."""
+    model = make_model(llama)
+    prompt = Prompt([SystemMessage(content=SYSTEM), UserMessage(content="Weather in Nice?")])
+    plain = model.call(prompt)
+    with_tools = model.call(
+        prompt.with_options(ChatOptions(tool_callbacks=tool_callbacks(WeatherTools())))
+    )
+    auto = ChatOptions(tool_callbacks=tool_callbacks(WeatherTools()), extra={"tool_choice": "auto"})
+    offered = model.call(prompt.with_options(auto))
+    assert plain.usage is not None
+    assert with_tools.usage is not None
+    assert offered.usage is not None
+    assert with_tools.usage.prompt_tokens == plain.usage.prompt_tokens
+    assert offered.usage.prompt_tokens > plain.usage.prompt_tokens
+    assert not with_tools.has_tool_calls
+
+
+def test_the_server_leaves_tool_results_out_of_the_prompt(llama: servers.LlamaServer) -> None:
+    """Its template renders no ``tool`` message: a long result costs no prompt token."""
+    model = make_model(llama)
+    call = ToolCall(id="call_1", name="get_weather", arguments='{"city": "Nice"}')
+    history = [
+        SystemMessage(content=SYSTEM),
+        UserMessage(content="Weather in Nice?"),
+        AssistantMessage(tool_calls=(call,)),
+    ]
+
+    def prompt_tokens(result: str) -> int:
+        answer = ToolResponse(id="call_1", name="get_weather", response_data=result)
+        messages = [*history, ToolResponseMessage(responses=(answer,))]
+        usage = model.call(Prompt(messages)).usage
+        assert usage is not None
+        return usage.prompt_tokens
+
+    assert prompt_tokens("sunny") == prompt_tokens("sunny, " * 200)
 
 
 # -- (c) usage ----------------------------------------------------------------------------
