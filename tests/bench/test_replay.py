@@ -41,6 +41,20 @@ def acme_log(tmp_path_factory) -> Path:
     return path
 
 
+def without(log: Path, kind: str, path: Path) -> Path:
+    """``log`` copied to ``path`` without its lines of type ``kind``."""
+    marker = f'"type":"{kind}"'
+    lines = log.read_text(encoding="utf-8").splitlines()
+    path.write_text("".join(line + "\n" for line in lines if marker not in line), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def unlabeled(acme_log, tmp_path_factory) -> Path:
+    """The same log without its calls lines: searches with no labels."""
+    return without(acme_log, "calls", tmp_path_factory.mktemp("log") / "unlabeled.jsonl")
+
+
 def invoke(*args: str):
     from toolsearch.cli import _app
 
@@ -116,25 +130,8 @@ def test_bench_replay_prints_the_table_and_writes_the_report(acme_log, tmp_path)
     assert min(halves) > labeled / 4
 
 
-def test_bench_replay_errors_are_one_line_with_exit_code_2(acme_log, tmp_path):
-    unlabeled = tmp_path / "unlabeled.jsonl"
-    unlabeled.write_text(
-        "".join(
-            line + "\n"
-            for line in acme_log.read_text(encoding="utf-8").splitlines()
-            if '"type":"calls"' not in line
-        ),
-        encoding="utf-8",
-    )
-    bare = tmp_path / "bare.jsonl"
-    bare.write_text(
-        "".join(
-            line + "\n"
-            for line in acme_log.read_text(encoding="utf-8").splitlines()
-            if '"type":"tools"' not in line
-        ),
-        encoding="utf-8",
-    )
+def test_bench_replay_errors_are_one_line_with_exit_code_2(acme_log, unlabeled, tmp_path):
+    bare = without(acme_log, "tools", tmp_path / "bare.jsonl")
     out = str(tmp_path / "out")
     cases = {
         "no labelled searches": ["--replay", str(unlabeled)],
@@ -238,16 +235,7 @@ def test_finetune_trains_on_one_half_of_a_log_and_replays_the_other(acme_log, tm
     assert tuned["metrics"]["MRR@10"] > stock["metrics"]["MRR@10"]
 
 
-def test_finetune_on_a_log_without_labels_is_a_short_error(acme_log, tmp_path):
-    unlabeled = tmp_path / "unlabeled.jsonl"
-    unlabeled.write_text(
-        "".join(
-            line + "\n"
-            for line in acme_log.read_text(encoding="utf-8").splitlines()
-            if '"type":"calls"' not in line
-        ),
-        encoding="utf-8",
-    )
+def test_finetune_on_a_log_without_labels_is_a_short_error(unlabeled, tmp_path):
     done = invoke(
         "embedder", "finetune", "--search-log", str(unlabeled), "--out", str(tmp_path / "m")
     )

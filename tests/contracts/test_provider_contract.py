@@ -476,6 +476,21 @@ def assert_paris_call(call: ToolCall, adapter: Adapter) -> None:
 # -- answers -----------------------------------------------------------------------------------
 
 
+def answer(spec: Any, mode: str) -> str:
+    """The answer text of a prompt spec run blocking, streaming, async or async-streaming."""
+    if mode == "call":
+        return str(spec.call().content())
+    if mode == "stream":
+        return "".join(spec.stream().content())
+    if mode == "acall":
+        return str(asyncio.run(spec.acall()).content())
+
+    async def streamed() -> str:
+        return "".join([piece async for piece in spec.astream().content()])
+
+    return asyncio.run(streamed())
+
+
 def test_a_text_reply_is_our_response_with_the_providers_reason_kept(adapter: Adapter) -> None:
     response = adapter.endpoint(adapter.final).model().call(Prompt.of("hi"))
     assert response.text == REPLY
@@ -549,16 +564,8 @@ def test_the_tool_loop_sends_the_call_and_its_result_back(adapter: Adapter, mode
         assert response is not None
         assert response.finish_reason == "stop"
         text = response.text
-    elif mode == "stream":
-        text = "".join(spec.stream().content())
-    elif mode == "acall":
-        text = asyncio.run(spec.acall()).content()
     else:
-
-        async def streamed() -> str:
-            return "".join([piece async for piece in spec.astream().content()])
-
-        text = asyncio.run(streamed())
+        text = answer(spec, mode)
 
     assert text == REPLY
     assert weather_calls == ["Paris"]  # the arguments the provider sent, parsed whole
@@ -659,18 +666,7 @@ def test_a_tool_name_the_provider_refuses_goes_under_a_wire_name_and_comes_back(
         server = adapter.endpoint(adapter.tool_call, adapter.final)
     _renamed_fixtures(adapter, server, tmp_path)
     spec = ChatClient.create(server.model()).prompt("Weather in Paris?").tools(weird_weather)
-    if mode == "call":
-        text = spec.call().content()
-    elif mode == "stream":
-        text = "".join(spec.stream().content())
-    elif mode == "acall":
-        text = asyncio.run(spec.acall()).content()
-    else:
-
-        async def streamed() -> str:
-            return "".join([piece async for piece in spec.astream().content()])
-
-        text = asyncio.run(streamed())
+    text = answer(spec, mode)
     assert text == REPLY
     assert weird_calls == ["Paris"]  # the model's call, mapped back, reached the tool
     first, second = server.requests

@@ -23,13 +23,15 @@ _ARG_SECTIONS = {"args", "arguments", "parameters", "params"}
 _GOOGLE_ARG = re.compile(r"^\*{0,2}(?P<name>\w+)\s*(\([^)]*\))?\s*:\s*(?P<text>.*)$")
 _SPHINX_PARAM = re.compile(r"^:param\s+(?:[\w\[\], |.]+\s+)?(?P<name>\w+)\s*:\s*(?P<text>.*)$")
 _SPHINX_FIELD = re.compile(r"^:(returns?|rtype|raises?|type)\b")
-_NUMPY_SECTIONS = {
+_NUMPY_ARG_SECTIONS = {
     "parameters",
     "params",
     "arguments",
     "args",
     "other parameters",
     "keyword arguments",
+}
+_NUMPY_SECTIONS = _NUMPY_ARG_SECTIONS | {
     "returns",
     "return",
     "yields",
@@ -44,14 +46,6 @@ _NUMPY_SECTIONS = {
     "example",
     "attributes",
     "methods",
-}
-_NUMPY_ARG_SECTIONS = {
-    "parameters",
-    "params",
-    "arguments",
-    "args",
-    "other parameters",
-    "keyword arguments",
 }
 _UNDERLINE = re.compile(r"^-{3,}$")
 _NUMPY_ARG = re.compile(r"^(?P<names>\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::.*)?$")
