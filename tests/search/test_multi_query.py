@@ -13,7 +13,9 @@ from toolsearch.chat.messages import AssistantMessage, ToolCall
 from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.indexes import Bm25ToolIndex
 from toolsearch.models import FunctionChatModel
+from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.search_tool import MAX_QUERIES, ToolSearchTool, search_tool_definition
+from toolsearch.search.sessions import ToolSearchSessions
 
 SEARCH = "toolSearchTool"
 DESCRIPTIONS = {
@@ -40,15 +42,24 @@ def _tools() -> list[FunctionToolCallback]:
 
 
 def _search_tool(found: list[list[str]], *, multi_query: bool = True) -> ToolSearchTool:
-    index = Bm25ToolIndex()
-    index.index_tools("s", [tool.definition for tool in _tools()])
-    return ToolSearchTool(
-        index,
-        "s",
-        default_max_results=2,
-        on_found=lambda names: found.append(list(names)),
-        multi_query=multi_query,
+    """The search tool of a run over the tools (two hits per query); ``found`` receives
+    what the run discovered after each call."""
+    options = ToolSearchOptions(max_results=2, multi_query=multi_query, exclude_loaded_tools=False)
+    run = ToolSearchSessions(Bm25ToolIndex(), options=options).open(
+        tools=[tool.definition for tool in _tools()]
     )
+    tool = run.search_tool()
+
+    class Recording:
+        definition = tool.definition
+
+        def call(self, arguments: str) -> str:
+            try:
+                return tool.call(arguments)
+            finally:
+                found.append(run.discovered)
+
+    return Recording()  # type: ignore[return-value]
 
 
 def test_the_definition_offers_queries_only_with_multi_query() -> None:

@@ -45,7 +45,8 @@ from toolsearch.models import FunctionChatModel
 from toolsearch.search import LruEvictionStrategy, TtlEvictionStrategy
 from toolsearch.search.advisor import DEFAULT_CATEGORY_SUFFIX, DEFAULT_SYSTEM_SUFFIX
 from toolsearch.search.registry import session_of_key
-from toolsearch.search.search_tool import ToolSearchTool
+from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.sessions import ToolSearchSessions
 from toolsearch.tokens import WhitespaceTokenCounter, render_messages, render_tools
 
 SEARCH = "toolSearchTool"
@@ -1075,18 +1076,17 @@ def test_an_exact_tool_name_as_query_returns_that_tool_first(name: str) -> None:
 
 
 def test_the_search_tool_on_its_own() -> None:
-    index = Bm25ToolIndex()
     definitions = [t.definition for t in catalog(Executions())]
-    index.index_tools("s", definitions)
-    found: list[list[str]] = []
-    tool = ToolSearchTool(index, "s", default_max_results=4, on_found=found.append)
+    options = ToolSearchOptions(max_results=4, exclude_loaded_tools=False)
+    run = ToolSearchSessions(Bm25ToolIndex(), options=options).open(tools=definitions)
+    tool = run.search_tool()
 
     assert tool.definition.name == SEARCH
     assert tool.metadata == ToolMetadata()
     names = json.loads(tool.call(json.dumps({"query": "hotel room"})))
     assert len(names) == 4
     assert names[0].startswith("hotels_")
-    assert found == [names]
+    assert run.discovered == names
     assert json.loads(tool.call('{"query": "maps_find_nearby", "maxResults": 1}')) == [
         "maps_find_nearby"
     ]
@@ -1161,14 +1161,17 @@ def test_without_accumulation_only_pinned_tools_are_skipped() -> None:
 
 
 def test_the_search_tool_on_its_own_skips_what_loaded_returns() -> None:
+    definitions = [t.definition for t in catalog(Executions())]
     index = Bm25ToolIndex()
-    index.index_tools("s", [t.definition for t in catalog(Executions())])
-    plain = ToolSearchTool(index, "s", default_max_results=4, on_found=lambda _: None)
-    ranked = json.loads(plain.call('{"query": "hotel room", "maxResults": 8}'))
-    loaded = ranked[:2]
-    tool = ToolSearchTool(
-        index, "s", default_max_results=4, on_found=lambda _: None, loaded=lambda: loaded
+    plain = ToolSearchSessions(
+        index, options=ToolSearchOptions(max_results=4, exclude_loaded_tools=False)
+    ).open(tools=definitions)
+    ranked = json.loads(plain.search_tool().call('{"query": "hotel room", "maxResults": 8}'))
+    run = ToolSearchSessions(index, options=ToolSearchOptions(max_results=4)).open(
+        tools=definitions
     )
+    run.mark_discovered(ranked[:2])  # the model sees these already
+    tool = run.search_tool()
     assert json.loads(tool.call('{"query": "hotel room"}')) == ranked[2:6]
     assert json.loads(tool.call(json.dumps({"query": ranked[1]})))[0] == ranked[1]
 
@@ -1231,10 +1234,10 @@ def test_hits_with_summaries_and_an_index_error_without_hits() -> None:
         (item["name"], item["summary"]) for item in found
     ]
 
-    index = RegexToolIndex(mode="pattern")
-    index.index_tools("s", [t.definition for t in tools])
-    tool = ToolSearchTool(index, "s", default_max_results=3, on_found=lambda names: None)
-    result = tool.call('{"query": "(send|mail"}')
+    run = ToolSearchSessions(RegexToolIndex(mode="pattern")).open(
+        tools=[t.definition for t in tools]
+    )
+    result = run.search_tool().call('{"query": "(send|mail"}')
     assert json.loads(result)["error"] == "invalid_pattern"
     assert ToolResponse.of(id="1", name=SEARCH, result=result).search_hits is None
 

@@ -1,7 +1,9 @@
-"""Tool search: the ``ToolIndex`` protocol, its request/response types, sessions, session
-stores (in memory or Redis), eviction and search logs."""
+"""Tool search: the search-session core every front door uses (``ToolSearchSessions``,
+``SearchRun``), the ``ToolIndex`` protocol and its request/response types, sessions,
+session stores (in memory or Redis), eviction and search logs."""
 
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
+from toolsearch.search.events import SearchListener, ToolSearchEvent
 from toolsearch.search.eviction import (
     AlwaysEvictStrategy,
     CompositeEvictionStrategy,
@@ -23,6 +25,14 @@ from toolsearch.search.search_log import (
     read_search_log,
 )
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
+from toolsearch.search.sessions import (
+    CallDecision,
+    SearchResult,
+    SearchRun,
+    SessionRef,
+    ToolSearchSessions,
+    resolve_session,
+)
 from toolsearch.search.store import InMemorySessionStore, Lease, SessionStore, StoredTools
 from toolsearch.search.types import (
     DEFAULT_MAX_RESULTS,
@@ -37,6 +47,7 @@ __all__ = [
     "DEFAULT_MAX_RESULTS",
     "DEFAULT_SEARCH_TOOL_NAME",
     "AlwaysEvictStrategy",
+    "CallDecision",
     "CompositeEvictionStrategy",
     "EvictionStrategy",
     "InMemorySessionStore",
@@ -48,20 +59,27 @@ __all__ = [
     "LruEvictionStrategy",
     "NeverEvictStrategy",
     "RedisSessionStore",
+    "SearchListener",
     "SearchLog",
     "SearchLogContents",
     "SearchMetadata",
+    "SearchResult",
+    "SearchRun",
+    "SessionRef",
     "SessionRegistry",
     "SessionState",
     "SessionStore",
     "StoredTools",
     "ToolIndex",
     "ToolReference",
+    "ToolSearchEvent",
     "ToolSearchOptions",
     "ToolSearchRequest",
     "ToolSearchResponse",
+    "ToolSearchSessions",
     "ToolSearchTool",
     "ToolSearchToolCallingAdvisor",
     "TtlEvictionStrategy",
     "read_search_log",
+    "resolve_session",
 ]

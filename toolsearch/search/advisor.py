@@ -2,23 +2,22 @@
 it discovered.
 
 Swap it in for ``ToolCallingAdvisor`` and nothing else changes: register all your tools as
-before. Each request's tools are indexed for its session under the session's key for that
-tool set (skipped when the session has that set indexed already; concurrent requests of one
-conversation with different tools each search their own, see
-:class:`~toolsearch.search.registry.SessionRegistry`); the model first sees one search tool
-(plus any pinned tools); every search adds the tools it found to the session, and every
-later request carries the search tool, the pinned tools and the discovered tools, in
-discovery order (a stable prefix, so a provider's prompt cache keeps working). Discovered
-names live in the session's state, so they survive memory advisors that trim the history.
+before. The advisor is the ``ChatClient``'s front door to the search-session core
+(:mod:`toolsearch.search.sessions`), which does the searching for every front door: each
+request is one :class:`~toolsearch.search.sessions.SearchRun` on its session (the
+``CONVERSATION_ID`` param, or a throwaway session per call), its tools are indexed once per
+tool set and session, the model first sees one search tool (plus any pinned tools), every
+search adds the tools it found to the session, and every later request carries the search
+tool, the pinned tools and the discovered tools, in discovery order (the tool list only
+grows at its end). Discovered names live in the session's store, so they survive memory
+advisors that trim the history. The advisor itself only maps the loop's hooks onto the run.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Unpack
 
 from pydantic import ValidationError
@@ -34,6 +33,7 @@ from toolsearch.loop.advisor import (
 from toolsearch.loop.eligibility import ToolExecutionEligibilityChecker
 from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
+from toolsearch.search.events import SearchListener
 from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.options import (
     ToolSearchOptions,
@@ -42,8 +42,9 @@ from toolsearch.search.options import (
     options_error,
 )
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch, SearchLog
-from toolsearch.search.search_tool import SearchListener, ToolSearchEvent, ToolSearchTool
+from toolsearch.search.search_log import SearchLog
+from toolsearch.search.search_tool import ToolSearchTool
+from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_index
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.telemetry import hash_session_id
@@ -69,39 +70,17 @@ DEFAULT_CATEGORY_SUFFIX = (
 
 _log = logging.getLogger(__name__)
 
-_SESSION_KEY = "toolsearch.tool_search.session"
-_HOLDS_KEY = "toolsearch.tool_search.holds"
+_RUN_KEY = "toolsearch.tool_search.run"
 _STATE_KEY = "toolsearch.tool_search.loop"
 
 
 @dataclass
-class _Request:
-    """One request (one run of the loop) on a session: what ``_close`` gives back."""
-
-    session_id: str
-    ephemeral: bool
-    index_keys: list[str] = field(default_factory=list)
-    """The session's index keys this request holds (its tool sets)."""
-
-
-@dataclass
 class _SearchLoop:
-    """Tool-search state of one run of the loop."""
+    """Tool-search state of one run of the loop: its callbacks beside the core's run."""
 
-    session_id: str
+    run: SearchRun
     registered: dict[str, ToolCallback]
-    pinned: list[str]
-    index_key: str | None = None
-    """Where this run's tools are indexed: the session's key for this tool set."""
     search_tool: ToolSearchTool | None = None
-    last_round: list[str] = field(default_factory=list)
-    current_round: list[str] | None = None
-    visible: int | None = None
-    """How many tools the model saw on the latest request (searches record it)."""
-
-    def found(self, names: Sequence[str]) -> None:
-        if self.current_round is not None:
-            self.current_round.extend(n for n in names if n not in self.current_round)
 
 
 @dataclass(frozen=True)
@@ -214,56 +193,33 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             tool_calling_manager=tool_calling_manager, order=resolved.order, **loop_options
         )
         self.options = resolved
-        self.tool_index = tool_index if tool_index is not None else _default_index()
-        self.registry = SessionRegistry(self.tool_index, eviction_strategy, store=session_store)
-        self._pinned_names: list[str] = list(resolved.pinned_tools)
+        self.sessions = ToolSearchSessions(
+            tool_index if tool_index is not None else resolve_index(None),
+            eviction_strategy=eviction_strategy,
+            store=session_store,
+            options=resolved,
+            search_listeners=search_listeners,
+            search_log=search_log,
+            door="advisor",
+        )
         self._pinned_callbacks = pinned_callbacks
-        self._search_listeners: list[SearchListener] = list(search_listeners)
-        self.search_log = search_log
+
+    @property
+    def tool_index(self) -> ToolIndex:
+        return self.sessions.index
+
+    @property
+    def registry(self) -> SessionRegistry:
+        return self.sessions.registry
+
+    @property
+    def search_log(self) -> SearchLog | None:
+        return self.sessions.search_log
 
     def add_search_listener(self, listener: SearchListener) -> None:
-        """Call ``listener`` with a :class:`~toolsearch.search.search_tool.ToolSearchEvent`
+        """Call ``listener`` with a :class:`~toolsearch.search.events.ToolSearchEvent`
         after every search of this advisor's search tool (inside the search's span)."""
-        self._search_listeners.append(listener)
-
-    def _searched(self, event: ToolSearchEvent, loop: _SearchLoop | None = None) -> None:
-        if self.search_log is not None and loop is not None:
-            self._log_search(event, loop)
-        for listener in list(self._search_listeners):
-            try:
-                listener(event)
-            except Exception:
-                _log.warning("tool-search listener %r failed", listener, exc_info=True)
-
-    def _log_search(self, event: ToolSearchEvent, loop: _SearchLoop) -> None:
-        assert self.search_log is not None
-        hits = set(event.hit_names)
-        # what the search left out: the tools loaded before it (its own hits are now too)
-        loaded = (
-            [n for n in self._loaded(loop) if n not in hits and n in loop.registered]
-            if self.exclude_loaded_tools
-            else []
-        )
-        try:
-            self.search_log.record_search(
-                LoggedSearch.from_event(
-                    event,
-                    tools=[cb.definition for cb in loop.registered.values()],
-                    loaded=loaded,
-                )
-            )
-        except Exception:
-            _log.warning("search log %r failed", self.search_log, exc_info=True)
-
-    def _log_calls(self, loop: _SearchLoop, names: Sequence[str]) -> None:
-        if self.search_log is None or not names or loop.index_key is None:
-            return
-        try:
-            self.search_log.record_calls(
-                LoggedCalls.of(loop.session_id, loop.index_key, names, time.time())
-            )
-        except Exception:
-            _log.warning("search log %r failed", self.search_log, exc_info=True)
+        self.sessions.add_search_listener(listener)
 
     # the options, readable one by one as before (read-only: ``options`` is frozen)
 
@@ -310,16 +266,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         try:
             return super().advise_call(request, chain)
         finally:
-            self._close(run)
-
-    async def aadvise_call(
-        self, request: ChatClientRequest, chain: AdvisorChain
-    ) -> ChatClientResponse:
-        request, run = self._open(request)
-        try:
-            return await super().aadvise_call(request, chain)
-        finally:
-            self._close(run)
+            run.close()
 
     def advise_stream(
         self, request: ChatClientRequest, chain: AdvisorChain
@@ -328,81 +275,63 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         try:
             yield from super().advise_stream(request, chain)
         finally:
-            self._close(run)
+            run.close()
+
+    async def aadvise_call(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        request, run = await self._aopen(request, chain)
+        try:
+            return await super().aadvise_call(request, chain)
+        finally:
+            await run.aclose()
 
     async def aadvise_stream(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> AsyncIterator[ChatClientResponse]:
-        request, run = self._open(request)
+        request, run = await self._aopen(request, chain)
         try:
             async for chunk in super().aadvise_stream(request, chain):
                 yield chunk
         finally:
-            self._close(run)
+            await run.aclose()
 
-    def _open(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Request]:
+    def _open(self, request: ChatClientRequest) -> tuple[ChatClientRequest, SearchRun]:
+        run = self.sessions.open(request.context.get(self.session_id_key_name))
+        return request.with_context(**{_RUN_KEY: run}), run
+
+    async def _aopen(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> tuple[ChatClientRequest, SearchRun]:
+        """The async loop opens its run and indexes its tools on a worker thread: a new
+        tool set (embedded, for a vector index) never blocks the event loop."""
         given = request.context.get(self.session_id_key_name)
-        ephemeral = given is None or str(given) == ""
-        session_id = f"ephemeral-{uuid.uuid4().hex}" if ephemeral else str(given)
-        self.registry.acquire(session_id, tracked=not ephemeral)
-        run = _Request(session_id, ephemeral)
-        return request.with_context(**{_SESSION_KEY: session_id, _HOLDS_KEY: run}), run
-
-    def _close(self, run: _Request) -> None:
-        self.registry.release(run.session_id, run.index_keys)
-        if run.ephemeral:
-            self.registry.evict_session(run.session_id)
+        registered = self._registered(self._prepare(request, chain))
+        definitions = [cb.definition for cb in registered.values()]
+        run = await self.sessions.aopen(given, tools=definitions or None)
+        return request.with_context(**{_RUN_KEY: run}), run
 
     # -- hooks ------------------------------------------------------------------------------
 
     def do_initialize_loop(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> ChatClientRequest:
-        """Index the request's tools for the session and add the system suffix."""
-        session_id = str(request.context[_SESSION_KEY])
-        registered: dict[str, ToolCallback] = {}
-        for callback in [*request.prompt.options.tool_callbacks, *self._pinned_callbacks]:
-            registered.setdefault(callback.definition.name, callback)
-        if self.search_tool_name in registered:
-            raise ToolDefinitionError(
-                self.search_tool_name,
-                "is the tool-search advisor's search tool name; rename the tool or pass "
-                "search_tool_name=... to the advisor",
-            )
-        # pinned names this request does not register are skipped: tool sets vary by request
-        pinned = [name for name in dict.fromkeys(self._pinned_names) if name in registered]
-        loop = _SearchLoop(session_id, registered, pinned)
+        """Register the request's tools with the run and add the system suffix."""
+        registered = self._registered(request)
+        run = request.context.get(_RUN_KEY)
+        if not isinstance(run, SearchRun):  # a context this advisor did not open
+            run = self.sessions.open(request.context.get(self.session_id_key_name))
+            run.close()  # indexes without a hold, as nothing would release it
+        loop = _SearchLoop(run, registered)
         if not registered:  # nothing to search: behave exactly like the plain advisor
             return request.with_context(**{_STATE_KEY: loop})
-        # this run's tools get the session's key for this tool set: a concurrent request of
-        # the same conversation with other tools searches its own key, and neither re-indexes
-        definitions = [cb.definition for cb in registered.values()]
-        run = request.context.get(_HOLDS_KEY)
-        if isinstance(run, _Request) and run.session_id == session_id:
-            key = self.registry.use_tools(session_id, definitions)
-            run.index_keys.append(key)  # held until the request ends (released in _close)
-        else:  # a context this advisor did not open: index without a hold to release
-            self.registry.index_tools(session_id, definitions)
-            key = self.registry.index_key(session_id, definitions)
-        loop.index_key = key
-        loop.search_tool = ToolSearchTool(
-            self.tool_index,
-            key,
-            default_max_results=self.max_results,
-            on_found=lambda names: self._record_found(loop, names),
-            name=self.search_tool_name,
-            with_summaries=self.search_results_with_summaries,
-            allowed_names=frozenset(registered),
-            loaded=(lambda: self._loaded(loop)) if self.exclude_loaded_tools else None,
-            visible=lambda: loop.visible,
-            on_search=lambda event: self._searched(event, loop),
-            multi_query=self.multi_query,
-        )
+        run.register([cb.definition for cb in registered.values()])
+        loop.search_tool = run.search_tool()
         _log.debug(
             "tool search: session %s, %d tools registered, %d pinned",
-            hash_session_id(session_id),
+            hash_session_id(run.session_id),
             len(registered),
-            len(pinned),
+            len(run.pinned),
         )
         prompt = request.prompt.augment_system_message(self._suffix(registered))
         return request.with_prompt(prompt).with_context(**{_STATE_KEY: loop})
@@ -412,8 +341,10 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         loop: _SearchLoop = request.context[_STATE_KEY]
         if loop.search_tool is None:  # the request registered no tools
             return request
-        visible = self._visible(loop)
-        loop.visible = len(visible)
+        visible = [
+            loop.search_tool,
+            *(loop.registered[n] for n in loop.run.visible_names() if n in loop.registered),
+        ]
         options = request.prompt.options.replace(tool_callbacks=visible)
         return request.with_prompt(request.prompt.with_options(options))
 
@@ -457,31 +388,19 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
 
     def discovered_tools(self, session_id: str) -> list[str]:
         """The tools a session discovered so far, in discovery order."""
-        return self.registry.discovered(session_id)
+        return self.sessions.discovered(session_id)
 
-    def _record_found(self, loop: _SearchLoop, names: Sequence[str]) -> None:
-        loop.found(names)
-        self.registry.mark_discovered(loop.session_id, names)
-
-    def _loaded(self, loop: _SearchLoop) -> list[str]:
-        """Tools the model sees whatever it searches next (those a search may skip).
-
-        Without accumulation a new search round replaces the last round's tools, so only
-        the pinned tools stay.
-        """
-        if not self.reference_tool_name_accumulation:
-            return list(loop.pinned)
-        return [*loop.pinned, *self.registry.discovered(loop.session_id)]
-
-    def _visible(self, loop: _SearchLoop) -> list[ToolCallback]:
-        assert loop.search_tool is not None
-        names = (
-            self.registry.discovered(loop.session_id)
-            if self.reference_tool_name_accumulation
-            else loop.last_round
-        )
-        shown = [*loop.pinned, *(n for n in names if n not in loop.pinned)]
-        return [loop.search_tool, *(loop.registered[n] for n in shown if n in loop.registered)]
+    def _registered(self, request: ChatClientRequest) -> dict[str, ToolCallback]:
+        registered: dict[str, ToolCallback] = {}
+        for callback in [*request.prompt.options.tool_callbacks, *self._pinned_callbacks]:
+            registered.setdefault(callback.definition.name, callback)
+        if self.search_tool_name in registered:
+            raise ToolDefinitionError(
+                self.search_tool_name,
+                "is the tool-search advisor's search tool name; rename the tool or pass "
+                "search_tool_name=... to the advisor",
+            )
+        return registered
 
     def _plan_turn(
         self, request: ChatClientRequest, response: ChatClientResponse
@@ -489,44 +408,28 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         loop: _SearchLoop = request.context[_STATE_KEY]
         assert response.chat_response is not None
         assert loop.search_tool is not None
+        run = loop.run
         message = response.chat_response.message
-        visible = {cb.definition.name for cb in request.prompt.options.tool_callbacks}
+        visible = [cb.definition.name for cb in request.prompt.options.tool_callbacks]
         delegated: list[int] = []
         answers: dict[int, str] = {}
-        newly_used: list[str] = []
         for i, call in enumerate(message.tool_calls):
-            if call.name == self.search_tool_name or call.name in visible:
+            decision = run.check_call(call.name, visible=visible)
+            if decision.allowed:
                 delegated.append(i)
-            elif call.name in loop.registered and self.undiscovered_tool_policy == "execute":
-                delegated.append(i)
-                newly_used.append(call.name)
-            elif call.name in loop.registered:
-                _log.debug("the model called %r before discovering it", call.name)
-                answers[i] = self.undiscovered_tool_hint(call.name)
             else:
-                _log.debug("the model called %r, which no registered tool has", call.name)
-                answers[i] = self.unknown_tool_hint(call.name)
-        if newly_used:
-            self.registry.mark_discovered(loop.session_id, newly_used)
-        self._log_calls(
-            loop,
-            [
-                message.tool_calls[i].name
-                for i in delegated
-                if message.tool_calls[i].name != self.search_tool_name
-            ],
-        )
-        searching = any(message.tool_calls[i].name == self.search_tool_name for i in delegated)
-        loop.current_round = [] if searching else None
+                answers[i] = decision.message or ""
+        calls = [message.tool_calls[i] for i in delegated]
+        run.record_calls([call.name for call in calls])
+        run.begin_turn(searching=any(call.name == self.search_tool_name for call in calls))
         options = request.prompt.options.replace(
             tool_callbacks=[loop.search_tool, *loop.registered.values()]
         )
         prompt = request.prompt.with_options(options)
         if not delegated:
             return loop, _Plan(delegated, answers), prompt, None
-        calls = tuple(message.tool_calls[i] for i in delegated)
         subset = ChatResponse(
-            message.model_copy(update={"tool_calls": calls}),
+            message.model_copy(update={"tool_calls": tuple(calls)}),
             response.chat_response.finish_reason,
             response.chat_response.usage,
             response.chat_response.metadata,
@@ -542,9 +445,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         result: ToolExecutionResult | None,
         prior_call_counts: Mapping[str, int] | None,
     ) -> ToolExecutionResult:
-        if loop.current_round is not None:
-            loop.last_round = loop.current_round
-            loop.current_round = None
+        loop.run.end_turn()
         assert response.chat_response is not None
         message = response.chat_response.message
         executed = iter(result.tool_response_message.responses if result else ())
@@ -579,23 +480,3 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             .replace("{categories}", ", ".join(categories) or "none")
             .replace("{tool_count}", str(len(registered)))
         )
-
-    def undiscovered_tool_hint(self, name: str) -> str:
-        """What the model reads when it calls a tool it has not discovered (policy "hint")."""
-        return (
-            f"Tool {name!r} is not loaded yet. Call {self.search_tool_name} to find it first "
-            "(an exact tool name works as the query), then call it."
-        )
-
-    def unknown_tool_hint(self, name: str) -> str:
-        """What the model reads when it calls a name that no registered tool has."""
-        return (
-            f"Error: there is no tool named {name!r}. Call {self.search_tool_name} with a "
-            "description of what you need to find the available tools."
-        )
-
-
-def _default_index() -> ToolIndex:
-    from toolsearch.indexes.specs import default_index
-
-    return default_index()

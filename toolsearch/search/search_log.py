@@ -32,7 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Protocol, runtime_checkable
 
-from toolsearch.search.search_tool import ToolSearchEvent
+from toolsearch.search.events import ToolSearchEvent
 from toolsearch.telemetry import hash_session_id
 from toolsearch.tools.definition import ToolDefinition
 

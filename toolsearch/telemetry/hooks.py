@@ -9,7 +9,8 @@ Each hook is one call at one place:
   gets ``chat {model}`` spans;
 * :func:`tool_span`: ``ToolCallingManager.execute_one`` / ``aexecute_one``
   (``toolsearch/loop/manager.py``);
-* :func:`search_span`: ``ToolSearchTool.call`` (``toolsearch/search/search_tool.py``);
+* :func:`search_span`: ``SearchRun.search`` (``toolsearch/search/sessions.py``), the one
+  search path of every front door;
 * :func:`annotate_tool_span`: ``AugmentedToolCallback`` (``toolsearch/tools/augment.py``).
 """
 
@@ -360,6 +361,7 @@ def search_span(
     limit: int,
     visible_tools: int | None = None,
     registered_tools: int | None = None,
+    door: str | None = None,
 ) -> Any:
     """A context manager around one tool search: its ``tool_search {index}`` span; yields a
     :class:`SearchSpan` (or a no-op). Records latency and hits as metrics when it ends.
@@ -381,6 +383,7 @@ def search_span(
             "toolsearch.session.id_hash": hash_session_id(session_id),
             "toolsearch.tools.visible": visible_tools,
             "toolsearch.tools.registered": registered_tools,
+            "toolsearch.search.door": door,
         }
 
     def end(recorder: SpanRecorder, exc: BaseException | None) -> None:

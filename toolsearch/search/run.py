@@ -1,0 +1,503 @@
+"""One run on one session: :class:`SearchRun`, the part of the search-session core a front
+door talks to while a run goes on (see :mod:`toolsearch.search.sessions`).
+
+A run registers its tools (indexed once per tool set and session), says what the model sees
+(pinned, discovered, visible), searches (sync, or async on a worker thread), checks the
+model's calls against the undiscovered-call policy, maps names to a provider's wire names,
+and reports every search to its owner's sinks (spans, listeners, search log).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar
+
+from toolsearch.chat.messages import ToolSearchHit
+from toolsearch.errors import ToolDefinitionError, ToolIndexError
+from toolsearch.models.wire_names import NameRule, WireNames
+from toolsearch.search.events import ToolSearchEvent
+from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.search_tool import ToolSearchTool
+from toolsearch.search.types import ToolIndex, ToolSearchRequest
+from toolsearch.telemetry import hooks
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = [
+    "EPHEMERAL_PREFIX",
+    "CallDecision",
+    "RunOwner",
+    "SearchResult",
+    "SearchRun",
+    "SessionRef",
+    "interleave",
+    "resolve_session",
+]
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+EPHEMERAL_PREFIX = "ephemeral-"
+"""How a throwaway session's id begins."""
+
+
+async def run_in_thread(function: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """``asyncio.to_thread`` (imported here: ``import toolsearch`` loads no event loop)."""
+    import asyncio
+
+    return await asyncio.to_thread(function, *args, **kwargs)
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """Which session a run belongs to; ``ephemeral`` for a throwaway session of one run."""
+
+    session_id: str
+    ephemeral: bool
+
+
+def resolve_session(*candidates: object) -> SessionRef:
+    """The first candidate that names a session (a non-empty string, or a value whose
+    ``str`` is one; ``None`` and ``""`` are skipped), else a new throwaway session.
+
+    A front door passes, in order, the id the caller gave explicitly and the framework's
+    own session or conversation id; with neither, the run gets a session of its own, so two
+    unrelated runs never see each other's discoveries.
+    """
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        text = str(candidate)
+        if text:
+            return SessionRef(text, ephemeral=False)
+    return SessionRef(f"{EPHEMERAL_PREFIX}{uuid.uuid4().hex}", ephemeral=True)
+
+
+def interleave(rankings: Sequence[Sequence[T]], limit: int | None = None) -> list[T]:
+    """Round-robin over rankings (each one's first item, then each one's second...),
+    without repeats, at most ``limit`` items: how the hits of several queries merge."""
+    out: list[T] = []
+    seen: set[T] = set()
+    depth = max((len(r) for r in rankings), default=0)
+    for i in range(depth):
+        for ranking in rankings:
+            if i < len(ranking) and ranking[i] not in seen:
+                seen.add(ranking[i])
+                out.append(ranking[i])
+                if limit is not None and len(out) >= limit:
+                    return out
+    return out
+
+
+def _merge_hits(per_query: Sequence[Sequence[ToolSearchHit]]) -> tuple[ToolSearchHit, ...]:
+    """Hits of several queries interleaved by rank, each tool once (at its best place)."""
+    best: dict[str, ToolSearchHit] = {}
+    for rank in range(max((len(hits) for hits in per_query), default=0)):
+        for hits in per_query:
+            if rank < len(hits):
+                best.setdefault(hits[rank].name, hits[rank])
+    return tuple(best.values())
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What one search (of one or several queries) found: the hits, best first, each a
+    tool new to the model (unless named exactly); or the index's error for the model."""
+
+    hits: tuple[ToolSearchHit, ...] = ()
+    error: dict[str, Any] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """The hits' names (the tools' own names)."""
+        return [hit.name for hit in self.hits]
+
+
+@dataclass(frozen=True)
+class CallDecision:
+    """What a front door does with one tool call of the model (:meth:`SearchRun.check_call`).
+
+    ``allowed``: run it (``name`` is the tool's own name, mapped back from a wire name);
+    otherwise answer ``message`` as the call's result, without running anything.
+    """
+
+    name: str
+    allowed: bool
+    message: str | None = None
+    kind: Literal["search", "visible", "discovered_by_call", "undiscovered", "unknown"] = "visible"
+
+
+class RunOwner(Protocol):
+    """What a run needs from the front door's core object
+    (:class:`~toolsearch.search.sessions.ToolSearchSessions`): the registry and options,
+    and the sinks it reports to. The run never calls the front door itself."""
+
+    registry: SessionRegistry
+    options: ToolSearchOptions
+    door: str
+
+    @property
+    def index(self) -> ToolIndex: ...
+
+    @property
+    def search_tool_name(self) -> str: ...
+
+    def search_definition(self) -> ToolDefinition: ...
+
+    def report_search(
+        self, event: ToolSearchEvent, run: SearchRun, loaded: Sequence[str]
+    ) -> None: ...
+
+    def report_calls(self, run: SearchRun, names: Sequence[str]) -> None: ...
+
+
+class SearchRun:
+    """One run on one session: its tools, what the model sees, its searches and calls.
+
+    Made by :meth:`ToolSearchSessions.open`. Safe to search from several threads at once
+    (parallel tool calls); :meth:`close` once, when the run ends.
+    """
+
+    def __init__(self, sessions: RunOwner, ref: SessionRef, rule: NameRule | None) -> None:
+        self.sessions = sessions
+        self.session_id = ref.session_id
+        self.ephemeral = ref.ephemeral
+        self.rule = rule
+        self.index_key: str | None = None
+        """Where the run's tools are indexed (the session's key for this tool set)."""
+        self.tools: dict[str, ToolDefinition] = {}
+        self.pinned: list[str] = []
+        self.visible_count: int | None = None
+        """How many tools the model saw on the latest request (searches report it)."""
+        self._names: WireNames | None = None
+        self._discovered: list[str] = []
+        self._last_round: list[str] = []
+        self._current_round: list[str] | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._holds: list[str] = []
+        self._fingerprints: frozenset[str] | None = None
+        sessions.registry.acquire(self.session_id, tracked=not self.ephemeral)
+
+    # -- registration -----------------------------------------------------------------------
+
+    @property
+    def options(self) -> ToolSearchOptions:
+        return self.sessions.options
+
+    @property
+    def definitions(self) -> list[ToolDefinition]:
+        return list(self.tools.values())
+
+    def register(self, tools: Sequence[ToolDefinition], pinned: Iterable[str] = ()) -> None:
+        """Index the run's tools for the session (once per tool set) and read what the
+        session discovered. Registering the same tool set again does nothing; pinned names
+        the tools do not include are skipped (tool sets vary by request)."""
+        definitions: dict[str, ToolDefinition] = {}
+        for tool in tools:
+            if tool.name in definitions and definitions[tool.name] != tool:
+                raise ToolDefinitionError(tool.name, "two different tools have this name")
+            definitions.setdefault(tool.name, tool)
+        search_name = self.sessions.search_tool_name
+        if search_name in definitions:
+            raise ToolDefinitionError(
+                search_name,
+                "is the search tool's name; rename the tool or choose another search_tool_name",
+            )
+        fingerprints = frozenset(t.fingerprint for t in definitions.values())
+        wanted_pins = [*self.options.pinned_tools, *pinned]
+        pins = [n for n in dict.fromkeys(wanted_pins) if n in definitions]
+        if fingerprints == self._fingerprints:
+            self.pinned = pins
+            return
+        registry = self.sessions.registry
+        key = registry.use_tools(self.session_id, list(definitions.values()))
+        discovered = registry.discovered(self.session_id)
+        with self._lock:
+            self._holds.append(key)
+            self.index_key = key
+            self.tools = definitions
+            self.pinned = pins
+            self._fingerprints = fingerprints
+            self._discovered = list(discovered)
+            self._names = WireNames(self.rule, [search_name, *definitions]) if self.rule else None
+
+    async def aregister(self, tools: Sequence[ToolDefinition], pinned: Iterable[str] = ()) -> None:
+        """:meth:`register` on a worker thread (indexing never blocks the event loop)."""
+        await run_in_thread(self.register, tools, pinned)
+
+    # -- what the model sees ----------------------------------------------------------------
+
+    @property
+    def discovered(self) -> list[str]:
+        """The session's discoveries among this run's tools, in discovery order."""
+        with self._lock:
+            return [n for n in self._discovered if n in self.tools]
+
+    def loaded(self) -> list[str]:
+        """The tools the model keeps seeing whatever it searches next: pinned, plus the
+        discovered ones when accumulation is on (without it, a new round replaces them)."""
+        if not self.options.reference_tool_name_accumulation:
+            return list(self.pinned)
+        return [*self.pinned, *(n for n in self.discovered if n not in self.pinned)]
+
+    def visible_names(self) -> list[str]:
+        """This request's tools besides the search tool: the pinned ones, then the
+        discovered ones (every one, or the last round's without accumulation), in
+        discovery order so the list only grows at its end."""
+        if self.options.reference_tool_name_accumulation:
+            shown = self.discovered
+        else:
+            with self._lock:
+                shown = [n for n in self._last_round if n in self.tools]
+        names = [*self.pinned, *(n for n in shown if n not in self.pinned)]
+        self.visible_count = len(names) + 1
+        return names
+
+    def visible_definitions(self) -> list[ToolDefinition]:
+        """The search tool's definition, then those of :meth:`visible_names`."""
+        return [self.sessions.search_definition(), *(self.tools[n] for n in self.visible_names())]
+
+    def search_tool(self) -> ToolSearchTool:
+        """The search tool as a ``ToolCallback`` bound to this run."""
+        return ToolSearchTool(self, self.sessions.search_definition())
+
+    # -- wire names -------------------------------------------------------------------------
+
+    def wire(self, name: str) -> str:
+        """The name the provider sees for the tool ``name`` (unchanged without a rule)."""
+        return self._names.wire(name) if self._names is not None else name
+
+    def real(self, name: str) -> str:
+        """The tool's own name for a name the model used (unknown names unchanged)."""
+        return self._names.real(name) if self._names is not None else name
+
+    @property
+    def wire_names(self) -> WireNames | None:
+        """The run's mapping of every tool name to its wire name (``None`` without a rule)."""
+        return self._names
+
+    # -- searching --------------------------------------------------------------------------
+
+    def search(self, queries: str | Sequence[str], max_results: int | None = None) -> SearchResult:
+        """Search the run's tools: each query on its own, hits merged rank by rank, each a
+        tool the model does not see yet (a query naming a tool exactly still finds it).
+        The hits join the session's discoveries. An index that refuses every query (a bad
+        pattern) gives its error for the model; nothing raises for a model's input."""
+        texts = [queries] if isinstance(queries, str) else list(queries)
+        limit = max_results if max_results is not None else self.options.max_results
+        if self.index_key is None:
+            return SearchResult()
+        found: list[list[ToolSearchHit]] = []
+        first_error: dict[str, Any] | None = None
+        for text in texts:
+            hits, error = self._search_one(self.real(text.strip()), limit)
+            if error is not None:
+                first_error = first_error or error
+            else:
+                found.append(hits)
+        if not found and first_error is not None:
+            return SearchResult(error=first_error)
+        merged = _merge_hits(found)
+        self.mark_discovered([hit.name for hit in merged])
+        return SearchResult(hits=merged)
+
+    async def asearch(
+        self, queries: str | Sequence[str], max_results: int | None = None
+    ) -> SearchResult:
+        """:meth:`search` on a worker thread (the span and context variables go along)."""
+        return await run_in_thread(self.search, queries, max_results)
+
+    def render(self, result: SearchResult) -> str:
+        """A search's result as the model reads it: a JSON list of the names found (wire
+        names), or of ``{"name", "summary"}`` objects with summaries on; the index's error
+        object when it refused the query."""
+        if result.error is not None:
+            return json.dumps(result.error)
+        if self.options.search_results_with_summaries:
+            shown: list[Any] = [
+                {"name": self.wire(hit.name), "summary": hit.summary or ""} for hit in result.hits
+            ]
+        else:
+            shown = [self.wire(hit.name) for hit in result.hits]
+        return json.dumps(shown, ensure_ascii=False)
+
+    def _skipped(self, query: str) -> frozenset[str]:
+        if not self.options.exclude_loaded_tools:
+            return frozenset()
+        wanted = query.casefold()
+        return frozenset(n for n in self.loaded() if n.casefold() != wanted)
+
+    def _search_one(
+        self, query: str, limit: int
+    ) -> tuple[list[ToolSearchHit], dict[str, Any] | None]:
+        assert self.index_key is not None
+        index = self.sessions.index
+        skipped = self._skipped(query)
+        request = ToolSearchRequest(self.index_key, query, limit, exclude=skipped)
+        started, clock = time.time(), time.perf_counter()
+        outcome: tuple[list[ToolSearchHit], dict[str, Any] | None]
+        with hooks.search_span(
+            index,
+            session_id=self.session_id,
+            query=query,
+            limit=limit,
+            visible_tools=self.visible_count,
+            registered_tools=len(self.tools),
+            door=self.sessions.door or None,
+        ) as span:
+            try:
+                response = index.search(request)
+            except ToolIndexError as exc:
+                _log.debug("tool search refused the query: %s", exc.code)
+                span.error(exc.code)
+                outcome = [], exc.to_tool_result()
+                search_type, total = "", 0
+            else:
+                references = [
+                    ref
+                    for ref in response.tool_references
+                    if ref.tool_name in self.tools and ref.tool_name not in skipped
+                ][:limit]
+                span.hits(
+                    [ref.tool_name for ref in references],
+                    [ref.relevance_score for ref in references],
+                    search_type=response.metadata.search_type,
+                    total_matches=response.total_matches,
+                )
+                hits = [
+                    ToolSearchHit(
+                        name=ref.tool_name, summary=ref.summary or None, score=ref.relevance_score
+                    )
+                    for ref in references
+                ]
+                outcome = hits, None
+                search_type, total = response.metadata.search_type, response.total_matches
+            event = ToolSearchEvent(
+                timestamp=started,
+                session_id=self.session_id,
+                index_key=self.index_key,
+                query=query,
+                limit=limit,
+                index=type(index).__name__,
+                search_type=search_type,
+                hits=tuple(outcome[0]),
+                total_matches=total,
+                visible_tools=self.visible_count,
+                duration_ms=(time.perf_counter() - clock) * 1000,
+                error=outcome[1]["error"] if outcome[1] else None,
+                door=self.sessions.door,
+            )
+            found = {hit.name for hit in outcome[0]}
+            loaded = [n for n in self.loaded() if n in skipped and n not in found]
+            self.sessions.report_search(event, self, loaded)
+        return outcome
+
+    # -- discoveries, rounds and calls ------------------------------------------------------
+
+    def mark_discovered(self, names: Iterable[str]) -> list[str]:
+        """Add tools to the session's discoveries (store first, then this run's copy);
+        returns the names that were new to the session."""
+        wanted = [n for n in dict.fromkeys(names) if n in self.tools]
+        if not wanted:
+            return []
+        added = self.sessions.registry.mark_discovered(self.session_id, wanted)
+        with self._lock:
+            self._discovered.extend(n for n in wanted if n not in self._discovered)
+            if self._current_round is not None:
+                self._current_round.extend(n for n in wanted if n not in self._current_round)
+        return added
+
+    def begin_turn(self, searching: bool) -> None:
+        """A turn of tool calls starts; ``searching``: it holds a search call (its hits
+        make the new round of a run without accumulation)."""
+        with self._lock:
+            self._current_round = [] if searching else None
+
+    def end_turn(self) -> None:
+        """The turn's calls ran: its searches' hits become the last round."""
+        with self._lock:
+            if self._current_round is not None:
+                self._last_round = self._current_round
+                self._current_round = None
+
+    def check_call(self, name: str, *, visible: Iterable[str] | None = None) -> CallDecision:
+        """Whether to run the model's call of ``name`` (a wire name is mapped back).
+
+        The search tool and the tools on the request (``visible``, by default
+        :meth:`visible_names`) run; a registered tool the model has not discovered runs and
+        counts as discovered under the ``"execute"`` policy, and is refused with a hint to
+        search first under ``"hint"``; a name no tool has is refused with a message naming
+        the search tool. A refused call is answered, never raised."""
+        own = self.real(name)
+        if own == self.sessions.search_tool_name:
+            return CallDecision(own, True, kind="search")
+        shown = set(visible) if visible is not None else set(self.visible_names())
+        if own in shown:
+            return CallDecision(own, True, kind="visible")
+        if own in self.tools and self.options.undiscovered_tool_policy == "execute":
+            self.mark_discovered([own])
+            return CallDecision(own, True, kind="discovered_by_call")
+        if own in self.tools:
+            _log.debug("the model called %r before discovering it", own)
+            return CallDecision(own, False, self.undiscovered_hint(own), kind="undiscovered")
+        _log.debug("the model called %r, which no registered tool has", own)
+        return CallDecision(own, False, self.unknown_hint(name), kind="unknown")
+
+    def undiscovered_hint(self, name: str) -> str:
+        """What the model reads when it calls a tool it has not discovered (policy "hint")."""
+        return (
+            f"Tool {self.wire(name)!r} is not loaded yet. Call "
+            f"{self.wire(self.sessions.search_tool_name)} to find it first (an exact tool "
+            "name works as the query), then call it."
+        )
+
+    def unknown_hint(self, name: str) -> str:
+        """What the model reads when it calls a name that no registered tool has."""
+        return (
+            f"Error: there is no tool named {name!r}. Call "
+            f"{self.wire(self.sessions.search_tool_name)} with a description of what you "
+            "need to find the available tools."
+        )
+
+    def record_calls(self, names: Sequence[str]) -> None:
+        """The tools the model called on one turn (the search tool left out): the search
+        log's labels."""
+        called = [n for n in names if n != self.sessions.search_tool_name]
+        self.sessions.report_calls(self, called)
+
+    # -- life -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the session (and drop it when it was a throwaway one). Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            holds = list(self._holds)
+        registry = self.sessions.registry
+        registry.release(self.session_id, holds)
+        if self.ephemeral:
+            registry.evict_session(self.session_id)
+
+    async def aclose(self) -> None:
+        """:meth:`close` on a worker thread (a throwaway session's index keys are freed
+        there)."""
+        await run_in_thread(self.close)
+
+    def __enter__(self) -> SearchRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        kind = "throwaway" if self.ephemeral else "session"
+        return f"SearchRun({kind} {self.session_id!r}, {len(self.tools)} tools)"

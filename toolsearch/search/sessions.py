@@ -1,0 +1,249 @@
+"""The search-session core: the one search path behind every front door.
+
+Every way into toolsearch's tool search (the :class:`ToolSearchToolCallingAdvisor`, the
+pydantic-ai strategy, the LangGraph retriever and agent, the LangChain middleware, the
+OpenAI Agents SDK tools, the plain-SDK loop helper, the MCP proxy) turns its framework's
+objects into toolsearch definitions and hands them to this core; none re-implements a part
+of it. :class:`ToolSearchSessions` (one per front-door object) holds the index, the session
+registry and its store, the options, the listeners and the search log;
+:class:`SearchRun` is one run (one agent run, one loop, one turn of a hand-written loop)
+on one session:
+
+* **session resolution** (:func:`resolve_session`): an explicit id, else the framework's
+  own session or conversation id, else a throwaway session for this run alone, dropped when
+  it closes (never a default shared by unrelated runs);
+* **registration**: a run's tools are indexed once per tool set and session, through the
+  registry's :class:`~toolsearch.search.store.SessionStore` (leases, eviction);
+* **search**, sync and async: :meth:`SearchRun.asearch` and :meth:`ToolSearchSessions.aopen`
+  run ranking, embedding and indexing on a worker thread, never on the event loop; several
+  queries are searched one by one and merged rank by rank (:func:`interleave`); tools the
+  model already sees are left out;
+* **discovered, pinned and visible tools** from one source: the store, read once when the
+  run registers its tools and written on every discovery (the run keeps its copy in step);
+* **wire names**: given a provider's name rule, the run maps every tool name to the name
+  that provider accepts, stable for the whole tool set, and speaks those names in search
+  results, tool lists and call checks (:meth:`SearchRun.wire`, :meth:`SearchRun.real`);
+* the **undiscovered-call policy** (:meth:`SearchRun.check_call`);
+* **spans and metrics** (``tool_search {index}``), **listeners** and the **search log**.
+
+Data flows one way: a front door calls the run; the run calls the registry, the index,
+the telemetry hooks and the sinks; nothing calls back up into the front door.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+
+from toolsearch.models.wire_names import (
+    ANTHROPIC_NAMES,
+    GEMINI_NAMES,
+    OPENAI_NAMES,
+    NameRule,
+)
+from toolsearch.search.events import SearchListener, ToolSearchEvent
+from toolsearch.search.eviction import EvictionStrategy
+from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.run import (
+    CallDecision,
+    SearchResult,
+    SearchRun,
+    SessionRef,
+    interleave,
+    resolve_session,
+    run_in_thread,
+)
+from toolsearch.search.search_log import LoggedCalls, LoggedSearch, SearchLog
+from toolsearch.search.search_tool import search_tool_definition
+from toolsearch.search.store import SessionStore
+from toolsearch.search.types import ToolIndex
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = [
+    "NAME_RULES",
+    "CallDecision",
+    "SearchResult",
+    "SearchRun",
+    "SessionRef",
+    "ToolSearchSessions",
+    "interleave",
+    "name_rule",
+    "resolve_index",
+    "resolve_session",
+]
+
+_log = logging.getLogger(__name__)
+
+NAME_RULES: dict[str, NameRule] = {
+    "openai": OPENAI_NAMES,
+    "openai-responses": OPENAI_NAMES,
+    "anthropic": ANTHROPIC_NAMES,
+    "gemini": GEMINI_NAMES,
+}
+"""Provider -> the rule its tool names follow (:mod:`toolsearch.models.wire_names`)."""
+
+
+def name_rule(provider: NameRule | str | None) -> NameRule | None:
+    """A provider's name rule: a :class:`NameRule` as is, a provider name looked up in
+    :data:`NAME_RULES`, ``None`` for none (names as the tools have them)."""
+    if provider is None or isinstance(provider, NameRule):
+        return provider
+    try:
+        return NAME_RULES[provider]
+    except KeyError:
+        known = ", ".join(sorted(NAME_RULES))
+        raise ValueError(f"unknown provider {provider!r}: use one of {known}") from None
+
+
+def resolve_index(index: ToolIndex | str | None) -> ToolIndex:
+    """An index object as is; an index spec (``"bm25"``, ``"hybrid:static"``...) built
+    with :func:`~toolsearch.indexes.make_index`; ``None``: the default index (BM25 with
+    ``toolsearch[bm25]``, else regex, with a warning)."""
+    from toolsearch.indexes import specs
+
+    if index is None:
+        return specs.default_index()
+    if isinstance(index, str):
+        return specs.make_index(index)
+    return index
+
+
+class ToolSearchSessions:
+    """The search-session core of one front door: index, sessions, options and sinks.
+
+    Args:
+        index: A ``ToolIndex``, an index spec (``"bm25"``, ``"hybrid"``...) or ``None`` for
+            the default index (:func:`resolve_index`).
+        registry: A :class:`SessionRegistry` to share with other front doors (its index is
+            then the index: give ``registry`` or ``index``/``store``/``eviction_strategy``).
+        store: The session store of a new registry (``RedisSessionStore`` to share
+            discoveries between processes).
+        eviction_strategy: The eviction of the default in-memory store.
+        options: The plain-data options (:class:`ToolSearchOptions`): max results, search
+            tool name, accumulation, exclusion of loaded tools, undiscovered-call policy...
+        search_listeners: Called with a :class:`ToolSearchEvent` after every search.
+        search_log: A :class:`~toolsearch.search.search_log.SearchLog` receiving every
+            search and the tools then called.
+        door: The front door's name, as events and spans report it.
+    """
+
+    def __init__(
+        self,
+        index: ToolIndex | str | None = None,
+        *,
+        registry: SessionRegistry | None = None,
+        store: SessionStore | None = None,
+        eviction_strategy: EvictionStrategy | None = None,
+        options: ToolSearchOptions | None = None,
+        search_listeners: Sequence[SearchListener] = (),
+        search_log: SearchLog | None = None,
+        door: str = "",
+    ) -> None:
+        if registry is not None and (
+            index is not None or store is not None or eviction_strategy is not None
+        ):
+            raise TypeError("give registry, or index/store/eviction_strategy, not both")
+        self.registry = (
+            registry
+            if registry is not None
+            else SessionRegistry(resolve_index(index), eviction_strategy, store=store)
+        )
+        self.options = options if options is not None else ToolSearchOptions()
+        self.search_log = search_log
+        self.door = door
+        self._listeners: list[SearchListener] = list(search_listeners)
+        self._search_definitions: dict[bool, ToolDefinition] = {}
+
+    @property
+    def index(self) -> ToolIndex:
+        return self.registry.index
+
+    @property
+    def search_tool_name(self) -> str:
+        return self.options.search_tool_name
+
+    def search_definition(self) -> ToolDefinition:
+        """The search tool's definition as the model receives it."""
+        multi = self.options.multi_query
+        if multi not in self._search_definitions:
+            self._search_definitions[multi] = search_tool_definition(
+                self.search_tool_name, multi_query=multi
+            )
+        return self._search_definitions[multi]
+
+    def add_search_listener(self, listener: SearchListener) -> None:
+        """Call ``listener`` with a :class:`ToolSearchEvent` after every search."""
+        self._listeners.append(listener)
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def open(
+        self,
+        session: SessionRef | str | None = None,
+        *,
+        tools: Sequence[ToolDefinition] | None = None,
+        pinned: Iterable[str] = (),
+        provider: NameRule | str | None = None,
+    ) -> SearchRun:
+        """Start a run on ``session`` (a :class:`SessionRef`, an id, or ``None`` for a
+        throwaway session), registering ``tools`` when given. Close it (or use it as a
+        context manager) when the run ends: that releases the session, and drops a
+        throwaway one."""
+        ref = session if isinstance(session, SessionRef) else resolve_session(session)
+        run = SearchRun(self, ref, name_rule(provider))
+        if tools is not None:
+            try:
+                run.register(tools, pinned)
+            except BaseException:
+                run.close()
+                raise
+        return run
+
+    async def aopen(
+        self,
+        session: SessionRef | str | None = None,
+        *,
+        tools: Sequence[ToolDefinition] | None = None,
+        pinned: Iterable[str] = (),
+        provider: NameRule | str | None = None,
+    ) -> SearchRun:
+        """:meth:`open` on a worker thread: indexing a new tool set (embedding it, for a
+        vector index) never blocks the event loop."""
+        return await run_in_thread(
+            self.open, session, tools=tools, pinned=pinned, provider=provider
+        )
+
+    def discovered(self, session_id: str) -> list[str]:
+        """The tools a session discovered so far, in discovery order (from the store)."""
+        return self.registry.discovered(session_id)
+
+    # -- sinks (the run reports here; nothing here calls a front door) ---------------------
+
+    def report_search(self, event: ToolSearchEvent, run: SearchRun, loaded: Sequence[str]) -> None:
+        if self.search_log is not None:
+            try:
+                self.search_log.record_search(
+                    LoggedSearch.from_event(event, tools=run.definitions, loaded=loaded)
+                )
+            except Exception:
+                _log.warning("search log %r failed", self.search_log, exc_info=True)
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                _log.warning("tool-search listener %r failed", listener, exc_info=True)
+
+    def report_calls(self, run: SearchRun, names: Sequence[str]) -> None:
+        if self.search_log is None or not names or run.index_key is None:
+            return
+        try:
+            self.search_log.record_calls(
+                LoggedCalls.of(run.session_id, run.index_key, names, time.time())
+            )
+        except Exception:
+            _log.warning("search log %r failed", self.search_log, exc_info=True)
+
+    def __repr__(self) -> str:
+        return f"ToolSearchSessions({type(self.index).__name__}, door={self.door!r})"
