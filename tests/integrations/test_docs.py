@@ -18,6 +18,7 @@ BLOCK = re.compile(r"```(python|text)\n(.*?)```", flags=re.DOTALL)
 PAGES = {
     "pydantic-ai.md": ("pydantic_ai",),
     "langgraph.md": ("langchain_core", "langgraph", "langgraph_bigtool"),
+    "langchain.md": ("langchain",),
     "openai-agents.md": ("agents",),
     "sdk-loops.md": ("openai", "anthropic", "google.genai"),
 }

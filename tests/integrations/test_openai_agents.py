@@ -8,15 +8,18 @@ import pytest
 
 pytest.importorskip("agents", reason="toolsearch[openai-agents] is not installed")
 
-from agents import Agent, FunctionTool, Runner, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    FunctionTool,
+    Runner,
+    SQLiteSession,
+    function_tool,
+    set_tracing_disabled,
+)
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from toolsearch.indexes import RegexToolIndex
-from toolsearch.integrations.openai_agents import (
-    DEFAULT_SESSION_ID,
-    ToolsearchAgentTools,
-    default_session_id,
-)
+from toolsearch.integrations.openai_agents import ToolsearchAgentTools, context_session_id
 from toolsearch.search import InMemorySessionStore, SessionRegistry
 
 set_tracing_disabled(True)
@@ -111,10 +114,10 @@ def test_pinned_tools_and_a_tools_own_gate() -> None:
     )
     tools = ToolsearchAgentTools([get_weather, gated], pinned=["get_weather"])
     model = ScriptedModel([search("reset admin password"), [assistant_message("ok")]])
-    Runner.run_sync(Agent(name="a", model=model, tools=tools.tools), "reset")
+    Runner.run_sync(Agent(name="a", model=model, tools=tools.tools), "reset", context="s-9")
 
     assert offered(model) == [["get_weather", "search_tools"]] * 2  # admin_reset stays off
-    assert tools.discovered(DEFAULT_SESSION_ID) == ["admin_reset"]
+    assert tools.discovered("s-9") == ["admin_reset"]
 
 
 def test_a_bad_query_is_an_error_the_model_reads() -> None:
@@ -125,7 +128,7 @@ def test_a_bad_query_is_an_error_the_model_reads() -> None:
     outputs = [
         i.output for i in result.new_items if getattr(i, "type", "") == "tool_call_output_item"
     ]
-    assert outputs[0].startswith("Error: query")
+    assert outputs[0].startswith("Error: invalid arguments for tool 'search_tools': query")
 
 
 def test_the_session_of_a_run_context() -> None:
@@ -136,10 +139,81 @@ def test_the_session_of_a_run_context() -> None:
     class Conversation:
         session_id = "obj-1"
 
-    assert default_session_id(Ctx("s-1")) == "s-1"  # type: ignore[arg-type]
-    assert default_session_id(Ctx({"session_id": 7})) == "7"  # type: ignore[arg-type]
-    assert default_session_id(Ctx(Conversation())) == "obj-1"  # type: ignore[arg-type]
-    assert default_session_id(Ctx(None)) == DEFAULT_SESSION_ID  # type: ignore[arg-type]
+    assert context_session_id(Ctx("s-1")) == "s-1"  # type: ignore[arg-type]
+    assert context_session_id(Ctx({"session_id": 7})) == "7"  # type: ignore[arg-type]
+    assert context_session_id(Ctx(Conversation())) == "obj-1"  # type: ignore[arg-type]
+    assert context_session_id(Ctx(None)) is None  # type: ignore[arg-type]
+
+
+def test_runs_without_a_session_never_share_discoveries() -> None:
+    tools = ToolsearchAgentTools([get_weather, send_email, create_issue], max_results=1)
+    first = ScriptedModel([search("weather forecast"), [assistant_message("ok")]])
+    Runner.run_sync(Agent(name="a", model=first, tools=tools.tools), "weather")
+    other = ScriptedModel([[assistant_message("fresh")]])
+    Runner.run_sync(Agent(name="a", model=other, tools=tools.tools), "hi")
+
+    assert offered(first)[1] == ["get_weather", "search_tools"]
+    assert offered(other) == [["search_tools"]]  # a throwaway session of its own
+    assert tools.registry.session_ids() == []  # both dropped with their runs
+
+
+def test_the_sdks_own_session_is_honoured() -> None:
+    tools = ToolsearchAgentTools([get_weather, send_email, create_issue], max_results=1)
+    first = ScriptedModel([search("send an email"), [assistant_message("ok")]])
+    tools.run_sync(Agent(name="a", model=first, tools=tools.tools), "m", session=SQLiteSession("A"))
+    same = ScriptedModel([[assistant_message("again")]])
+    tools.run_sync(Agent(name="a", model=same, tools=tools.tools), "m", session=SQLiteSession("A"))
+    other = ScriptedModel([[assistant_message("other")]])
+    tools.run_sync(Agent(name="a", model=other, tools=tools.tools), "m", session=SQLiteSession("B"))
+
+    assert offered(same) == [["search_tools", "send_email"]]
+    assert offered(other) == [["search_tools"]]
+    assert tools.discovered("A") == ["send_email"]
+
+
+def test_an_undiscovered_call_is_refused_and_the_run_goes_on() -> None:
+    tools = ToolsearchAgentTools([get_weather, send_email])
+    model = ScriptedModel(
+        [
+            [function_call("send_email", {"to": "bob", "body": "hi"}, call_id="c1")],
+            [assistant_message("searched instead")],
+        ]
+    )
+    result = tools.run_sync(Agent(name="a", model=model, tools=tools.tools), "mail bob")
+
+    outputs = [
+        i.output for i in result.new_items if getattr(i, "type", "") == "tool_call_output_item"
+    ]
+    assert result.final_output == "searched instead"
+    assert "send_email" in outputs[0]
+    assert "not found" in outputs[0]
+
+
+def test_names_are_sent_in_a_form_every_provider_accepts() -> None:
+    async def create(ctx: object, arguments: str) -> str:
+        return "#1"
+
+    dotted = FunctionTool(
+        name="github.create_issue",
+        description="Create a GitHub issue",
+        params_json_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        on_invoke_tool=create,
+    )
+    tools = ToolsearchAgentTools([dotted, get_weather], max_results=1)
+    model = ScriptedModel(
+        [
+            search("create github issue"),
+            [function_call("github_create_issue", {}, call_id="c2")],
+            [assistant_message("done")],
+        ]
+    )
+    result = tools.run_sync(Agent(name="a", model=model, tools=tools.tools), "file it")
+
+    outputs = [
+        i.output for i in result.new_items if getattr(i, "type", "") == "tool_call_output_item"
+    ]
+    assert outputs == [json.dumps(["github_create_issue"]), "#1"]
+    assert offered(model)[1] == ["github_create_issue", "search_tools"]
 
 
 def test_bad_arguments_are_refused() -> None:

@@ -109,17 +109,28 @@ def test_the_strategy_finds_a_tool_the_model_then_calls() -> None:
     assert "sunny in Paris" in str(result.all_messages()[-2])
 
 
-def test_an_agents_tool_set_is_indexed_once_across_runs() -> None:
-    capability = toolsearch_tool_search("bm25")
-    strategy = capability.strategy
-    assert isinstance(strategy, ToolsearchStrategy)
+def test_an_agents_tool_set_is_indexed_once_per_session_across_runs() -> None:
+    strategy = ToolsearchStrategy("bm25", session_id="tenant-1")
+    capability = toolsearch_tool_search(strategy)
     for _ in range(3):
         agent_with(capability, Script("send email")).run_sync("mail bob")
 
-    state = strategy.registry.get("pydantic-ai")
+    state = strategy.registry.get("tenant-1")
     assert state is not None
     assert state.index_count == 1
     assert len(strategy.registry.index_keys()) == 1
+
+
+def test_unrelated_runs_search_in_conversations_of_their_own() -> None:
+    capability = toolsearch_tool_search("bm25")
+    strategy = capability.strategy
+    assert isinstance(strategy, ToolsearchStrategy)
+    conversations = []
+    for _ in range(3):
+        result = agent_with(capability, Script("send email")).run_sync("mail bob")
+        conversations.append(result.conversation_id)
+    assert len(set(conversations)) == 3
+    assert sorted(strategy.registry.session_ids()) == sorted(conversations)
 
 
 def test_tools_discovered_earlier_in_the_run_are_not_returned_again() -> None:

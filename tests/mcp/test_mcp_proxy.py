@@ -216,8 +216,11 @@ def test_list_and_dump_commands(tmp_path):
     assert {t.category for t in catalog.tools} == {"alpha", "beta"}
 
 
-def test_a_search_during_a_rebuild_finds_the_new_tools():
-    """The rebuild runs on the provider's thread while the proxy answers searches."""
+def test_searches_are_answered_during_a_rebuild_and_find_the_new_tools_after_it():
+    """The rebuild runs on the provider's thread while the proxy answers searches: a search
+    that lands mid-rebuild is answered from the tool set built last (it does not wait),
+    and every search after the rebuild sees the new tools."""
+    import threading
     from types import SimpleNamespace
 
     from toolsearch.tools.definition import ToolDefinition
@@ -228,17 +231,23 @@ def test_a_search_during_a_rebuild_finds_the_new_tools():
 
     tools = [tool("old_tool")]
     provider = SimpleNamespace(current_tool_callbacks=lambda: tools, server_names=["s"])
-    seen: list[list[str]] = []
+    building, release = threading.Event(), threading.Event()
 
-    class Interleaved(RegexToolIndex):
+    class Slow(RegexToolIndex):
         def index_tools(self, session_id, definitions):
+            if any(d.name == "new_tool" for d in definitions):
+                building.set()
+                assert release.wait(10)
             super().index_tools(session_id, definitions)
-            # a search that lands before _reindex returns
-            seen.append([t["name"] for t in search_proxy.search("new_tool")["tools"]])
 
-    search_proxy = McpSearchProxy(provider, index=Interleaved())  # type: ignore[arg-type]
+    search_proxy = McpSearchProxy(provider, index=Slow())  # type: ignore[arg-type]
     search_proxy._reindex()
     tools.append(tool("new_tool"))
-    search_proxy._reindex()
-    assert seen[-1] == ["new_tool"]
+    rebuild = threading.Thread(target=search_proxy._reindex)
+    rebuild.start()
+    assert building.wait(10)
+    during = [t["name"] for t in search_proxy.search("tool")["tools"]]
+    release.set()
+    rebuild.join(10)
+    assert during == ["old_tool"]
     assert search_proxy.search("new_tool")["tools"][0]["name"] == "new_tool"

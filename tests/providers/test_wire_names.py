@@ -6,11 +6,19 @@ mode) is in ``tests/contracts/test_provider_contract.py``."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolsearch import AssistantMessage, ToolCall, ToolResponse, ToolResponseMessage
+from toolsearch import (
+    AssistantMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    ToolSearchHit,
+)
 from toolsearch.models.wire_names import (
     ANTHROPIC_NAMES,
     GEMINI_NAMES,
@@ -18,6 +26,8 @@ from toolsearch.models.wire_names import (
     NameRule,
     WireNames,
     request_names,
+    wire_result_text,
+    wire_search_result,
 )
 
 RULES = [OPENAI_NAMES, ANTHROPIC_NAMES, GEMINI_NAMES]
@@ -132,3 +142,96 @@ def test_any_names_get_valid_unique_reversible_wire_names(
     for name in unique:  # names the provider takes are never changed
         if rule.accepts(name):
             assert mapping.wire(name) == name
+
+
+# -- search results: the names the model reads are the names it is offered ---------------
+
+
+def _hits(*names: str) -> tuple[ToolSearchHit, ...]:
+    return tuple(ToolSearchHit(name=name, summary=f"{name} summary") for name in names)
+
+
+def test_a_search_result_names_its_tools_by_their_wire_names() -> None:
+    hits = _hits("github.create_issue", "docs/search", "get_weather")
+    names = WireNames(OPENAI_NAMES, [h.name for h in hits])
+    text = json.dumps([h.name for h in hits], ensure_ascii=False)
+    wired = wire_search_result(text, hits, names)
+    assert wired == '["github_create_issue", "docs_search", "get_weather"]'
+    assert json.loads(wired) == [names.wire(h.name) for h in hits]
+
+
+def test_a_search_result_with_summaries_renames_only_the_name_key() -> None:
+    hits = _hits("météo.forecast", "get_weather")
+    names = WireNames(OPENAI_NAMES, [h.name for h in hits])
+    shown = [{"name": "météo.forecast", "summary": "Prévisions à 7 jours"}, {"name": "get_weather"}]
+    wired = wire_search_result(json.dumps(shown, ensure_ascii=False), hits, names)
+    expected = [
+        {"name": "meteo_forecast", "summary": "Prévisions à 7 jours"},
+        {"name": "get_weather"},
+    ]
+    assert wired == json.dumps(expected, ensure_ascii=False)  # the search tool's own format
+    assert "Prévisions" in wired  # not escaped
+
+
+def test_a_search_result_with_nothing_to_rename_is_returned_byte_for_byte(rule: NameRule) -> None:
+    hits = _hits("get_weather", "send_email")
+    names = WireNames(rule, [h.name for h in hits])
+    for text in ('["get_weather","send_email"]', '[ "get_weather" ,\n "send_email" ]', "[]"):
+        assert wire_search_result(text, hits, names) is text
+    # Gemini takes dots: nothing is renamed there, so nothing is re-encoded either
+    dotted = _hits("files.read")
+    text = '["files.read"]'
+    wired = wire_search_result(text, dotted, WireNames(GEMINI_NAMES, ["files.read"]))
+    assert wired is text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"error": "invalid_pattern", "message": "bad regex: files.read("}',
+        "not json: files.read",
+        '"files.read"',
+        "",
+    ],
+)
+def test_error_objects_and_other_text_are_left_alone(text: str) -> None:
+    hits = _hits("files.read")
+    assert wire_search_result(text, hits, WireNames(OPENAI_NAMES, ["files.read"])) is text
+
+
+def test_only_names_the_hits_have_are_renamed() -> None:
+    hits = _hits("files.read")
+    names = WireNames(OPENAI_NAMES, ["files.read", "other.tool"])
+    text = json.dumps(["files.read", "other.tool", "files_read", 3, ["files.read"], {"x": 1}])
+    assert json.loads(wire_search_result(text, hits, names)) == [
+        "files_read",
+        "other.tool",  # not a hit: not this search's to rename
+        "files_read",  # already a wire name: never renamed twice
+        3,
+        ["files.read"],
+        {"x": 1},
+    ]
+
+
+def test_only_search_results_are_rewritten() -> None:
+    names = WireNames(OPENAI_NAMES, ["files.read"])
+    plain = ToolResponse(id="1", name="echo", response_data='["files.read"]')
+    search = plain.model_copy(update={"search_hits": _hits("files.read")})
+    assert wire_result_text(plain, names) == '["files.read"]'
+    assert wire_result_text(search, None) == '["files.read"]'
+    assert wire_result_text(search, names) == '["files_read"]'
+
+
+def test_search_hits_in_the_history_join_the_mapping() -> None:
+    hits = _hits("docs/search", "x" * 70)
+    history = [
+        ToolResponseMessage(
+            responses=(ToolResponse(id="1", name="search", response_data="", search_hits=hits),)
+        ),
+    ]
+    names = request_names(OPENAI_NAMES, ["search"], history)
+    assert set(names.renamed) == {"docs/search", "x" * 70}
+    assert all(OPENAI_NAMES.accepts(w) for w in names.renamed.values())
+    # the same stable mapping as when the tools themselves are offered
+    offered = request_names(OPENAI_NAMES, ["search", "docs/search", "x" * 70])
+    assert names.renamed == offered.renamed

@@ -44,8 +44,8 @@ from toolsearch.indexes import Bm25ToolIndex, RegexToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import LruEvictionStrategy, TtlEvictionStrategy
 from toolsearch.search.advisor import DEFAULT_CATEGORY_SUFFIX, DEFAULT_SYSTEM_SUFFIX
-from toolsearch.search.registry import session_of_key
 from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.registry import session_of_key
 from toolsearch.search.sessions import ToolSearchSessions
 from toolsearch.tokens import WhitespaceTokenCounter, render_messages, render_tools
 

@@ -10,6 +10,9 @@ One module per framework, each importing its framework only when used (a missing
   ``ToolsearchToolRetriever``, LangChain tools in a toolsearch index, as
   ``langgraph-bigtool``'s ``retrieve_tools``, a LangChain retriever or a search tool, and
   ``create_agent``, bigtool's graph on the current LangGraph;
+* :mod:`toolsearch.integrations.langchain` (``toolsearch[langchain]``):
+  ``ToolSearchMiddleware``, tool search as a LangChain 1.x agent middleware for
+  ``langchain.agents.create_agent``;
 * :mod:`toolsearch.integrations.openai_agents` (``toolsearch[openai-agents]``):
   ``ToolsearchAgentTools``, an agent's tools behind a search function tool, each enabled
   once discovered;
@@ -17,9 +20,12 @@ One module per framework, each importing its framework only when used (a missing
   ``ToolSearchLoop``, the tool list to send on this turn and the search tool's result, for
   loops written over ``openai``, ``anthropic`` or ``google-genai``.
 
-Every integration searches through a :class:`~toolsearch.search.registry.SessionRegistry`:
-a tool set is indexed once per session, and discoveries live in its session store (a
-``RedisSessionStore`` shares them between processes).
+Every integration is a thin front door over the search-session core
+(:class:`~toolsearch.search.sessions.ToolSearchSessions`): a tool set is indexed once per
+session, discoveries live in its session store (a ``RedisSessionStore`` shares them between
+processes), async doors index and rank on a worker thread, runs without a session id get
+a throwaway session of their own, and every search emits the same span, metrics and
+search-log records.
 
 Importing this package imports no framework.
 """
@@ -31,6 +37,7 @@ __all__ = ["FRAMEWORK_EXTRAS"]
 FRAMEWORK_EXTRAS: dict[str, str] = {
     "pydantic_ai": "pydantic-ai",
     "langgraph": "langgraph",
+    "langchain": "langchain",
     "openai_agents": "openai-agents",
     "sdk_loop": "",
 }

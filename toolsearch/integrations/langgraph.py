@@ -35,8 +35,14 @@ import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolsearch.integrations._common import ToolSearcher, require
+from toolsearch.integrations._common import require
+from toolsearch.models.wire_names import WireNames
+from toolsearch.search.events import SearchListener
+from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.search_log import SearchLog
+from toolsearch.search.search_tool import MAX_RESULTS_CAP
+from toolsearch.search.sessions import PORTABLE_NAMES, ToolSearchSessions, resolve_session
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
@@ -99,6 +105,9 @@ class ToolsearchToolRetriever:
             tools, so retrievers sharing a ``registry`` and a session index a set once).
         registry: A ``SessionRegistry`` to share (instead of ``index`` and ``store``).
         store: The session store of a new registry.
+        search_listeners: Called with a ``ToolSearchEvent`` after every search (door
+            ``"langgraph"``).
+        search_log: A ``SearchLog`` receiving every search.
     """
 
     def __init__(
@@ -110,12 +119,22 @@ class ToolsearchToolRetriever:
         session_id: str | None = None,
         registry: SessionRegistry | None = None,
         store: SessionStore | None = None,
+        search_listeners: Sequence[SearchListener] = (),
+        search_log: SearchLog | None = None,
     ) -> None:
         _require_langchain()
-        if limit < 1:
-            raise ValueError("limit must be at least 1")
+        if not 1 <= limit <= MAX_RESULTS_CAP:
+            raise ValueError(f"limit must be between 1 and {MAX_RESULTS_CAP}")
         items = list(tools.items()) if isinstance(tools, Mapping) else [(None, t) for t in tools]
-        self.searcher = ToolSearcher(index, registry=registry, store=store)
+        self.sessions = ToolSearchSessions(
+            index,
+            registry=registry,
+            store=store,
+            options=ToolSearchOptions(max_results=limit, exclude_loaded_tools=False),
+            search_listeners=search_listeners,
+            search_log=search_log,
+            door="langgraph",
+        )
         self.limit = limit
         self.session_id = session_id or f"langchain-{uuid.uuid4().hex[:12]}"
         self._tools: dict[str, Any] = {}  # id -> tool
@@ -138,7 +157,11 @@ class ToolsearchToolRetriever:
 
     @property
     def registry(self) -> SessionRegistry:
-        return self.searcher.registry
+        return self.sessions.registry
+
+    def tool_id(self, name: str) -> str | None:
+        """The id of the tool indexed under ``name`` (``None`` for no such tool)."""
+        return self._ids.get(name)
 
     @property
     def tool_registry(self) -> dict[str, Any]:
@@ -147,22 +170,43 @@ class ToolsearchToolRetriever:
 
     # -- searching ------------------------------------------------------------------------
 
-    def search(self, query: str, limit: int | None = None) -> list[str]:
-        """The ids of the best tools for ``query``, best first."""
-        names = self.searcher.search(
-            self.session_id, self.definitions, [query], limit=limit or self.limit
-        )
-        return [self._ids[n] for n in names if n in self._ids]
+    def search(
+        self,
+        query: str,
+        limit: int | None = None,
+        *,
+        exclude: Sequence[str] = (),
+        session_id: str | None = None,
+    ) -> list[str]:
+        """The ids of the best tools for ``query``, best first, leaving out the tools of
+        ``exclude`` (ids the model has already; a query naming one exactly still finds it).
+        ``session_id``: the search session (the retriever's own by default)."""
+        with self.sessions.open(session_id or self.session_id, tools=self.definitions) as run:
+            result = run.search(query, limit, exclude=self._names_of(exclude))
+        return [self._ids[n] for n in result.names if n in self._ids]
+
+    def _names_of(self, ids: Sequence[str]) -> list[str]:
+        by_id = {tool_id: name for name, tool_id in self._ids.items()}
+        return [by_id[i] for i in ids if i in by_id]
 
     def search_tools(self, query: str, limit: int | None = None) -> list[Any]:
         """The best tools for ``query`` themselves, best first."""
         return [self._tools[i] for i in self.search(query, limit)]
 
-    async def asearch(self, query: str, limit: int | None = None) -> list[str]:
-        """:meth:`search` off the event loop (an embedding query blocks for milliseconds)."""
+    async def asearch(
+        self,
+        query: str,
+        limit: int | None = None,
+        *,
+        exclude: Sequence[str] = (),
+        session_id: str | None = None,
+    ) -> list[str]:
+        """:meth:`search` on a worker thread (ranking and embedding never block the loop)."""
         import asyncio
+        from functools import partial
 
-        return await asyncio.to_thread(self.search, query, limit)
+        search = partial(self.search, exclude=exclude, session_id=session_id)
+        return await asyncio.to_thread(search, query, limit)
 
     # -- langgraph-bigtool ----------------------------------------------------------------
 
@@ -264,16 +308,21 @@ def create_agent(
     """``langgraph-bigtool``'s agent graph (an uncompiled ``StateGraph``) over ``retriever``.
 
     The model first sees one tool, ``retrieve_tool_name``; each call of it searches the
-    retriever and binds the tools found on the next turn (they accumulate in the state's
-    ``selected_tool_ids``, in retrieval order); calls of retrieved tools run in a
-    ``ToolNode``. ``.compile()`` it (with a checkpointer for conversations). Needs
+    retriever (on a worker thread in the async graph), leaving out the tools already
+    selected, and binds the tools found on the next turn (they accumulate in the state's
+    ``selected_tool_ids``, in retrieval order); calls of selected tools run in a
+    ``ToolNode``; a call of a tool that was never retrieved is refused with a message naming
+    the retrieval tool, and nothing runs. Tools are bound under names every provider accepts
+    (``github.create_issue`` as ``github_create_issue``), and the retrieval results name them
+    so. The search session is the LangGraph thread (``configurable.thread_id``), else one per
+    retrieval. ``.compile()`` it (with a checkpointer for conversations). Needs
     ``langgraph``.
     """
     require("langgraph", extra=_EXTRA, feature="create_agent", package="langgraph")
     from typing import Annotated
 
     from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-    from langchain_core.runnables import RunnableLambda
+    from langchain_core.runnables import RunnableConfig, RunnableLambda
     from langchain_core.tools import StructuredTool
     from langgraph.graph import END, StateGraph
     from langgraph.graph.message import add_messages
@@ -282,11 +331,25 @@ def create_agent(
     from typing_extensions import TypedDict
 
     registry = retriever.tool_registry
+    names = WireNames(
+        PORTABLE_NAMES, [retrieve_tool_name, *(d.name for d in retriever.definitions)]
+    )
+    by_id = {retriever.tool_id(d.name): d.name for d in retriever.definitions}
+    calls_of = ToolSearchSessions(
+        registry=retriever.registry,
+        options=ToolSearchOptions(
+            search_tool_name=retrieve_tool_name, undiscovered_tool_policy="hint"
+        ),
+        door="langgraph",
+    )
+    bound_tools = {i: _renamed(tool, names.wire(by_id[i])) for i, tool in registry.items()}
+
+    def retrieve_tools(query: str) -> list[str]:  # the model's view; the nodes search
+        return retriever.search(query)
+
+    retrieve_tools.__doc__ = RETRIEVE_TOOLS_DESCRIPTION
     retrieve = StructuredTool.from_function(
-        func=retriever.retrieve_tools_function(),
-        coroutine=retriever.retrieve_tools_coroutine(),
-        name=retrieve_tool_name,
-        description=RETRIEVE_TOOLS_DESCRIPTION,
+        func=retrieve_tools, name=retrieve_tool_name, description=RETRIEVE_TOOLS_DESCRIPTION
     )
 
     def add_new(left: list[str], right: list[str]) -> list[str]:
@@ -303,7 +366,8 @@ def create_agent(
     )
 
     def bound(state: dict[str, Any]) -> Any:
-        return llm.bind_tools([retrieve, *(registry[i] for i in state["selected_tool_ids"])])
+        chosen = [bound_tools[i] for i in state.get("selected_tool_ids", []) if i in bound_tools]
+        return llm.bind_tools([retrieve, *chosen])
 
     def call_model(state: dict[str, Any]) -> dict[str, Any]:
         return {"messages": [bound(state).invoke(state["messages"])]}
@@ -311,39 +375,87 @@ def create_agent(
     async def acall_model(state: dict[str, Any]) -> dict[str, Any]:
         return {"messages": [await bound(state).ainvoke(state["messages"])]}
 
+    def session_of(config: RunnableConfig | None) -> str | None:
+        configurable = (config or {}).get("configurable") or {}
+        thread = configurable.get("thread_id")
+        return str(thread) if thread else None
+
     def selected(calls: list[dict[str, Any]], found: list[list[str]]) -> dict[str, Any]:
         messages = []
         ids: list[str] = []
         for call, batch in zip(calls, found, strict=True):
-            names = [to_toolsearch_definition(registry[i]).name for i in batch]
-            messages.append(ToolMessage(f"Available tools: {names}", tool_call_id=call["id"]))
+            shown = [names.wire(by_id[i]) for i in batch]
+            messages.append(ToolMessage(f"Available tools: {shown}", tool_call_id=call["id"]))
             ids.extend(batch)
         return {"messages": messages, "selected_tool_ids": ids}
 
-    def select_tools(calls: list[dict[str, Any]]) -> dict[str, Any]:
-        return selected(calls, [retriever.search(str(c["args"].get("query", ""))) for c in calls])
+    def _query(call: dict[str, Any]) -> str:
+        return str(call["args"].get("query", ""))
 
-    async def aselect_tools(calls: list[dict[str, Any]]) -> dict[str, Any]:
-        found = [await retriever.asearch(str(c["args"].get("query", ""))) for c in calls]
+    def select_tools(payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        calls, have = payload["calls"], payload["selected"]
+        sid = resolve_session(session_of(config)).session_id
+        found = [retriever.search(_query(c), exclude=have, session_id=sid) for c in calls]
         return selected(calls, found)
+
+    async def aselect_tools(payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        calls, have = payload["calls"], payload["selected"]
+        sid = resolve_session(session_of(config)).session_id
+        found = [await retriever.asearch(_query(c), exclude=have, session_id=sid) for c in calls]
+        return selected(calls, found)
+
+    def refuse(payload: dict[str, Any]) -> dict[str, Any]:
+        visible = [by_id[i] for i in payload["selected"] if i in by_id]
+        out = []
+        with calls_of.open(tools=retriever.definitions, provider=PORTABLE_NAMES) as run:
+            for call in payload["calls"]:
+                decision = run.check_call(call["name"], visible=visible)
+                out.append(
+                    ToolMessage(
+                        decision.message or "",
+                        tool_call_id=call["id"],
+                        name=call["name"],
+                        status="error",
+                    )
+                )
+        return {"messages": out}
 
     def route(state: dict[str, Any]) -> Any:
         last = state["messages"][-1]
         if not isinstance(last, AIMessage) or not last.tool_calls:
             return END
-        return [
-            Send("select_tools", [call])
-            if call["name"] == retrieve_tool_name
-            else Send("tools", [call])
-            for call in last.tool_calls
-        ]
+        have = list(state.get("selected_tool_ids", []))
+        allowed = {bound_tools[i].name for i in have if i in bound_tools}
+        sends = []
+        for call in last.tool_calls:
+            if call["name"] == retrieve_tool_name:
+                sends.append(Send("select_tools", {"calls": [call], "selected": have}))
+            elif call["name"] in allowed:
+                sends.append(Send("tools", [call]))
+            else:
+                sends.append(Send("refuse", {"calls": [call], "selected": have}))
+        return sends
 
     builder: Any = StateGraph(State)  # nodes typed by the functional State: Any here
     builder.add_node("agent", RunnableLambda(call_model, afunc=acall_model))
     builder.add_node("select_tools", RunnableLambda(select_tools, afunc=aselect_tools))
-    builder.add_node("tools", ToolNode(list(registry.values())))
+    builder.add_node("refuse", RunnableLambda(refuse))
+    builder.add_node("tools", ToolNode(list(bound_tools.values())))
     builder.set_entry_point("agent")
-    builder.add_conditional_edges("agent", route, path_map=["select_tools", "tools", END])
+    builder.add_conditional_edges("agent", route, path_map=["select_tools", "tools", "refuse", END])
     builder.add_edge("tools", "agent")
     builder.add_edge("select_tools", "agent")
+    builder.add_edge("refuse", "agent")
     return builder
+
+
+def _renamed(tool: Any, name: str) -> Any:
+    """``tool`` under ``name`` (a copy; the tool itself when the name is unchanged): a
+    ``BaseTool`` is copied, a plain function is wrapped as a tool first."""
+    from langchain_core.tools import BaseTool, StructuredTool
+
+    if not isinstance(tool, BaseTool):
+        tool = StructuredTool.from_function(tool)
+    if tool.name == name:
+        return tool
+    return tool.model_copy(update={"name": name})

@@ -6,45 +6,66 @@ carries the search tool, the pinned tools and the tools the conversation discove
 their real schemas (strict JSON schemas included), and the runner calls them as it calls
 any tool: no subprocess, no second call indirection, any model provider the SDK supports::
 
-    from agents import Agent
+    from agents import Agent, SQLiteSession
     from toolsearch.integrations.openai_agents import ToolsearchAgentTools
 
     search = ToolsearchAgentTools(my_tools, index="hybrid")
     agent = Agent(name="assistant", tools=search.tools)  # was: tools=my_tools
+    result = await search.run(agent, "...", session=SQLiteSession("conv-A"))
+
+This is a thin front door over the search-session core (:class:`~toolsearch.search.sessions.
+ToolSearchSessions`): indexing, searching (on a worker thread: the event loop never waits
+for ranking or embedding), discoveries, spans, metrics and search logs are the core's.
+
+**Sessions.** The SDK does not hand a run's ``session=`` to tools, so :meth:`~
+ToolsearchAgentTools.run` (and ``run_sync``, ``run_streamed``) take the SDK's own arguments,
+``session=`` included, and make the SDK session's ``session_id`` the search session too;
+:meth:`~ToolsearchAgentTools.bound` does the same around a ``Runner`` call of your own. The
+session of a run is, in order: the ``session_id`` given to the constructor (a string or a
+callable of the run context), the bound SDK session, a ``session_id`` in the run's
+``context`` (a mapping key or an attribute, or the context itself when it is a string),
+else **a throwaway session of that run alone** (never one shared by unrelated runs; it is
+dropped when the run's context is freed).
+
+**Names.** Tool names go to the model in a form every provider accepts (``github.create_issue``
+is sent as ``github_create_issue``; a 70-character name is shortened with a hash), and the
+search results name the tools exactly as the tool list does.
+
+**Undiscovered calls.** A tool the run has not discovered is not enabled, so the SDK refuses
+a call to it; :meth:`~ToolsearchAgentTools.run` sets ``RunConfig(tool_not_found_behavior=
+"return_error_to_model")`` unless you chose, so the model reads the refusal and the run
+goes on.
 
 Why not the other routes: the SDK's ``ToolSearchTool`` is a hosted Responses API tool that
-searches deferred tools with OpenAI's own search on the server (``execution="client"`` is
-not executed by the runner), so a toolsearch index cannot answer it; and the toolsearch MCP
-proxy through the SDK's MCP client (``MCPServerStdio``) works, but it runs a subprocess, and
-the model then calls every discovered tool through the proxy's call tool, with the arguments
-nested in one JSON object, instead of as a function tool with its own schema.
-
-Discoveries live in a :class:`~toolsearch.search.registry.SessionRegistry` session (in its
-:class:`~toolsearch.search.store.SessionStore`: a ``RedisSessionStore`` shares them between
-workers). The session of a run is ``session_id(ctx)``: by default the run context's
-``session_id`` (``Runner.run(agent, input, context={"session_id": "c-42"})``, or an object
-with that attribute, or the context itself when it is a string), else
-:data:`DEFAULT_SESSION_ID`, which every run without one shares. The tool set is indexed once
-per session, at its first search.
+searches deferred tools with OpenAI's own search on the server, so a toolsearch index cannot
+answer it; and the toolsearch MCP proxy through the SDK's MCP client works, but runs a
+subprocess, and the model then calls every tool through the proxy's call tool.
 
 Needs ``toolsearch[openai-agents]`` (``openai-agents``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
+import dataclasses
 import inspect
-import json
 import threading
 import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from toolsearch.integrations._common import ToolSearcher, require
+from toolsearch.errors import InvalidToolArgumentsError
+from toolsearch.integrations._common import require
+from toolsearch.models.wire_names import WireNames
+from toolsearch.search.events import SearchListener
+from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.run import SearchRun
+from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
+from toolsearch.search.sessions import PORTABLE_NAMES, ToolSearchSessions, resolve_session
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
@@ -54,16 +75,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SEARCH_TOOL_NAME",
-    "DEFAULT_SESSION_ID",
     "ToolsearchAgentTools",
-    "default_session_id",
+    "context_session_id",
     "to_toolsearch_definition",
 ]
 
 _EXTRA = "openai-agents"
-
-DEFAULT_SESSION_ID = "openai-agents"
-"""The session of runs whose context names none."""
 
 DEFAULT_SEARCH_TOOL_NAME = "search_tools"
 
@@ -74,7 +91,7 @@ SEARCH_TOOL_DESCRIPTION = (
     "turn; the result lists their names. Tools you already have are not listed again."
 )
 
-_MAX_CACHED_SESSIONS = 1024
+_BOUND_SESSION: ContextVar[str | None] = ContextVar("toolsearch_agents_session", default=None)
 
 
 def _require_agents() -> Any:
@@ -83,16 +100,16 @@ def _require_agents() -> Any:
     )
 
 
-def default_session_id(ctx: RunContextWrapper[Any]) -> str:
+def context_session_id(ctx: RunContextWrapper[Any]) -> str | None:
     """The run context's ``session_id`` (a mapping key or an attribute), the context itself
-    when it is a string, else :data:`DEFAULT_SESSION_ID`."""
+    when it is a string, else ``None``."""
     context = getattr(ctx, "context", None)
     if isinstance(context, str) and context:
         return context
     found = context.get("session_id") if isinstance(context, Mapping) else None
     if found is None:
         found = getattr(context, "session_id", None)
-    return str(found) if found else DEFAULT_SESSION_ID
+    return str(found) if found else None
 
 
 def to_toolsearch_definition(tool: FunctionTool) -> ToolDefinition:
@@ -112,16 +129,19 @@ class ToolsearchAgentTools:
             (wrapped with ``function_tool``); other tools (hosted ones) pass through and stay
             always enabled.
         index: A ``ToolIndex``, an index spec (``"bm25"``, ``"hybrid"``...) or ``None`` for
-            BM25.
+            the default index.
         max_results: How many tools one search loads by default (the model may ask for 1-10
             with ``maxResults``).
         pinned: Names of tools always enabled (never searched for).
-        session_id: The run's session: a callable of the run context
-            (:func:`default_session_id` by default) or a fixed string.
+        session_id: The run's session: a fixed string or a callable of the run context
+            returning one (or ``None`` to go on down the list in the module docstring).
         search_tool_name: The search tool's name.
         registry: A ``SessionRegistry`` to share (instead of ``index`` and ``store``).
         store: The session store of a new registry (``RedisSessionStore`` for several
             workers).
+        search_listeners: Called with a ``ToolSearchEvent`` after every search (door
+            ``"openai-agents"``).
+        search_log: A ``SearchLog`` receiving every search.
     """
 
     def __init__(
@@ -131,19 +151,16 @@ class ToolsearchAgentTools:
         index: ToolIndex | str | None = None,
         max_results: int = 5,
         pinned: Iterable[str] = (),
-        session_id: str | Callable[[RunContextWrapper[Any]], str] = default_session_id,
+        session_id: str | Callable[[RunContextWrapper[Any]], str | None] | None = None,
         search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
         registry: SessionRegistry | None = None,
         store: SessionStore | None = None,
+        search_listeners: Sequence[SearchListener] = (),
+        search_log: SearchLog | None = None,
     ) -> None:
         agents = _require_agents()
         if not 1 <= max_results <= MAX_RESULTS_CAP:
             raise ValueError(f"max_results must be between 1 and {MAX_RESULTS_CAP}")
-        self.searcher = ToolSearcher(index, registry=registry, store=store)
-        self.max_results = max_results
-        self.pinned = frozenset(pinned)
-        self.session_id = session_id
-        self.search_tool_name = search_tool_name
         function_tools: list[FunctionTool] = []
         others: list[Any] = []
         for tool in tools:
@@ -161,13 +178,33 @@ class ToolsearchAgentTools:
             )
         if len(set(names)) != len(names):
             raise ValueError("two tools have the same name")
+        self.pinned = frozenset(pinned)
         unknown = self.pinned - set(names)
         if unknown:
             raise ValueError(f"pinned tools that are not among the tools: {sorted(unknown)}")
+        options = ToolSearchOptions(
+            max_results=max_results,
+            search_tool_name=search_tool_name,
+            pinned_tools=tuple(n for n in names if n in self.pinned),
+        )
+        self.sessions = ToolSearchSessions(
+            index,
+            registry=registry,
+            store=store,
+            options=options,
+            search_listeners=search_listeners,
+            search_log=search_log,
+            door="openai-agents",
+        )
+        self.max_results = max_results
+        self.session_id = session_id
+        self.search_tool_name = search_tool_name
         self.definitions: tuple[ToolDefinition, ...] = tuple(
             to_toolsearch_definition(t) for t in function_tools
         )
-        self._seen: OrderedDict[str, tuple[Any, int, frozenset[str]]] = OrderedDict()
+        self.wire_names = WireNames(PORTABLE_NAMES, [search_tool_name, *names])
+        """Each tool's own name and the name the model sees (valid for every provider)."""
+        self._runs: dict[int, SearchRun] = {}
         self._lock = threading.Lock()
         gated = [self._gate(t) for t in function_tools]
         self.tools: list[Any] = [self._search_tool(agents), *gated, *others]
@@ -175,65 +212,112 @@ class ToolsearchAgentTools:
 
     @property
     def registry(self) -> SessionRegistry:
-        return self.searcher.registry
+        return self.sessions.registry
 
-    def session_of(self, ctx: RunContextWrapper[Any]) -> str:
-        """The session a run context belongs to."""
-        return self.session_id(ctx) if callable(self.session_id) else self.session_id
+    # -- sessions -----------------------------------------------------------------------------
+
+    def session_of(self, ctx: RunContextWrapper[Any]) -> str | None:
+        """The session a run context belongs to (``None``: a throwaway one for the run)."""
+        given = self.session_id(ctx) if callable(self.session_id) else self.session_id
+        return given or _BOUND_SESSION.get() or context_session_id(ctx)
+
+    @contextmanager
+    def bound(self, session: Any) -> Iterator[None]:
+        """Within the block, runs search in the SDK session ``session`` (its
+        ``session_id``, or the value itself as a string): wrap your own ``Runner`` call."""
+        sid = getattr(session, "session_id", session)
+        token = _BOUND_SESSION.set(str(sid) if sid else None)
+        try:
+            yield
+        finally:
+            _BOUND_SESSION.reset(token)
+
+    async def run(self, agent: Any, input: Any, *, session: Any = None, **kwargs: Any) -> Any:
+        """``Runner.run(agent, input, session=session, **kwargs)``, searching in the SDK
+        session's id (a throwaway session per run without one)."""
+        from agents import Runner
+
+        with self.bound(session):
+            return await Runner.run(agent, input, session=session, **self._run_kwargs(kwargs))
+
+    def run_sync(self, agent: Any, input: Any, *, session: Any = None, **kwargs: Any) -> Any:
+        """``Runner.run_sync`` with the session bound as in :meth:`run`."""
+        from agents import Runner
+
+        with self.bound(session):
+            return Runner.run_sync(agent, input, session=session, **self._run_kwargs(kwargs))
+
+    def run_streamed(self, agent: Any, input: Any, *, session: Any = None, **kwargs: Any) -> Any:
+        """``Runner.run_streamed`` with the session bound as in :meth:`run` (the run's task
+        starts inside, so it keeps the binding)."""
+        from agents import Runner
+
+        with self.bound(session):
+            return Runner.run_streamed(agent, input, session=session, **self._run_kwargs(kwargs))
+
+    @staticmethod
+    def _run_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+        from agents import RunConfig
+
+        config = kwargs.get("run_config") or RunConfig()
+        if "tool_not_found_behavior" not in getattr(config, "__dataclass_fields__", {}):
+            return kwargs
+        if config.tool_not_found_behavior == "raise_error" and kwargs.get("run_config") is None:
+            config = dataclasses.replace(config, tool_not_found_behavior="return_error_to_model")
+        return {**kwargs, "run_config": config}
 
     def discovered(self, session_id: str) -> list[str]:
         """The tools a session discovered, in discovery order."""
-        return self.searcher.discovered(session_id)
+        return self.sessions.discovered(session_id)
 
     def search(self, session_id: str, query: str, max_results: int | None = None) -> list[str]:
-        """Search as the model's search tool does: the names found, now enabled for the
-        session (the tools it has already are left out, unless named exactly)."""
-        loaded = [*self.pinned, *self.discovered(session_id)]
-        found = self.searcher.search(
-            session_id,
-            self.definitions,
-            [query],
-            limit=max_results or self.max_results,
-            exclude=loaded,
-            record=True,
+        """Search as the model's search tool does: the names found (the tools' own), now
+        enabled for the session."""
+        with self.sessions.open(session_id, tools=self.definitions) as run:
+            return run.search(query, max_results).names
+
+    # -- internals ------------------------------------------------------------------------
+
+    async def _run_of(self, ctx: Any) -> SearchRun:
+        """The core's run for the SDK run of ``ctx`` (opened at its first use, on a worker
+        thread; closed when the run's usage object is freed)."""
+        usage = getattr(ctx, "usage", ctx)
+        key = id(usage)
+        with self._lock:
+            run = self._runs.get(key)
+        if run is not None:
+            return run
+        opened = await self.sessions.aopen(
+            resolve_session(self.session_of(ctx)), tools=self.definitions, provider=PORTABLE_NAMES
         )
         with self._lock:
-            self._seen.pop(session_id, None)
-        return found
-
-    # -- internals --------------------------------------------------------------------------
-
-    def _enabled(self, ctx: RunContextWrapper[Any]) -> frozenset[str]:
-        """The session's discoveries, read from the store once per model request of a run
-        (each tool's gate asks; the answer is shared until the run's next request)."""
-        session = self.session_of(ctx)
-        requests = getattr(getattr(ctx, "usage", None), "requests", 0)
-        with self._lock:
-            cached = self._seen.get(session)
-            if cached is not None and cached[0]() is ctx and cached[1] == requests:
-                self._seen.move_to_end(session)
-                return cached[2]
-        names = frozenset(self.discovered(session))
+            run = self._runs.setdefault(key, opened)
+        if run is not opened:  # another gate of the same turn opened it first
+            await opened.aclose()
+            return run
         try:
-            owner: Any = weakref.ref(ctx)
-        except TypeError:  # pragma: no cover - a context that takes no weak reference
-            owner = lambda: None  # noqa: E731
+            weakref.finalize(usage, self._finish, key)
+        except TypeError:  # pragma: no cover - a usage object that takes no weak reference
+            self._finish(key)
+        return run
+
+    def _finish(self, key: int) -> None:
         with self._lock:
-            self._seen[session] = (owner, requests, names)
-            self._seen.move_to_end(session)
-            while len(self._seen) > _MAX_CACHED_SESSIONS:
-                self._seen.popitem(last=False)
-        return names
+            run = self._runs.pop(key, None)
+        if run is not None:
+            run.close()
 
     def _gate(self, tool: FunctionTool) -> FunctionTool:
-        """A copy of ``tool`` enabled when pinned or discovered (and its own gate agrees)."""
+        """A copy of ``tool`` under its wire name, enabled when pinned or discovered (and
+        its own gate agrees)."""
         gated = copy.copy(tool)
         original = tool.is_enabled
         name = tool.name
-        pinned = name in self.pinned
+        gated.name = self.wire_names.wire(name)
 
         async def is_enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
-            if not (pinned or name in self._enabled(ctx)):
+            run = await self._run_of(ctx)
+            if name not in run.visible_names():
                 return False
             if isinstance(original, bool):
                 return original
@@ -263,19 +347,12 @@ class ToolsearchAgentTools:
         }
 
         async def invoke(ctx: Any, arguments: str) -> str:
+            run = await self._run_of(ctx)
             try:
-                parsed = json.loads(arguments or "{}")
-            except json.JSONDecodeError:
-                parsed = None
-            query = parsed.get("query") if isinstance(parsed, dict) else None
-            if not isinstance(query, str) or not query.strip():
-                return "Error: query must be a non-empty string describing the tool you need."
-            wanted = parsed.get("maxResults")
-            limit = self.max_results
-            if isinstance(wanted, int) and not isinstance(wanted, bool):
-                limit = max(1, min(MAX_RESULTS_CAP, wanted))
-            found = await asyncio.to_thread(self.search, self.session_of(ctx), query, limit)
-            return json.dumps(found)
+                queries, limit = run.search_tool().arguments(arguments)
+            except InvalidToolArgumentsError as exc:
+                return f"Error: {exc}"
+            return run.render(await run.asearch(queries, limit))
 
         tool: FunctionTool = agents.FunctionTool(
             name=self.search_tool_name,

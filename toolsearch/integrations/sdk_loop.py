@@ -21,14 +21,18 @@ append when the model called the search tool::
             messages.append(result or run_my_tool(call))
 
 :meth:`LoopSession.tools` renders the search tool, the pinned tools and the tools the
-conversation discovered (discovery order: a stable prefix, so a provider's prompt cache
-keeps working) with toolsearch's own provider mappings (``openai_tools``, the Anthropic
-request builder, ``gemini_declarations``), the ones its chat-model adapters send. A search
-runs toolsearch's search tool (``toolSearchTool(query, maxResults?)``) over the tools,
-indexed once per distinct tool set and session. Discoveries live in a
-:class:`~toolsearch.search.registry.SessionRegistry`, so in its
-:class:`~toolsearch.search.store.SessionStore`: with a ``RedisSessionStore`` a
-conversation's next turn may run on any worker and still see what it discovered.
+conversation discovered (discovery order: the list only grows at its end) with toolsearch's
+own provider mappings (``openai_tools``, the Anthropic request builder,
+``gemini_declarations``), the ones its chat-model adapters send, **under names the provider
+accepts**: ``github.create_issue`` goes to OpenAI and Anthropic as ``github_create_issue``,
+a 70-character name is shortened with a hash, and the search results name every tool as the
+tool list does. :meth:`LoopSession.tool_name` maps a name the model called back to the
+tool's own, for your own dispatch. Searching goes through the search-session core
+(:class:`~toolsearch.search.sessions.ToolSearchSessions`), the path every front door uses:
+the tools are indexed once per tool set and session, discoveries live in its
+:class:`~toolsearch.search.store.SessionStore` (with a ``RedisSessionStore`` a
+conversation's next turn may run on any worker and still see what it discovered), and every
+search emits the ``tool_search`` span, its metrics and search-log records.
 
 The provider SDKs are not imported here: a session's methods read their objects' attributes
 (or the same keys of plain dicts).
@@ -41,14 +45,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from toolsearch.errors import InvalidToolArgumentsError
-from toolsearch.integrations._common import ToolSearcher
+from toolsearch.models.wire_names import WireNames
+from toolsearch.search.events import SearchListener
+from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_tool import (
-    DEFAULT_SEARCH_TOOL_NAME,
-    MAX_RESULTS_CAP,
-    ToolSearchTool,
-    search_tool_definition,
-)
+from toolsearch.search.run import SearchRun
+from toolsearch.search.search_log import SearchLog
+from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
+from toolsearch.search.sessions import SessionRef, ToolSearchSessions, name_rule, resolve_session
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.collect import tool_callbacks
@@ -99,13 +103,16 @@ class ToolSearchLoop:
     Args:
         tools: The tools, in any form :func:`as_definition` takes.
         index: A ``ToolIndex``, an index spec (``"bm25"``, ``"hybrid"``...) or ``None`` for
-            BM25.
+            the default index.
         max_results: How many tools a search loads when the model gives no ``maxResults``.
         pinned: Names of tools sent on every turn.
         search_tool_name: The search tool's name (``toolSearchTool``).
         registry: A ``SessionRegistry`` to share (instead of ``index`` and ``store``).
         store: The session store of a new registry (``RedisSessionStore`` to share
             discoveries between workers).
+        search_listeners: Called with a ``ToolSearchEvent`` after every search (door
+            ``"sdk-loop"``).
+        search_log: A ``SearchLog`` receiving every search and the tools then called.
     """
 
     def __init__(
@@ -118,6 +125,8 @@ class ToolSearchLoop:
         search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
         registry: SessionRegistry | None = None,
         store: SessionStore | None = None,
+        search_listeners: Sequence[SearchListener] = (),
+        search_log: SearchLog | None = None,
     ) -> None:
         if not 1 <= max_results <= MAX_RESULTS_CAP:
             raise ValueError(f"max_results must be between 1 and {MAX_RESULTS_CAP}")
@@ -134,111 +143,145 @@ class ToolSearchLoop:
         unknown = [n for n in self.pinned if n not in self.by_name]
         if unknown:
             raise ValueError(f"pinned tools that are not among the tools: {unknown}")
-        self.searcher = ToolSearcher(index, registry=registry, store=store)
+        options = ToolSearchOptions(
+            max_results=max_results, search_tool_name=search_tool_name, pinned_tools=self.pinned
+        )
+        self.sessions = ToolSearchSessions(
+            index,
+            registry=registry,
+            store=store,
+            options=options,
+            search_listeners=search_listeners,
+            search_log=search_log,
+            door="sdk-loop",
+        )
         self.max_results = max_results
         self.search_tool_name = search_tool_name
-        self.search_definition = search_tool_definition(search_tool_name)
+        self.search_definition = self.sessions.search_definition()
+        self._wire: dict[str, WireNames] = {}
 
     @property
     def registry(self) -> SessionRegistry:
-        return self.searcher.registry
+        return self.sessions.registry
 
     @property
     def system_hint(self) -> str:
         """A sentence for the system prompt that tells the model how to find tools."""
         return SYSTEM_HINT.replace("{search_tool_name}", self.search_tool_name)
 
-    def session(self, session_id: str) -> LoopSession:
-        """The conversation ``session_id`` (cheap: make one per turn or keep it)."""
-        return LoopSession(self, str(session_id))
+    def session(self, session_id: str | None = None) -> LoopSession:
+        """The conversation ``session_id`` (cheap: make one per turn or keep it); ``None``:
+        a conversation of its own, dropped by :meth:`LoopSession.close` (or eviction)."""
+        return LoopSession(self, resolve_session(session_id))
+
+    def wire_names(self, provider: Provider) -> WireNames:
+        """Every tool name of the loop (and the search tool's) as ``provider`` accepts it:
+        one mapping over the whole tool set, so a tool keeps its wire name on every turn."""
+        rule = name_rule(provider)
+        assert rule is not None
+        if provider not in self._wire:
+            self._wire[provider] = WireNames(rule, [self.search_tool_name, *self.by_name])
+        return self._wire[provider]
 
 
 class LoopSession:
-    """One conversation of a :class:`ToolSearchLoop`: its tool list and its searches."""
+    """One conversation of a :class:`ToolSearchLoop`: its tool list and its searches.
 
-    def __init__(self, loop: ToolSearchLoop, session_id: str) -> None:
+    Each method is one short run of the search-session core on the conversation's session
+    (it reads the discoveries once, from the store)."""
+
+    def __init__(self, loop: ToolSearchLoop, ref: SessionRef) -> None:
         self.loop = loop
-        self.session_id = session_id
+        self.ref = SessionRef(ref.session_id, ephemeral=False)  # kept across turns
+        self.session_id = ref.session_id
+        self._throwaway = ref.ephemeral
+
+    def _run(self) -> SearchRun:
+        return self.loop.sessions.open(self.ref, tools=self.loop.definitions)
 
     # -- what to send ------------------------------------------------------------------------
 
     @property
     def discovered(self) -> list[str]:
         """The tools this conversation discovered, in discovery order (from the store)."""
-        return [n for n in self.loop.searcher.discovered(self.session_id) if n in self.loop.by_name]
+        return [n for n in self.loop.sessions.discovered(self.session_id) if n in self.loop.by_name]
 
     def visible(self) -> list[ToolDefinition]:
         """This turn's tools: the search tool, the pinned tools, then the discovered ones."""
-        names = [*self.loop.pinned, *(n for n in self.discovered if n not in self.loop.pinned)]
-        return [self.loop.search_definition, *(self.loop.by_name[n] for n in names)]
+        with self._run() as run:
+            return run.visible_definitions()
 
     def tools(self, provider: Provider) -> list[dict[str, Any]]:
-        """This turn's tool list in ``provider``'s request format (``tools=...``)."""
+        """This turn's tool list in ``provider``'s request format (``tools=...``), every
+        name one the provider accepts (:meth:`ToolSearchLoop.wire_names`)."""
+        if provider not in ("openai", "openai-responses", "anthropic", "gemini"):
+            raise ValueError(
+                f"unknown provider {provider!r}: use openai, openai-responses, anthropic or gemini"
+            )
         definitions = self.visible()
+        names = self.loop.wire_names(provider)
         if provider == "openai":
             from toolsearch.models.openai import openai_tools
 
-            return openai_tools(definitions)
+            return openai_tools(definitions, names)
         if provider == "openai-responses":
             from toolsearch.models.openai import openai_tools
 
-            return [{"type": "function", **t["function"]} for t in openai_tools(definitions)]
+            return [{"type": "function", **t["function"]} for t in openai_tools(definitions, names)]
         if provider == "anthropic":
             from toolsearch.models.anthropic import AnthropicRequestBuilder
 
-            return AnthropicRequestBuilder(tools=definitions).render_tools()
-        if provider == "gemini":
-            from toolsearch.models.gemini import gemini_declarations
+            return AnthropicRequestBuilder(tools=definitions, names=names).render_tools()
+        from toolsearch.models.gemini import gemini_declarations
 
-            return [{"function_declarations": gemini_declarations(definitions)}]
-        raise ValueError(
-            f"unknown provider {provider!r}: use openai, openai-responses, anthropic or gemini"
-        )
+        return [{"function_declarations": gemini_declarations(definitions, names)}]
+
+    def tool_name(self, name: str, provider: Provider) -> str:
+        """The tool's own name for a name the model called in ``provider``'s format."""
+        return self.loop.wire_names(provider).real(name)
 
     # -- a search call -------------------------------------------------------------------------
 
     def is_search_call(self, name: str) -> bool:
         return name == self.loop.search_tool_name
 
-    def handle(self, name: str, arguments: str | Mapping[str, Any] | None) -> str | None:
+    def handle(
+        self,
+        name: str,
+        arguments: str | Mapping[str, Any] | None,
+        provider: Provider | None = None,
+    ) -> str | None:
         """Run a search-tool call: the result text to send back (a JSON list of the tool
-        names found, now part of the session's tools; an error text the model can act on
-        for bad arguments), or ``None`` when ``name`` is not the search tool."""
+        names found, now part of the session's tools, as ``provider`` names them; an error
+        text the model can act on for bad arguments), or ``None`` when ``name`` is not the
+        search tool."""
         if not self.is_search_call(name):
             return None
         text = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
-        registry = self.loop.registry
-        registry.acquire(self.session_id)
-        key: str | None = None
-        try:
-            key = registry.use_tools(self.session_id, self.loop.definitions)
-
-            def found(names: Sequence[str]) -> None:
-                registry.mark_discovered(self.session_id, names)
-
-            tool = ToolSearchTool(
-                registry.index,
-                key,
-                default_max_results=self.loop.max_results,
-                on_found=found,
-                name=self.loop.search_tool_name,
-                loaded=lambda: [*self.loop.pinned, *registry.discovered(self.session_id)],
-            )
+        names = self.loop.wire_names(provider) if provider is not None else None
+        with self._run() as run:
+            tool = run.search_tool()
             try:
-                return str(tool.call(text))
+                queries, limit = tool.arguments(text)
             except InvalidToolArgumentsError as exc:  # the model reads why; the loop goes on
                 return f"Error: {exc}"
-        finally:
-            registry.release(self.session_id, [key] if key is not None else [])
+            return run.render(run.search(queries, limit), names)
 
     def search(self, query: str, max_results: int | None = None) -> list[str]:
         """Search as the model would (the names found join the session's tools)."""
-        arguments: dict[str, Any] = {"query": query}
-        if max_results is not None:
-            arguments["maxResults"] = max_results
-        result = self.handle(self.loop.search_tool_name, arguments) or "[]"
-        found = json.loads(result) if result.startswith("[") else []
-        return [str(n) for n in found]
+        with self._run() as run:
+            return run.search(query, max_results).names
+
+    def close(self) -> None:
+        """Drop a conversation made without an id (:meth:`ToolSearchLoop.session`)."""
+        if self._throwaway:
+            self.loop.registry.evict_session(self.session_id)
+
+    def __enter__(self) -> LoopSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- per provider: the message or block to append ------------------------------------------
 
@@ -246,7 +289,7 @@ class LoopSession:
         """A chat-completions tool call (``message.tool_calls[i]``) of the search tool as
         the ``{"role": "tool", ...}`` message to append; ``None`` for any other tool."""
         function = _get(call, "function")
-        content = self.handle(_get(function, "name"), _get(function, "arguments"))
+        content = self.handle(_get(function, "name"), _get(function, "arguments"), "openai")
         if content is None:
             return None
         return {"role": "tool", "tool_call_id": _get(call, "id"), "content": content}
@@ -254,7 +297,7 @@ class LoopSession:
     def openai_responses_result(self, item: Any) -> dict[str, Any] | None:
         """A Responses API ``function_call`` output item of the search tool as the
         ``function_call_output`` input item to append; ``None`` for any other tool."""
-        content = self.handle(_get(item, "name"), _get(item, "arguments"))
+        content = self.handle(_get(item, "name"), _get(item, "arguments"), "openai-responses")
         if content is None:
             return None
         return {"type": "function_call_output", "call_id": _get(item, "call_id"), "output": content}
@@ -264,7 +307,7 @@ class LoopSession:
         send in the next user turn; ``None`` for any other block."""
         if _get(block, "type") != "tool_use":
             return None
-        content = self.handle(_get(block, "name"), _get(block, "input"))
+        content = self.handle(_get(block, "name"), _get(block, "input"), "anthropic")
         if content is None:
             return None
         return {"type": "tool_result", "tool_use_id": _get(block, "id"), "content": content}
@@ -273,7 +316,7 @@ class LoopSession:
         """A Gemini ``function_call`` (``part.function_call``) of the search tool as the
         ``{"function_response": ...}`` part to send in the next user turn; ``None`` for any
         other function."""
-        content = self.handle(_get(function_call, "name"), _get(function_call, "args"))
+        content = self.handle(_get(function_call, "name"), _get(function_call, "args"), "gemini")
         if content is None:
             return None
         response: dict[str, Any] = {

@@ -10,7 +10,13 @@ progressive disclosure for clients that do not implement tool search themselves.
 The index (any :class:`~toolsearch.search.ToolIndex`) is built once at start-up and
 rebuilt whenever the exposed tools change: a server's ``tools/list_changed``
 notification, or a ``call_tool`` for a name the proxy does not know, which makes every
-server list its tools again once.
+server list its tools again once. Searching goes through the search-session core
+(:class:`~toolsearch.search.sessions.ToolSearchSessions`), the path every front door
+uses: the ``tool_search`` span and metrics, listeners and the search log come with it, and
+a search (or a rebuild's indexing) runs on a worker thread, so one client's search never
+blocks the proxy's other clients. Every client searches the same tool set, and a search's
+results never depend on an earlier one (the proxy hands out schemas; no tool is "loaded"),
+so nothing one client discovers reaches another.
 
 The proxy is an MCP server like any other toolsearch one: :func:`toolsearch.mcp.server.
 tool_server` lists its two tools and routes their calls, :func:`~toolsearch.mcp.server.
@@ -26,17 +32,23 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolsearch.errors import ToolIndexError
 from toolsearch.mcp.client import McpToolProvider
 from toolsearch.mcp.config import validate_tool_names
 from toolsearch.mcp.passthrough import Passthrough
 from toolsearch.mcp.progress import ProgressRelay, ProgressReporter, request_progress
 from toolsearch.mcp.results import error_result, forwarded, text_result
 from toolsearch.mcp.server import Transport, run_server, tool_server
-from toolsearch.search.types import ToolIndex, ToolSearchRequest
+from toolsearch.search.events import SearchListener
+from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.run import SearchResult
+from toolsearch.search.search_log import SearchLog
+from toolsearch.search.sessions import ToolSearchSessions
+from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolAnnotations, ToolDefinition
 from toolsearch.tools.schema import MAX_ARGUMENT_DEPTH, nested_deeper_than
 
@@ -85,6 +97,9 @@ class McpSearchProxy:
         search_tool_name: The name of the search tool (``search_tools`` by default; some
             clients reserve that name, pydantic-ai among them).
         call_tool_name: The name of the call tool (``call_tool`` by default).
+        search_listeners: Called with a ``ToolSearchEvent`` after every search (door
+            ``"mcp-proxy"``).
+        search_log: A ``SearchLog`` receiving every search.
 
     Tool names follow MCP's rule (1 to 128 of ``A-Z a-z 0-9 _ - .``) and must differ.
     """
@@ -98,6 +113,8 @@ class McpSearchProxy:
         name: str = "toolsearch-proxy",
         search_tool_name: str = SEARCH_TOOLS,
         call_tool_name: str = CALL_TOOL,
+        search_listeners: Sequence[SearchListener] = (),
+        search_log: SearchLog | None = None,
     ) -> None:
         if not 1 <= max_results <= 10:
             raise ValueError("max_results must be between 1 and 10")
@@ -105,10 +122,23 @@ class McpSearchProxy:
         self.search_tool_name = search_tool_name
         self.call_tool_name = call_tool_name
         self.provider = provider
-        self.index: ToolIndex = make_index(index) if isinstance(index, str) else index
+        self.sessions = ToolSearchSessions(
+            make_index(index) if isinstance(index, str) else index,
+            options=ToolSearchOptions(
+                max_results=max_results,
+                search_tool_name=search_tool_name,
+                exclude_loaded_tools=False,
+            ),
+            search_listeners=search_listeners,
+            search_log=search_log,
+            door="mcp-proxy",
+        )
         self.max_results = max_results
         self.name = name
         self._definitions: dict[str, ToolDefinition] = {}
+        self._tool_set: list[ToolDefinition] = []
+        """The tool set searches run over: the one indexed last (a rebuild builds the next
+        one first, so no search waits for it)."""
         self.passthrough = Passthrough(provider)
         """The servers' prompts and resources, as the proxy forwards them."""
         self._started = False
@@ -133,13 +163,19 @@ class McpSearchProxy:
         # may answer with keeps its definition until the new index is in place
         definitions = {cb.definition.name: cb.definition for cb in self._current()}
         self._definitions = {**self._definitions, **definitions}
-        self.index.index_tools(_SESSION, list(definitions.values()))
+        tool_set = list(definitions.values())
+        with self.sessions.open(_SESSION, tools=tool_set):
+            self._tool_set = tool_set  # built: searches move to it (until then, the old one)
         self._definitions = definitions
         self.rebuilds += 1
         logger.info("tool-search proxy indexed %d tools", len(definitions))
 
     def _current(self) -> list[Any]:
         return self.provider.current_tool_callbacks()
+
+    @property
+    def index(self) -> ToolIndex:
+        return self.sessions.index
 
     @property
     def tool_count(self) -> int:
@@ -152,12 +188,28 @@ class McpSearchProxy:
         server}], "total_matches": n}``, best first; a tool's ``title``, ``annotations``
         and ``outputSchema`` are included when its server gave them."""
         limit = self.max_results if max_results is None else max(1, min(10, int(max_results)))
-        response = self.index.search(
-            ToolSearchRequest(session_id=_SESSION, query=str(query), max_results=limit)
-        )
+        definitions, tool_set = self._definitions, self._tool_set
+        with self.sessions.open(_SESSION, tools=tool_set) as run:
+            return self._answer(run.search(str(query), limit), definitions)
+
+    async def asearch(self, query: str, max_results: int | None = None) -> dict[str, Any]:
+        """:meth:`search` with the indexing and ranking on a worker thread."""
+        limit = self.max_results if max_results is None else max(1, min(10, int(max_results)))
+        definitions, tool_set = self._definitions, self._tool_set
+        run = await self.sessions.aopen(_SESSION, tools=tool_set)
+        try:
+            found = await run.asearch(str(query), limit)
+        finally:
+            await run.aclose()
+        return self._answer(found, definitions)
+
+    @staticmethod
+    def _answer(result: SearchResult, definitions: Mapping[str, ToolDefinition]) -> dict[str, Any]:
+        if result.error is not None:
+            raise ToolIndexError(str(result.error.get("message") or result.error))
         found = []
-        for reference in response.tool_references:
-            definition = self._definitions.get(reference.tool_name)
+        for hit in result.hits:
+            definition = definitions.get(hit.name)
             if definition is None:
                 continue
             entry: dict[str, Any] = {
@@ -174,10 +226,10 @@ class McpSearchProxy:
             if definition.output_schema is not None:
                 entry["outputSchema"] = dict(definition.output_schema)
             found.append(entry)
-        result: dict[str, Any] = {"tools": found, "total_matches": response.total_matches}
+        answer: dict[str, Any] = {"tools": found, "total_matches": result.total_matches}
         if not found:
-            result["hint"] = "No tool matched; try other words, or fewer of them."
-        return result
+            answer["hint"] = "No tool matched; try other words, or fewer of them."
+        return answer
 
     async def call(
         self,
@@ -271,7 +323,7 @@ class McpSearchProxy:
             if not isinstance(query, str) or not query.strip():
                 return error_result(f"{self.search_tool_name} needs a non-empty 'query' string")
             try:
-                found = self.search(query, _as_int(arguments.get("max_results")))
+                found = await self.asearch(query, _as_int(arguments.get("max_results")))
             except Exception as exc:  # e.g. an index error: the model reads it
                 return error_result(f"search failed: {exc}")
             return text_result(json.dumps(found, ensure_ascii=False), structured=found)

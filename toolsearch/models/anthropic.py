@@ -52,7 +52,12 @@ from toolsearch.models._provider import (
     sdk_arguments,
     transport_error,
 )
-from toolsearch.models.wire_names import ANTHROPIC_NAMES, WireNames, request_names
+from toolsearch.models.wire_names import (
+    ANTHROPIC_NAMES,
+    WireNames,
+    request_names,
+    wire_result_text,
+)
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -227,7 +232,7 @@ def anthropic_request_body(
     ``tools`` (deferred ones flagged with ``tool_search="defer_loading"``), cache
     breakpoints with ``cache_prompt``, the sampling options and ``options.extra``. Tool
     names Anthropic refuses go under their wire names (``names``, by default
-    :func:`anthropic_wire_names`), ``tool_reference`` blocks too.
+    :func:`anthropic_wire_names`), in ``tool_reference`` blocks and search results too.
 
     Pure: no SDK, no client, no network. ``prompt.options`` are used as given (the adapter
     passes its defaults merged with the request's).
@@ -276,7 +281,8 @@ class AnthropicRequestBuilder:
     search hits (the search tool) is never deferred.
 
     ``names`` give the wire name of every tool name rendered (definitions, ``tool_use``
-    blocks, ``tool_reference`` blocks); without them tools go under their own names.
+    blocks, ``tool_reference`` blocks, the names in a search result's text); without them
+    tools go under their own names.
     Anthropic takes no title, annotations or output schema: those stay on the definitions.
     """
 
@@ -346,14 +352,15 @@ class AnthropicRequestBuilder:
         return system, out
 
     def _result_content(self, response: ToolResponse) -> str | list[dict[str, Any]]:
-        """A tool search's hits as ``tool_reference`` blocks; any other result as its text."""
+        """A tool search's hits as ``tool_reference`` blocks (defer-loading mode); any other
+        result as its text, a search's with the tools it names under their wire names."""
         hits = response.search_hits
         if not self.defer_loading or hits is None:
-            return response.response_data
+            return wire_result_text(response, self.names)
         self._searchers.add(response.name)
         names = list(dict.fromkeys(hit.name for hit in hits))
         if not names or any(n not in self._catalog or n == response.name for n in names):
-            return response.response_data  # only references the API can resolve
+            return wire_result_text(response, self.names)  # only references the API resolves
         self.deferred.update(names)
         return [{"type": "tool_reference", "tool_name": self._wire(n)} for n in names]
 

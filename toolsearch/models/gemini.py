@@ -44,7 +44,12 @@ from toolsearch.models._provider import (
     retry_delay_of,
     transport_error,
 )
-from toolsearch.models.wire_names import GEMINI_NAMES, WireNames, request_names
+from toolsearch.models.wire_names import (
+    GEMINI_NAMES,
+    WireNames,
+    request_names,
+    wire_result_text,
+)
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -260,7 +265,7 @@ def gemini_contents(
     """``(system instruction, contents)`` in the wire's spelling; consecutive same-role
     turns are merged, so the results of parallel calls travel in one ``user`` turn as
     Gemini expects. Thought signatures are base64 text, as JSON carries bytes. Calls and
-    results are named by ``names`` when given."""
+    results are named by ``names`` when given, and so are the tools a search result names."""
     wire = names.wire if names is not None else str
     system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
     out: list[dict[str, Any]] = []
@@ -296,7 +301,7 @@ def gemini_contents(
                 own = r.name or call_names.get(r.id, "")
                 function_response: dict[str, Any] = {
                     "name": wire(own) if own else "",
-                    "response": {"output": r.response_data},
+                    "response": {"output": wire_result_text(r, names)},
                 }
                 if r.id and not r.id.startswith(_SYNTHETIC_ID):
                     function_response["id"] = r.id

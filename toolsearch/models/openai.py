@@ -39,7 +39,12 @@ from toolsearch.models._provider import (
     sdk_arguments,
     transport_error,
 )
-from toolsearch.models.wire_names import OPENAI_NAMES, WireNames, request_names
+from toolsearch.models.wire_names import (
+    OPENAI_NAMES,
+    WireNames,
+    request_names,
+    wire_result_text,
+)
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -229,7 +234,8 @@ def openai_messages(
     messages: Sequence[Message], names: WireNames | None = None
 ) -> list[dict[str, Any]]:
     """Our messages as chat-completions messages (one ``tool`` message per tool result);
-    tool calls under their wire names when ``names`` are given.
+    tool calls, and the names in a tool search's results, under their wire names when
+    ``names`` are given.
 
     An assistant turn always has a string ``content``, ``""`` next to tool calls without
     text: the API reference allows ``null`` there, but strict compatible servers
@@ -257,7 +263,7 @@ def openai_messages(
             out.append(entry)
         elif isinstance(message, ToolResponseMessage):
             out.extend(
-                {"role": "tool", "tool_call_id": r.id, "content": r.response_data}
+                {"role": "tool", "tool_call_id": r.id, "content": wire_result_text(r, names)}
                 for r in message.responses
             )
     return out

@@ -32,17 +32,29 @@ names in every request, whatever their order):
 
 The request-body functions (``openai_request_body``...) build the mapping themselves, so
 they stay pure and the benchmark counts the names that are actually sent.
+
+A tool search's result names tools too (a JSON list of names, or of ``{"name", "summary"}``
+objects): the adapters send it through :func:`wire_search_result`, so the model reads the
+names it is offered the tools under. Its hits (``ToolResponse.search_hits``) join the
+request's mapping, so each gets the same wire name as its tool.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from toolsearch.chat.messages import AssistantMessage, Message, ToolResponseMessage
+from toolsearch.chat.messages import (
+    AssistantMessage,
+    Message,
+    ToolResponse,
+    ToolResponseMessage,
+    ToolSearchHit,
+)
 
 __all__ = [
     "ANTHROPIC_NAMES",
@@ -51,6 +63,8 @@ __all__ = [
     "NameRule",
     "WireNames",
     "request_names",
+    "wire_result_text",
+    "wire_search_result",
 ]
 
 _HASH_LENGTH = 8
@@ -169,12 +183,55 @@ def request_names(
     rule: NameRule, tool_names: Iterable[str], messages: Sequence[Message] = ()
 ) -> WireNames:
     """The :class:`WireNames` of a request: its tools' names, then every tool name its
-    history mentions (calls and results), so a call to a tool no longer offered keeps a
-    valid, stable wire name too."""
+    history mentions (calls, results and the tools a search found), so a call to a tool no
+    longer offered keeps a valid, stable wire name too."""
     names = list(tool_names)
     for message in messages:
         if isinstance(message, AssistantMessage):
             names.extend(call.name for call in message.tool_calls if call.name)
         elif isinstance(message, ToolResponseMessage):
-            names.extend(r.name for r in message.responses if r.name)
+            for response in message.responses:
+                if response.name:
+                    names.append(response.name)
+                names.extend(hit.name for hit in response.search_hits or () if hit.name)
     return WireNames(rule, names)
+
+
+def wire_search_result(text: str, hits: Iterable[ToolSearchHit] | None, names: WireNames) -> str:
+    """A tool search's result text (``ToolResponse.response_data``) with the names of its
+    ``hits`` as ``names`` sends them, for the model to read the names it can call.
+
+    The text is a JSON list of tool names, or of objects whose ``"name"`` is one: each such
+    name that a hit has (a tool's own name) becomes its wire name. Any other text (an error
+    object, text that is not JSON, a name no hit has, such as one already on the wire) is
+    left as it is, and a result with nothing to rename is returned unchanged, byte for
+    byte (a cached prompt prefix stays valid). A rewritten result is JSON as
+    ``json.dumps(..., ensure_ascii=False)`` writes it, as the search tool does.
+    """
+    renamed = {hit.name: names.wire(hit.name) for hit in hits or ()}
+    renamed = {own: wire for own, wire in renamed.items() if own != wire}
+    if not renamed:
+        return text
+    try:
+        shown = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(shown, list):
+        return text
+    changed = False
+    rewritten: list[object] = []
+    for item in shown:
+        name = item.get("name") if isinstance(item, dict) else item
+        if isinstance(name, str) and name in renamed:
+            wire = renamed[name]
+            item, changed = ({**item, "name": wire} if isinstance(item, dict) else wire), True
+        rewritten.append(item)
+    return json.dumps(rewritten, ensure_ascii=False) if changed else text
+
+
+def wire_result_text(response: ToolResponse, names: WireNames | None) -> str:
+    """The text a tool result is sent with: a search's result (``search_hits`` set) through
+    :func:`wire_search_result`, any other result (or any without ``names``) as it is."""
+    if names is None or response.search_hits is None:
+        return response.response_data
+    return wire_search_result(response.response_data, response.search_hits, names)

@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, Protocol, TypeVar
 
 from toolsearch.chat.messages import ToolSearchHit
@@ -113,6 +114,8 @@ class SearchResult:
 
     hits: tuple[ToolSearchHit, ...] = ()
     error: dict[str, Any] | None = None
+    total_matches: int = 0
+    """How many tools matched before the cut (the largest count among the queries)."""
 
     @property
     def names(self) -> list[str]:
@@ -286,61 +289,82 @@ class SearchRun:
 
     # -- searching --------------------------------------------------------------------------
 
-    def search(self, queries: str | Sequence[str], max_results: int | None = None) -> SearchResult:
+    def search(
+        self,
+        queries: str | Sequence[str],
+        max_results: int | None = None,
+        *,
+        exclude: Iterable[str] = (),
+    ) -> SearchResult:
         """Search the run's tools: each query on its own, hits merged rank by rank, each a
-        tool the model does not see yet (a query naming a tool exactly still finds it).
+        tool the model does not see yet (a query naming a tool exactly still finds it);
+        ``exclude`` adds tools the framework knows the model has (pydantic-ai's discovered
+        tools, LangGraph's selected ones), left out the same way.
         The hits join the session's discoveries. An index that refuses every query (a bad
         pattern) gives its error for the model; nothing raises for a model's input."""
         texts = [queries] if isinstance(queries, str) else list(queries)
+        extra = frozenset(self.real(n) for n in exclude)
         limit = max_results if max_results is not None else self.options.max_results
         if self.index_key is None:
             return SearchResult()
         found: list[list[ToolSearchHit]] = []
         first_error: dict[str, Any] | None = None
+        total = 0
         for text in texts:
-            hits, error = self._search_one(self.real(text.strip()), limit)
+            hits, error, matches = self._search_one(self.real(text.strip()), limit, extra)
             if error is not None:
                 first_error = first_error or error
             else:
                 found.append(hits)
+                total = max(total, matches)
         if not found and first_error is not None:
             return SearchResult(error=first_error)
         merged = _merge_hits(found)
         self.mark_discovered([hit.name for hit in merged])
-        return SearchResult(hits=merged)
+        return SearchResult(hits=merged, total_matches=total)
 
     async def asearch(
-        self, queries: str | Sequence[str], max_results: int | None = None
+        self,
+        queries: str | Sequence[str],
+        max_results: int | None = None,
+        *,
+        exclude: Iterable[str] = (),
     ) -> SearchResult:
         """:meth:`search` on a worker thread (the span and context variables go along)."""
-        return await run_in_thread(self.search, queries, max_results)
+        result: SearchResult = await run_in_thread(
+            partial(self.search, exclude=tuple(exclude)), queries, max_results
+        )
+        return result
 
-    def render(self, result: SearchResult) -> str:
+    def render(self, result: SearchResult, names: WireNames | None = None) -> str:
         """A search's result as the model reads it: a JSON list of the names found (wire
-        names), or of ``{"name", "summary"}`` objects with summaries on; the index's error
-        object when it refused the query."""
+        names: the run's, or ``names``), or of ``{"name", "summary"}`` objects with summaries
+        on; the index's error object when it refused the query."""
+        wire = names.wire if names is not None else self.wire
         if result.error is not None:
             return json.dumps(result.error)
         if self.options.search_results_with_summaries:
             shown: list[Any] = [
-                {"name": self.wire(hit.name), "summary": hit.summary or ""} for hit in result.hits
+                {"name": wire(hit.name), "summary": hit.summary or ""} for hit in result.hits
             ]
         else:
-            shown = [self.wire(hit.name) for hit in result.hits]
+            shown = [wire(hit.name) for hit in result.hits]
         return json.dumps(shown, ensure_ascii=False)
 
-    def _skipped(self, query: str) -> frozenset[str]:
-        if not self.options.exclude_loaded_tools:
-            return frozenset()
+    def _skipped(self, query: str, extra: frozenset[str]) -> frozenset[str]:
+        """What a search leaves out: the loaded tools (with ``exclude_loaded_tools``) and
+        the caller's ``extra``, but never a tool the query names exactly."""
+        loaded = self.loaded() if self.options.exclude_loaded_tools else []
         wanted = query.casefold()
-        return frozenset(n for n in self.loaded() if n.casefold() != wanted)
+        return frozenset(n for n in [*loaded, *extra] if n.casefold() != wanted)
 
     def _search_one(
-        self, query: str, limit: int
-    ) -> tuple[list[ToolSearchHit], dict[str, Any] | None]:
+        self, query: str, limit: int, extra: frozenset[str] = frozenset()
+    ) -> tuple[list[ToolSearchHit], dict[str, Any] | None, int]:
+        """One query: its hits, or the index's error, and how many tools matched."""
         assert self.index_key is not None
         index = self.sessions.index
-        skipped = self._skipped(query)
+        skipped = self._skipped(query, extra)
         request = ToolSearchRequest(self.index_key, query, limit, exclude=skipped)
         started, clock = time.time(), time.perf_counter()
         outcome: tuple[list[ToolSearchHit], dict[str, Any] | None]
@@ -398,7 +422,7 @@ class SearchRun:
             found = {hit.name for hit in outcome[0]}
             loaded = [n for n in self.loaded() if n in skipped and n not in found]
             self.sessions.report_search(event, self, loaded)
-        return outcome
+        return outcome[0], outcome[1], total
 
     # -- discoveries, rounds and calls ------------------------------------------------------
 

@@ -63,6 +63,7 @@ from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
     "NAME_RULES",
+    "PORTABLE_NAMES",
     "CallDecision",
     "SearchResult",
     "SearchRun",
@@ -76,7 +77,12 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
+PORTABLE_NAMES = NameRule("portable", "a-zA-Z0-9_-", 64, first="a-zA-Z_")
+"""Names every provider accepts (OpenAI's and Anthropic's characters, Gemini's first
+character): for a front door whose framework may send the tools to any provider."""
+
 NAME_RULES: dict[str, NameRule] = {
+    "portable": PORTABLE_NAMES,
     "openai": OPENAI_NAMES,
     "openai-responses": OPENAI_NAMES,
     "anthropic": ANTHROPIC_NAMES,

@@ -1,0 +1,448 @@
+"""LangChain 1.x agents: :class:`ToolSearchMiddleware` shows the model only the tools it found.
+
+Give the agent every tool and add the middleware::
+
+    from langchain.agents import create_agent
+    from toolsearch.integrations.langchain import ToolSearchMiddleware
+
+    agent = create_agent(model, tools=all_my_tools, middleware=[ToolSearchMiddleware(index="bm25")])
+
+The model first sees ``search_tools`` (plus ``always_include``); later model calls bind the
+search tool, ``always_include`` and the tools found so far, in discovery order (the list
+only grows at its end). A call of an undiscovered tool is refused with a message to search
+first, and the tool does not run. The middleware is a thin door onto the search-session
+core (:class:`~toolsearch.search.sessions.ToolSearchSessions`, ``door="langchain"``): each
+hook opens a :class:`~toolsearch.search.sessions.SearchRun`, registers the agent's tools,
+asks it what to show, searches or checks a call, and closes it. Ranking, exclusions, spans,
+metrics, listeners and the search log are the core's.
+
+**Sessions.** The session is ``session_id`` (a string, or a callable of the LangGraph
+runtime), else the LangGraph thread id (``config={"configurable": {"thread_id": ...}}``),
+else a throwaway session for this one invocation (its id kept in the graph state, dropped
+when the invocation ends). Discoveries live in the core's session store (in memory, or a
+``RedisSessionStore`` shared by several workers); the state key ``toolsearch_discovered``
+mirrors them for the caller.
+
+Needs ``toolsearch[langchain]`` (``langchain`` >= 1.5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
+from typing import Annotated, Any, NotRequired
+
+from pydantic import BaseModel, Field, ValidationError
+
+from toolsearch.integrations._common import DefinitionCache, require
+from toolsearch.search.events import SearchListener
+from toolsearch.search.options import ToolSearchOptions, UndiscoveredToolPolicy, options_error
+from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.search_log import SearchLog
+from toolsearch.search.search_tool import MAX_RESULTS_CAP, search_tool_definition
+from toolsearch.search.sessions import (
+    CallDecision,
+    SearchResult,
+    SearchRun,
+    SessionRef,
+    ToolSearchSessions,
+    resolve_session,
+)
+from toolsearch.search.store import SessionStore
+from toolsearch.search.types import ToolIndex
+from toolsearch.tools.definition import ToolDefinition
+
+try:
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        AgentState,
+        ModelCallResult,
+        ModelRequest,
+        ModelResponse,
+        ToolCallRequest,
+    )
+    from langchain.agents.middleware.types import PrivateStateAttr
+    from langchain.tools import ToolRuntime
+    from langchain_core.messages import SystemMessage, ToolMessage
+    from langchain_core.tools import BaseTool, StructuredTool
+    from langgraph.config import get_config
+    from langgraph.runtime import Runtime
+    from langgraph.types import Command
+except ImportError:
+    require(
+        "langchain.agents", extra="langchain", feature="ToolSearchMiddleware", package="langchain"
+    )
+    raise
+
+from toolsearch.integrations.langgraph import to_toolsearch_definition
+
+__all__ = [
+    "DEFAULT_SYSTEM_HINT",
+    "DISCOVERED_KEY",
+    "SearchToolArgs",
+    "ToolSearchMiddleware",
+    "ToolSearchState",
+]
+
+DEFAULT_SYSTEM_HINT = (
+    "Only some of your tools are loaded. To use a capability you do not see, call "
+    "{search_tool_name} with a few words describing it; the tools found become callable "
+    "on your next turn."
+)
+"""Appended to the system message (``{search_tool_name}`` filled in)."""
+
+DISCOVERED_KEY = "toolsearch_discovered"
+"""The state key mirroring the session's discoveries (the store is the source of truth)."""
+
+_SESSION_KEY = "toolsearch_session"
+_CORE_ARGS = search_tool_definition().input_schema["properties"]
+
+
+def _union(left: list[str] | None, right: list[str] | None) -> list[str]:
+    """The reducer of :data:`DISCOVERED_KEY`: ``left``, then the names of ``right`` it lacks
+    (``operator.add`` would repeat a name on every search that reports it)."""
+    return list(dict.fromkeys([*(left or []), *(right or [])]))
+
+
+class ToolSearchState(AgentState[Any]):
+    """The agent-state keys the middleware adds."""
+
+    toolsearch_discovered: NotRequired[Annotated[list[str], _union]]
+    toolsearch_session: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
+class SearchToolArgs(BaseModel):
+    """The search tool's arguments (the core's texts, in LangChain's snake case)."""
+
+    query: str = Field(description=_CORE_ARGS["query"]["description"])
+    max_results: int | None = Field(
+        default=None, ge=1, le=MAX_RESULTS_CAP, description=_CORE_ARGS["maxResults"]["description"]
+    )
+
+
+def _thread_id(runtime: Any) -> str | None:
+    """The LangGraph thread id of the running invocation, if it has one."""
+    thread = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
+    if not thread:
+        config = getattr(runtime, "config", None)
+        if config is None:
+            try:
+                config = get_config()
+            except RuntimeError:  # outside a runnable context
+                return None
+        thread = (config.get("configurable") or {}).get("thread_id")
+    return str(thread) if thread else None
+
+
+class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
+    """Agent middleware that binds only the search tool and the tools the model found.
+
+    Keyword-only arguments, as ``LLMToolSelectorMiddleware``'s:
+
+    Args:
+        index: A ``ToolIndex``, an index spec (``"bm25"``, ``"hybrid"``...) or ``None`` for
+            the default index (BM25 with ``toolsearch[bm25]``, else regex).
+        max_results: Tools per search when the model does not say (1-10).
+        always_include: Names of tools always bound (searches leave them out); each must be
+            among the agent's tools (``ValueError`` otherwise).
+        search_tool_name: The search tool's name.
+        session_id: The session: a string, or a callable of the LangGraph runtime
+            (``Runtime`` in model calls, ``ToolRuntime`` in tool calls; both carry
+            ``context`` and ``execution_info``) returning one. ``None`` or an empty result:
+            the thread id, else a throwaway session for the invocation.
+        registry: A ``SessionRegistry`` to share with other doors (instead of ``index`` and
+            ``store``).
+        store: The session store of a new registry (``RedisSessionStore`` for workers).
+        search_log: A ``SearchLog`` receiving every search and the tools then called.
+        search_listeners: Called with a ``ToolSearchEvent`` after every search.
+        undiscovered_tool_policy: ``"hint"`` refuses a call of an undiscovered tool with a
+            message (the default here); ``"execute"`` runs it and counts it discovered.
+        system_hint: Text appended to the system message (``None``: none).
+    """
+
+    state_schema = ToolSearchState
+
+    def __init__(
+        self,
+        *,
+        index: ToolIndex | str | None = None,
+        max_results: int = 5,
+        always_include: Sequence[str] | None = None,
+        search_tool_name: str = "search_tools",
+        session_id: str | Callable[[Any], str | None] | None = None,
+        registry: SessionRegistry | None = None,
+        store: SessionStore | None = None,
+        search_log: SearchLog | None = None,
+        search_listeners: Sequence[SearchListener] = (),
+        undiscovered_tool_policy: UndiscoveredToolPolicy = "hint",
+        system_hint: str | None = DEFAULT_SYSTEM_HINT,
+    ) -> None:
+        super().__init__()
+        try:
+            options = ToolSearchOptions(
+                max_results=max_results,
+                search_tool_name=search_tool_name,
+                undiscovered_tool_policy=undiscovered_tool_policy,
+                pinned_tools=tuple(dict.fromkeys(always_include or ())),
+            )
+        except ValidationError as error:
+            raise options_error(error) from None
+        self.sessions = ToolSearchSessions(
+            index,
+            registry=registry,
+            store=store,
+            options=options,
+            search_listeners=search_listeners,
+            search_log=search_log,
+            door="langchain",
+        )
+        self.session_id = session_id
+        self.system_hint = system_hint
+        self.search_tool: BaseTool = StructuredTool.from_function(
+            func=self._search,
+            coroutine=self._asearch,
+            name=search_tool_name,
+            description=self.sessions.search_definition().description,
+            args_schema=SearchToolArgs,
+        )
+        self.tools = [self.search_tool]
+        self._cache = DefinitionCache()
+        self._last: tuple[tuple[BaseTool, ...], list[ToolDefinition]] = ((), [])
+
+    @property
+    def search_tool_name(self) -> str:
+        return self.sessions.search_tool_name
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def _explicit(self, runtime: Any) -> object:
+        given = self.session_id
+        return given(runtime) if callable(given) else given
+
+    def _session(self, state: Any, runtime: Any) -> SessionRef:
+        stored = state.get(_SESSION_KEY) if isinstance(state, Mapping) else None
+        return resolve_session(self._explicit(runtime), _thread_id(runtime), stored)
+
+    def _throwaway(self, state: Any, runtime: Any) -> str | None:
+        """The invocation's own session id, when neither ``session_id`` nor a thread id
+        names one."""
+        stored = state.get(_SESSION_KEY) if isinstance(state, Mapping) else None
+        if stored and resolve_session(self._explicit(runtime), _thread_id(runtime)).ephemeral:
+            return str(stored)
+        return None
+
+    def before_agent(self, state: ToolSearchState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Give an invocation without a session or thread id a session of its own (its id
+        in the state, so every hook of this invocation, and only those, shares it)."""
+        ref = resolve_session(self._explicit(runtime), _thread_id(runtime))
+        return {_SESSION_KEY: ref.session_id} if ref.ephemeral else None
+
+    def after_agent(self, state: ToolSearchState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Drop the invocation's throwaway session (its discoveries and index keys)."""
+        throwaway = self._throwaway(state, runtime)
+        if throwaway is not None:
+            self.sessions.registry.evict_session(throwaway)
+        return None
+
+    async def aafter_agent(
+        self, state: ToolSearchState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        throwaway = self._throwaway(state, runtime)
+        if throwaway is not None:  # a shared store's eviction is I/O: off the event loop
+            await asyncio.to_thread(self.sessions.registry.evict_session, throwaway)
+        return None
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def _known(self, tools: Sequence[BaseTool]) -> list[ToolDefinition] | None:
+        """The definitions of the last tool list converted, if ``tools`` is that list (the
+        usual case: an agent's tools are the same objects on every call)."""
+        last = self._last
+        if len(last[0]) == len(tools) and all(a is b for a, b in zip(last[0], tools, strict=True)):
+            return last[1]
+        return None
+
+    def _definitions(self, tools: Sequence[BaseTool]) -> list[ToolDefinition]:
+        """The toolsearch definitions of LangChain tools, each converted once."""
+        known = self._known(tools)
+        if known is not None:
+            return known
+        definitions = [
+            self._cache.get(id(t), t, partial(to_toolsearch_definition, t)) for t in tools
+        ]
+        self._last = (tuple(tools), definitions)  # holds the tools: their ids stay theirs
+        return definitions
+
+    async def _adefinitions(self, tools: Sequence[BaseTool]) -> list[ToolDefinition]:
+        known = self._known(tools)
+        return known if known is not None else await asyncio.to_thread(self._definitions, tools)
+
+    def _open(self, state: Any, runtime: Any, tools: Sequence[BaseTool]) -> SearchRun:
+        definitions = self._definitions(tools)
+        return self.sessions.open(self._session(state, runtime), tools=definitions or None)
+
+    async def _aopen(self, state: Any, runtime: Any, tools: Sequence[BaseTool]) -> SearchRun:
+        definitions = await self._adefinitions(tools)
+        return await self.sessions.aopen(self._session(state, runtime), tools=definitions or None)
+
+    def _split(
+        self, tools: Sequence[BaseTool | dict[str, Any]]
+    ) -> tuple[list[BaseTool], list[Any]]:
+        """The searchable tools (every ``BaseTool`` but the search tool) and the provider's
+        own dict tools (kept as they are, as ``LLMToolSelectorMiddleware`` keeps them)."""
+        own = [t for t in tools if not isinstance(t, dict) and t is not self.search_tool]
+        return own, [t for t in tools if isinstance(t, dict)]
+
+    def _agent_tools(self, runtime: Any) -> list[BaseTool]:
+        """The tools the agent can run (the ``ToolNode``'s), for searches and call checks."""
+        return self._split(list(getattr(runtime, "tools", None) or ()))[0]
+
+    # -- the search tool --------------------------------------------------------------------
+
+    def _search(
+        self, query: str, runtime: ToolRuntime, max_results: int | None = None
+    ) -> Command[Any]:
+        with self._open(runtime.state, runtime, self._agent_tools(runtime)) as run:
+            run.visible_names()  # the event reports how many tools the model sees
+            return self._found(run, run.search(query, max_results), runtime.tool_call_id)
+
+    async def _asearch(
+        self, query: str, runtime: ToolRuntime, max_results: int | None = None
+    ) -> Command[Any]:
+        run = await self._aopen(runtime.state, runtime, self._agent_tools(runtime))
+        try:
+            run.visible_names()
+            return self._found(run, await run.asearch(query, max_results), runtime.tool_call_id)
+        finally:
+            await run.aclose()
+
+    def _found(self, run: SearchRun, result: SearchResult, call_id: str | None) -> Command[Any]:
+        """The search's answer for the model, and the discoveries mirrored into the state."""
+        message = ToolMessage(
+            run.render(result),
+            tool_call_id=call_id or "",
+            name=self.search_tool_name,
+            status="error" if result.error is not None else "success",
+        )
+        return Command(update={"messages": [message], DISCOVERED_KEY: run.discovered})
+
+    # -- model calls ------------------------------------------------------------------------
+
+    def _narrow(
+        self, request: ModelRequest[Any], run: SearchRun, own: list[BaseTool], provider: list[Any]
+    ) -> ModelRequest[Any]:
+        by_name = {tool.name: tool for tool in own}
+        shown = [by_name[name] for name in run.visible_names() if name in by_name]
+        return request.override(
+            tools=[self.search_tool, *shown, *provider],
+            system_message=self._hinted(request.system_message),
+        )
+
+    def _checked(self, own: list[BaseTool]) -> None:
+        names = {tool.name for tool in own}
+        missing = [name for name in self.sessions.options.pinned_tools if name not in names]
+        if missing:
+            raise ValueError(f"Tools in always_include not found in request: {missing}")
+
+    def _hinted(self, message: SystemMessage | None) -> SystemMessage | None:
+        if self.system_hint is None:
+            return message
+        hint = self.system_hint.replace("{search_tool_name}", self.search_tool_name)
+        if message is None:
+            return SystemMessage(hint)
+        content = message.content
+        if isinstance(content, str):
+            new: str | list[Any] = f"{content}\n\n{hint}" if content else hint
+        else:
+            new = [*content, {"type": "text", "text": hint}]
+        return message.model_copy(update={"content": new})
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        """Bind the search tool, ``always_include`` and the discovered tools."""
+        own, provider = self._split(request.tools)
+        if not own:  # nothing to search: no search tool either
+            return handler(request.override(tools=provider))
+        self._checked(own)
+        with self._open(request.state, request.runtime, own) as run:
+            narrowed = self._narrow(request, run, own, provider)
+        return handler(narrowed)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        own, provider = self._split(request.tools)
+        if not own:
+            return await handler(request.override(tools=provider))
+        self._checked(own)
+        run = await self._aopen(request.state, request.runtime, own)
+        try:
+            narrowed = self._narrow(request, run, own, provider)
+        finally:
+            await run.aclose()
+        return await handler(narrowed)
+
+    # -- tool calls -------------------------------------------------------------------------
+
+    @staticmethod
+    def _check(run: SearchRun, request: ToolCallRequest) -> CallDecision:
+        decision = run.check_call(request.tool_call["name"])
+        if decision.allowed:
+            run.record_calls([decision.name])
+        return decision
+
+    @staticmethod
+    def _refused(decision: CallDecision, request: ToolCallRequest) -> ToolMessage:
+        call = request.tool_call
+        return ToolMessage(
+            decision.message or "", tool_call_id=call["id"] or "", name=call["name"], status="error"
+        )
+
+    @staticmethod
+    def _ran(
+        decision: CallDecision, result: ToolMessage | Command[Any]
+    ) -> ToolMessage | Command[Any]:
+        """A call the ``"execute"`` policy let through also joins the state's mirror."""
+        if decision.kind == "discovered_by_call" and isinstance(result, ToolMessage):
+            return Command(update={"messages": [result], DISCOVERED_KEY: [decision.name]})
+        return result
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Run the search tool and the visible tools; refuse the others with the core's
+        message (filtering the bound tools alone does not stop the ``ToolNode``)."""
+        if request.tool_call["name"] == self.search_tool_name:
+            return handler(request)
+        with self._open(request.state, request.runtime, self._agent_tools(request.runtime)) as run:
+            decision = self._check(run, request)
+        if not decision.allowed:
+            return self._refused(decision, request)
+        return self._ran(decision, handler(request))
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        if request.tool_call["name"] == self.search_tool_name:
+            return await handler(request)
+        run = await self._aopen(request.state, request.runtime, self._agent_tools(request.runtime))
+        try:
+            decision = self._check(run, request)
+        finally:
+            await run.aclose()
+        if not decision.allowed:
+            return self._refused(decision, request)
+        return self._ran(decision, await handler(request))
+
+    def __repr__(self) -> str:
+        return f"ToolSearchMiddleware({type(self.sessions.index).__name__})"
