@@ -1,11 +1,16 @@
 """Test-wide setup: everything runs offline."""
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import services
+
+# the OpenTelemetry SDK comes with the [test] extra: its fixtures serve every directory
+with contextlib.suppress(ImportError):
+    from otel_fixtures import Telemetry, _providers, otel  # noqa: F401
 
 # Models load from local paths; never let a library reach for a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

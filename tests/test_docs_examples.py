@@ -15,3 +15,11 @@ def test_index_engine_example_prints_what_the_text_says(capsys):
         exec(compile(block, "docs/index-engine.md", "exec"), namespace)
     assert capsys.readouterr().out.splitlines() == ["['archive']"]
     assert "prints `['archive']`" in text
+
+
+def test_front_doors_example_prints_what_the_text_says(capsys):
+    text = (ROOT / "docs" / "front-doors.md").read_text()
+    [block] = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    [printed] = re.findall(r"prints\n\n```text\n(.*?)```", text, flags=re.DOTALL)
+    exec(compile(block, "docs/front-doors.md", "exec"), {"__name__": "docs"})
+    assert capsys.readouterr().out == printed

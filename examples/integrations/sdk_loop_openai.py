@@ -98,8 +98,11 @@ def main() -> None:
             break
         for call in message.tool_calls:
             result = session.openai_result(call)  # a search: its result; else None
-            if result is None:  # one of your tools: run it as you always did
-                output = TOOLS[call.function.name](**json.loads(call.function.arguments))
+            if result is None:  # one of your tools: run it as you always did, unless refused
+                output = session.refusal(call.function.name, "openai")  # not discovered yet?
+                if output is None:
+                    name = session.tool_name(call.function.name, "openai")  # its own name
+                    output = TOOLS[name](**json.loads(call.function.arguments))
                 result = {"role": "tool", "tool_call_id": call.id, "content": output}
             print(f"{call.function.name} ->", result["content"])
             messages.append(result)

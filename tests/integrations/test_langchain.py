@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import sys
 import time
 from typing import Any
@@ -23,6 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.bm25 import Bm25ToolIndex
 from toolsearch.integrations.langchain import DISCOVERED_KEY, ToolSearchMiddleware
+from toolsearch.models.wire_names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES
 from toolsearch.search.events import ToolSearchEvent
 from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
 
@@ -347,6 +349,148 @@ def test_the_search_tool_is_a_structured_tool_with_query_and_max_results() -> No
         "max_results",
     }
     assert search.coroutine is not None  # type: ignore[attr-defined]
+
+
+LONG_NAME = "export_the_quarterly_sales_report_as_spreadsheet_for_the_finance_teams"
+
+
+@tool("github.create_issue")
+def dotted(text: str) -> str:
+    """Create a GitHub issue in a repository."""
+    RAN.append("github.create_issue")
+    return "#7"
+
+
+@tool("docs/search")
+def slashed(text: str) -> str:
+    """Search the documentation pages of the product."""
+    RAN.append("docs/search")
+    return "page 3"
+
+
+@tool(LONG_NAME)
+def long_named(text: str) -> str:
+    """Export the quarterly sales report as a spreadsheet."""
+    RAN.append(LONG_NAME)
+    return "report.xlsx"
+
+
+@tool("get_weather")
+def weather(text: str) -> str:
+    """Get the weather forecast for a city."""
+    RAN.append("get_weather")
+    return "sunny"
+
+
+ODD_TOOLS = [dotted, slashed, long_named, weather]
+
+
+class ReadingModel(BaseChatModel):
+    """For each query: search it, then call every name the search result gives (read from
+    the result's JSON), then the next query; records the tools bound on every call."""
+
+    queries: list[str]
+    bound_per_call: list[list[Any]]
+    bound: list[Any] = []  # noqa: RUF012 - a pydantic field, copied per instance
+
+    @property
+    def _llm_type(self) -> str:
+        return "reading"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self.model_copy(update={"bound": list(tools)})
+
+    def _reply(self, messages: list[BaseMessage]) -> AIMessage:
+        self.bound_per_call.append(list(self.bound))
+        step, reading = divmod(sum(isinstance(m, AIMessage) for m in messages), 2)
+        if step == len(self.queries):
+            return AIMessage("done")
+        if not reading:
+            return call("search_tools", {"query": self.queries[step], "max_results": 1}, f"s{step}")
+        found = json.loads(str(messages[-1].content))
+        calls = [
+            {"name": n, "args": {"text": "x"}, "id": f"c{step}-{i}"} for i, n in enumerate(found)
+        ]
+        return AIMessage("", tool_calls=calls)
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_tools_are_bound_searched_and_called_under_names_every_provider_accepts(
+    mode: str,
+) -> None:
+    assert len(LONG_NAME) == 70
+    queries = ["github issue", "documentation pages", "quarterly sales spreadsheet", "weather"]
+    fake = ReadingModel(queries=queries, bound_per_call=[])
+    agent = create_agent(fake, tools=ODD_TOOLS, middleware=[ToolSearchMiddleware(index="bm25")])
+
+    out = ask(agent, "go", mode)
+
+    bound_names = [
+        [t["name"] if isinstance(t, dict) else t.name for t in b] for b in fake.bound_per_call
+    ]
+    assert len(bound_names) == 2 * len(queries) + 1
+    for names in bound_names:
+        for name in names:
+            for rule in (OPENAI_NAMES, ANTHROPIC_NAMES, GEMINI_NAMES):
+                assert rule.accepts(name), (rule.provider, name)
+    replies = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    searches = [m for m in replies if m.name == "search_tools"]
+    found = [json.loads(str(m.content)) for m in searches]
+    assert [len(names) for names in found] == [1, 1, 1, 1]
+    for step, names in enumerate(found):
+        assert set(names) <= set(bound_names[2 * step + 1])  # bound on the next call
+    wire = [names[0] for names in found]
+    assert wire[:2] == ["github_create_issue", "docs_search"]
+    assert wire[2].startswith("export_the_quarterly_sales_report")
+    assert len(wire[2]) <= 64
+    assert wire[3] == "get_weather"
+    assert RAN == ["github.create_issue", "docs/search", LONG_NAME, "get_weather"]
+    ran = [m for m in replies if m.name != "search_tools"]
+    assert [(m.name, m.status) for m in ran] == [(name, "success") for name in wire]
+    assert [m.content for m in ran] == ["#7", "page 3", "report.xlsx", "sunny"]
+    assert out[DISCOVERED_KEY] == ["github.create_issue", "docs/search", LONG_NAME, "get_weather"]
+    assert any(t is weather for t in fake.bound_per_call[-1])  # a valid name: no copy
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_wire_name_is_refused_until_discovered_and_an_unknown_one_always(mode: str) -> None:
+    scripts = {
+        "issue": [
+            call("github_create_issue", {"text": "x"}),
+            call("github_delete_issue", {"text": "x"}),
+            call("search_tools", {"query": "github issue", "max_results": 1}),
+            call("github_create_issue", {"text": "x"}),
+            AIMessage("filed"),
+        ]
+    }
+    fake = model(scripts)
+    agent = create_agent(fake, tools=ODD_TOOLS, middleware=[ToolSearchMiddleware(index="bm25")])
+
+    out = ask(agent, "issue", mode)
+
+    replies = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [(m.name, m.status) for m in replies] == [
+        ("github_create_issue", "error"),
+        ("github_delete_issue", "error"),
+        ("search_tools", "success"),
+        ("github_create_issue", "success"),
+    ]
+    assert "Tool 'github_create_issue' is not loaded yet" in replies[0].content
+    assert "no tool named 'github_delete_issue'" in replies[1].content
+    assert replies[2].content == '["github_create_issue"]'
+    assert replies[3].content == "#7"
+    assert RAN == ["github.create_issue"]
+    assert fake.calls[-1][1] == ["search_tools", "github_create_issue"]
 
 
 def test_without_langchain_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

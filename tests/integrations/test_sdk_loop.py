@@ -220,3 +220,42 @@ def test_importing_the_integrations_imports_no_framework() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+LONG = "payments_refund_a_card_payment_to_the_original_customer_account_now_v2"
+ODD = [
+    ToolDefinition("github.create_issue", "Create a GitHub issue in a repository", {}),
+    ToolDefinition("docs/search", "Search the product documentation pages", {}),
+    ToolDefinition(LONG, "Refund a card payment to the customer", {}),
+]
+
+
+def _offered(tools: list[dict[str, object]], provider: str) -> list[str]:
+    if provider == "openai":
+        return [t["function"]["name"] for t in tools]  # type: ignore[index]
+    if provider == "gemini":
+        return [d["name"] for d in tools[0]["function_declarations"]]  # type: ignore[index]
+    return [str(t["name"]) for t in tools]
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic", "gemini"])
+@pytest.mark.parametrize("query", ["create a github issue", "search the documentation", "refund"])
+def test_odd_names_go_out_valid_and_the_search_result_speaks_them(
+    provider: str, query: str
+) -> None:
+    from toolsearch.models.wire_names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES
+
+    rule = {"anthropic": ANTHROPIC_NAMES, "gemini": GEMINI_NAMES}.get(provider, OPENAI_NAMES)
+    session = ToolSearchLoop(ODD, max_results=1).session("c-odd")
+    search_name = session.loop.search_tool_name
+    found = json.loads(session.handle(search_name, {"query": query}, provider) or "[]")
+    offered = _offered(session.tools(provider), provider)  # type: ignore[arg-type]
+
+    assert all(rule.accepts(name) for name in offered), offered
+    assert found[0] in offered  # the name in the result is the name the model can call
+    own = session.tool_name(found[0], provider)  # type: ignore[arg-type]
+    assert own in {d.name for d in ODD}
+    assert session.refusal(found[0], provider) is None  # type: ignore[arg-type]
+    others = [d.name for d in ODD if d.name != own]
+    wire = session.loop.wire_names(provider)  # type: ignore[arg-type]
+    assert "not loaded yet" in (session.refusal(wire.wire(others[0]), provider) or "")  # type: ignore[arg-type]

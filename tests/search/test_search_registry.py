@@ -208,7 +208,7 @@ def test_evicted_session_starts_fresh_and_reindexes() -> None:
     use(registry, "b")  # pushes a out
     assert "a" not in registry
     with registry.session("a") as state:
-        assert state.discovered == []
+        assert registry.discovered("a") == []
         assert state.fingerprints is None
         assert registry.index_tools("a", TOOLS) is True
     assert index.index_calls("a") == 2
@@ -529,7 +529,7 @@ def test_session_state_shape() -> None:
         assert state.session_id == "a"
         assert state.active_requests == 1
         assert state.index_count == 0
-        assert state.discovered == []
+        assert registry.discovered("a") == []
     assert state.active_requests == 0
     assert registry.get("a") is state
 

@@ -756,8 +756,8 @@ def test_32_concurrent_conversations_only_ever_see_their_own_tools() -> None:
         assert state is not None
         mine = {t.definition.name for t in own[k]}
         assert set(state.tool_names) == mine
-        assert targets[k] in state.discovered
-        assert set(state.discovered) <= mine
+        assert targets[k] in search.discovered_tools(f"conv-{k}")
+        assert set(search.discovered_tools(f"conv-{k}")) <= mine
 
 
 # -- eviction ------------------------------------------------------------------------------

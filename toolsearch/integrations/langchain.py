@@ -10,11 +10,14 @@ Give the agent every tool and add the middleware::
 The model first sees ``search_tools`` (plus ``always_include``); later model calls bind the
 search tool, ``always_include`` and the tools found so far, in discovery order (the list
 only grows at its end). A call of an undiscovered tool is refused with a message to search
-first, and the tool does not run. The middleware is a thin door onto the search-session
-core (:class:`~toolsearch.search.sessions.ToolSearchSessions`, ``door="langchain"``): each
-hook opens a :class:`~toolsearch.search.sessions.SearchRun`, registers the agent's tools,
-asks it what to show, searches or checks a call, and closes it. Ranking, exclusions, spans,
-metrics, listeners and the search log are the core's.
+first, and the tool does not run. Tools are bound under names every provider accepts
+(:data:`~toolsearch.search.sessions.PORTABLE_NAMES`: ``github.create_issue`` as
+``github_create_issue``, a name over 64 characters cut and hashed), searches name them so,
+and a call of such a name runs the tool itself. The middleware is a thin door onto the
+search-session core (:class:`~toolsearch.search.sessions.ToolSearchSessions`,
+``door="langchain"``): each hook opens a :class:`~toolsearch.search.sessions.SearchRun`,
+registers the agent's tools, asks it what to show, searches or checks a call, and closes it.
+Ranking, exclusions, spans, metrics, listeners and the search log are the core's.
 
 **Sessions.** The session is ``session_id`` (a string, or a callable of the LangGraph
 runtime), else the LangGraph thread id (``config={"configurable": {"thread_id": ...}}``),
@@ -29,6 +32,7 @@ Needs ``toolsearch[langchain]`` (``langchain`` >= 1.5).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any, NotRequired
@@ -42,6 +46,7 @@ from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP, search_tool_definition
 from toolsearch.search.sessions import (
+    PORTABLE_NAMES,
     CallDecision,
     SearchResult,
     SearchRun,
@@ -64,7 +69,7 @@ try:
     )
     from langchain.agents.middleware.types import PrivateStateAttr
     from langchain.tools import ToolRuntime
-    from langchain_core.messages import SystemMessage, ToolMessage
+    from langchain_core.messages import SystemMessage, ToolCall, ToolMessage
     from langchain_core.tools import BaseTool, StructuredTool
     from langgraph.config import get_config
     from langgraph.runtime import Runtime
@@ -75,7 +80,7 @@ except ImportError:
     )
     raise
 
-from toolsearch.integrations.langgraph import to_toolsearch_definition
+from toolsearch.integrations.langgraph import renamed_tool, to_toolsearch_definition
 
 __all__ = [
     "DEFAULT_SYSTEM_HINT",
@@ -280,11 +285,15 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
 
     def _open(self, state: Any, runtime: Any, tools: Sequence[BaseTool]) -> SearchRun:
         definitions = self._definitions(tools)
-        return self.sessions.open(self._session(state, runtime), tools=definitions or None)
+        return self.sessions.open(
+            self._session(state, runtime), tools=definitions or None, provider=PORTABLE_NAMES
+        )
 
     async def _aopen(self, state: Any, runtime: Any, tools: Sequence[BaseTool]) -> SearchRun:
         definitions = await self._adefinitions(tools)
-        return await self.sessions.aopen(self._session(state, runtime), tools=definitions or None)
+        return await self.sessions.aopen(
+            self._session(state, runtime), tools=definitions or None, provider=PORTABLE_NAMES
+        )
 
     def _split(
         self, tools: Sequence[BaseTool | dict[str, Any]]
@@ -318,11 +327,12 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
             await run.aclose()
 
     def _found(self, run: SearchRun, result: SearchResult, call_id: str | None) -> Command[Any]:
-        """The search's answer for the model, and the discoveries mirrored into the state."""
+        """The search's answer for the model (wire names), and the discoveries mirrored into
+        the state (the tools' own names)."""
         message = ToolMessage(
             run.render(result),
             tool_call_id=call_id or "",
-            name=self.search_tool_name,
+            name=run.wire(self.search_tool_name),
             status="error" if result.error is not None else "success",
         )
         return Command(update={"messages": [message], DISCOVERED_KEY: run.discovered})
@@ -332,11 +342,18 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
     def _narrow(
         self, request: ModelRequest[Any], run: SearchRun, own: list[BaseTool], provider: list[Any]
     ) -> ModelRequest[Any]:
+        """The request with the search tool and the visible tools, each under its wire name
+        (a renamed copy when the tool's own name is not portable)."""
         by_name = {tool.name: tool for tool in own}
         shown = [by_name[name] for name in run.visible_names() if name in by_name]
+        search = run.wire(self.search_tool_name)
         return request.override(
-            tools=[self.search_tool, *shown, *provider],
-            system_message=self._hinted(request.system_message),
+            tools=[
+                renamed_tool(self.search_tool, search),
+                *(renamed_tool(tool, run.wire(tool.name)) for tool in shown),
+                *provider,
+            ],
+            system_message=self._hinted(request.system_message, search),
         )
 
     def _checked(self, own: list[BaseTool]) -> None:
@@ -345,10 +362,10 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
         if missing:
             raise ValueError(f"Tools in always_include not found in request: {missing}")
 
-    def _hinted(self, message: SystemMessage | None) -> SystemMessage | None:
+    def _hinted(self, message: SystemMessage | None, search: str) -> SystemMessage | None:
         if self.system_hint is None:
             return message
-        hint = self.system_hint.replace("{search_tool_name}", self.search_tool_name)
+        hint = self.system_hint.replace("{search_tool_name}", search)
         if message is None:
             return SystemMessage(hint)
         content = message.content
@@ -390,12 +407,24 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
 
     # -- tool calls -------------------------------------------------------------------------
 
-    @staticmethod
-    def _check(run: SearchRun, request: ToolCallRequest) -> CallDecision:
-        decision = run.check_call(request.tool_call["name"])
-        if decision.allowed:
-            run.record_calls([decision.name])
-        return decision
+    def _gate(
+        self, run: SearchRun, request: ToolCallRequest
+    ) -> tuple[CallDecision, ToolCallRequest | None]:
+        """The core's decision on a call, and the request that runs the tool itself (its own
+        name and ``BaseTool``; a wire name is no tool of the ``ToolNode``)."""
+        call = request.tool_call
+        decision = run.check_call(call["name"])
+        if not decision.allowed:
+            return decision, None
+        run.record_calls([decision.name])
+        if decision.name == call["name"]:
+            return decision, request
+        tools = [self.search_tool, *self._agent_tools(request.runtime)]
+        tool = next((t for t in tools if t.name == decision.name), None)
+        if tool is None:  # not the ToolNode's: it answers that no such tool exists
+            return decision, request
+        real = ToolCall(name=decision.name, args=call["args"], id=call["id"], type="tool_call")
+        return decision, request.override(tool=tool, tool_call=real)
 
     @staticmethod
     def _refused(decision: CallDecision, request: ToolCallRequest) -> ToolMessage:
@@ -406,9 +435,23 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
 
     @staticmethod
     def _ran(
-        decision: CallDecision, result: ToolMessage | Command[Any]
+        decision: CallDecision, request: ToolCallRequest, result: ToolMessage | Command[Any]
     ) -> ToolMessage | Command[Any]:
-        """A call the ``"execute"`` policy let through also joins the state's mirror."""
+        """The tool's answer under the name the model called (the ``ToolNode`` names it after
+        the tool); a call the ``"execute"`` policy let through also joins the state's mirror."""
+        name, call_id = request.tool_call["name"], request.tool_call["id"]
+
+        def named(message: Any) -> Any:
+            if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
+                return message.model_copy(update={"name": name})
+            return message
+
+        if isinstance(result, Command) and isinstance(result.update, dict):
+            messages = result.update.get("messages")
+            if isinstance(messages, list):
+                update = {**result.update, "messages": [named(m) for m in messages]}
+                result = dataclasses.replace(result, update=update)
+        result = named(result)
         if decision.kind == "discovered_by_call" and isinstance(result, ToolMessage):
             return Command(update={"messages": [result], DISCOVERED_KEY: [decision.name]})
         return result
@@ -418,15 +461,16 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        """Run the search tool and the visible tools; refuse the others with the core's
-        message (filtering the bound tools alone does not stop the ``ToolNode``)."""
+        """Run the search tool and the visible tools (a wire name mapped back to the tool);
+        refuse the others with the core's message (filtering the bound tools alone does
+        not stop the ``ToolNode``)."""
         if request.tool_call["name"] == self.search_tool_name:
             return handler(request)
         with self._open(request.state, request.runtime, self._agent_tools(request.runtime)) as run:
-            decision = self._check(run, request)
-        if not decision.allowed:
+            decision, real = self._gate(run, request)
+        if real is None:
             return self._refused(decision, request)
-        return self._ran(decision, handler(request))
+        return self._ran(decision, request, handler(real))
 
     async def awrap_tool_call(
         self,
@@ -437,12 +481,12 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
             return await handler(request)
         run = await self._aopen(request.state, request.runtime, self._agent_tools(request.runtime))
         try:
-            decision = self._check(run, request)
+            decision, real = self._gate(run, request)
         finally:
             await run.aclose()
-        if not decision.allowed:
+        if real is None:
             return self._refused(decision, request)
-        return self._ran(decision, await handler(request))
+        return self._ran(decision, request, await handler(real))
 
     def __repr__(self) -> str:
         return f"ToolSearchMiddleware({type(self.sessions.index).__name__})"

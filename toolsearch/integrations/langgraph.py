@@ -342,7 +342,7 @@ def create_agent(
         ),
         door="langgraph",
     )
-    bound_tools = {i: _renamed(tool, names.wire(by_id[i])) for i, tool in registry.items()}
+    bound_tools = {i: renamed_tool(tool, names.wire(by_id[i])) for i, tool in registry.items()}
 
     def retrieve_tools(query: str) -> list[str]:  # the model's view; the nodes search
         return retriever.search(query)
@@ -449,7 +449,7 @@ def create_agent(
     return builder
 
 
-def _renamed(tool: Any, name: str) -> Any:
+def renamed_tool(tool: Any, name: str) -> Any:
     """``tool`` under ``name`` (a copy; the tool itself when the name is unchanged): a
     ``BaseTool`` is copied, a plain function is wrapped as a tool first."""
     from langchain_core.tools import BaseTool, StructuredTool

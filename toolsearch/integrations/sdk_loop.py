@@ -144,7 +144,10 @@ class ToolSearchLoop:
         if unknown:
             raise ValueError(f"pinned tools that are not among the tools: {unknown}")
         options = ToolSearchOptions(
-            max_results=max_results, search_tool_name=search_tool_name, pinned_tools=self.pinned
+            max_results=max_results,
+            search_tool_name=search_tool_name,
+            pinned_tools=self.pinned,
+            undiscovered_tool_policy="hint",
         )
         self.sessions = ToolSearchSessions(
             index,
@@ -196,8 +199,10 @@ class LoopSession:
         self.session_id = ref.session_id
         self._throwaway = ref.ephemeral
 
-    def _run(self) -> SearchRun:
-        return self.loop.sessions.open(self.ref, tools=self.loop.definitions)
+    def _run(self, provider: Provider | None = None) -> SearchRun:
+        """A short run of the core on the conversation (names as ``provider`` takes them:
+        the run's mapping is :meth:`ToolSearchLoop.wire_names`, built the same way)."""
+        return self.loop.sessions.open(self.ref, tools=self.loop.definitions, provider=provider)
 
     # -- what to send ------------------------------------------------------------------------
 
@@ -258,14 +263,22 @@ class LoopSession:
         if not self.is_search_call(name):
             return None
         text = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
-        names = self.loop.wire_names(provider) if provider is not None else None
-        with self._run() as run:
+        with self._run(provider) as run:
             tool = run.search_tool()
             try:
                 queries, limit = tool.arguments(text)
             except InvalidToolArgumentsError as exc:  # the model reads why; the loop goes on
                 return f"Error: {exc}"
-            return run.render(run.search(queries, limit), names)
+            return run.render(run.search(queries, limit))
+
+    def refusal(self, name: str, provider: Provider | None = None) -> str | None:
+        """What to answer instead of running the model's call of ``name`` (as ``provider``
+        names it): a message when no tool has that name, or when the conversation has not
+        discovered it yet (search first); ``None`` when the call may run (the search tool,
+        a pinned or discovered tool). Run your own tools only when this is ``None``."""
+        with self._run(provider) as run:
+            decision = run.check_call(name)
+            return None if decision.allowed else decision.message
 
     def search(self, query: str, max_results: int | None = None) -> list[str]:
         """Search as the model would (the names found join the session's tools)."""

@@ -142,6 +142,7 @@ class McpSearchProxy:
         self.passthrough = Passthrough(provider)
         """The servers' prompts and resources, as the proxy forwards them."""
         self._started = False
+        self._starting: Any = None  # the start-up task, shared by concurrent first requests
         self.rebuilds = 0
         """How many times the index was built (start-up counts as one)."""
 
@@ -149,12 +150,22 @@ class McpSearchProxy:
 
     async def start(self) -> None:
         """Connect every server, build the index, follow tool-list changes, and find which
-        servers offer prompts and resources."""
+        servers offer prompts and resources. The index is built on a worker thread (a hybrid
+        index embeds every tool), and concurrent first requests share one start."""
         if self._started:
             return
+        if self._starting is None:
+            import asyncio
+
+            self._starting = asyncio.ensure_future(self._start())
+        await self._starting
+
+    async def _start(self) -> None:
+        import asyncio
+
         await self.provider.aconnect()
         self.provider.add_listener(self._reindex)
-        self._reindex()
+        await asyncio.to_thread(self._reindex)
         await self.passthrough.discover()
         self._started = True
 

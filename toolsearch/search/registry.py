@@ -99,9 +99,6 @@ class SessionState:
     """The fingerprints of the tool set used most recently here (``None`` before any)."""
     tool_names: tuple[str, ...] = ()
     """The names of the tool set used most recently here, in registration order."""
-    discovered: list[str] = field(default_factory=list)
-    """The discoveries as last read from or written to the store (a copy: the store's
-    list is the truth, :meth:`SessionRegistry.discovered` reads it)."""
     active_requests: int = 0
     """Requests of this process running on the session."""
     index_count: int = 0
@@ -256,20 +253,12 @@ class SessionRegistry:
     def mark_discovered(self, session_id: str, names: Iterable[str]) -> list[str]:
         """Add names to the session's discoveries (first discovery keeps its place)."""
         with self._lock:
-            added = self.store.mark_discovered(session_id, names)
-            state = self._sessions.get(session_id)
-            if state is not None:
-                state.discovered.extend(n for n in added if n not in state.discovered)
-            return added
+            return self.store.mark_discovered(session_id, names)
 
     def discovered(self, session_id: str) -> list[str]:
         """The session's discoveries, read from the store (shared by its processes)."""
         with self._lock:
-            names = self.store.discovered(session_id)
-            state = self._sessions.get(session_id)
-            if state is not None:
-                state.discovered[:] = names
-            return names
+            return self.store.discovered(session_id)
 
     # -- inspection and eviction -----------------------------------------------------------
 
@@ -326,7 +315,6 @@ class SessionRegistry:
         if state is not None and state.generation != lease.generation:
             if self._busy(state):
                 state.generation = lease.generation
-                state.discovered.clear()
             else:
                 self._forget(session_id)
                 state = None

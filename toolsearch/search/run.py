@@ -336,11 +336,11 @@ class SearchRun:
         )
         return result
 
-    def render(self, result: SearchResult, names: WireNames | None = None) -> str:
-        """A search's result as the model reads it: a JSON list of the names found (wire
-        names: the run's, or ``names``), or of ``{"name", "summary"}`` objects with summaries
-        on; the index's error object when it refused the query."""
-        wire = names.wire if names is not None else self.wire
+    def render(self, result: SearchResult) -> str:
+        """A search's result as the model reads it: a JSON list of the names found (the
+        run's wire names), or of ``{"name", "summary"}`` objects with summaries on; the
+        index's error object when it refused the query."""
+        wire = self.wire
         if result.error is not None:
             return json.dumps(result.error)
         if self.options.search_results_with_summaries:
