@@ -252,17 +252,13 @@ def test_random_patterns_never_raise_untyped_errors(pattern_index, pattern) -> N
 
 
 def test_the_search_tool_passes_a_huge_query_within_the_bound() -> None:
-    from toolsearch.search.search_tool import ToolSearchTool
+    from toolsearch.search.sessions import ToolSearchSessions
 
     spy = SpyRanker(RANKERS["regex"]())
-    index = SessionIndex(spy)
-    index.index_tools("s", TOOLS)
-    found: list[list[str]] = []
-    tool = ToolSearchTool(
-        index, "s", default_max_results=5, on_found=lambda n: found.append(list(n))
-    )
+    run = ToolSearchSessions(SessionIndex(spy)).open("s", tools=TOOLS)
+    tool = run.search_tool()
 
     result = json.loads(tool.call(json.dumps({"query": "refund payment " * 20_000})))
     assert result
-    assert found == [result]
+    assert run.discovered == result
     assert spy.lengths == [MAX_QUERY_LENGTH]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Unpack
 
@@ -67,29 +68,69 @@ registers that tool again."""
 
 
 class _EmbeddingStore:
-    """Tool embeddings per (embedder name, tool fingerprint), computed once per process."""
+    """Tool embeddings per (embedder name, tool fingerprint), computed once per process.
+
+    Single-flight: when several sessions register the same new tools at once (ten
+    concurrent first runs of an agent), one of them embeds each tool and the others wait
+    for its vectors instead of embedding the same texts again."""
 
     def __init__(self, size: int = EMBEDDING_CACHE_SIZE) -> None:
         self._vectors: LRUCache[tuple[str, str], Any] = LRUCache(size)
+        self._pending: dict[tuple[str, str], Future[Any]] = {}
         self._lock = threading.Lock()
 
     def vectors(self, embedder: Embedder, tools: SessionTools) -> Any:
         import numpy as np
 
         keys = [(embedder.name, fingerprint) for fingerprint in tools.fingerprints]
-        rows: list[Any] = []
+        mine: dict[tuple[str, str], Future[Any]] = {}
+        theirs: dict[int, Future[Any]] = {}
         with self._lock:
-            rows = [self._vectors.get(key) for key in keys]
-        missing = [i for i, row in enumerate(rows) if row is None]
-        if missing:
-            fresh = embed_views(embedder, [tools.prepared[i].embedding_views for i in missing])
-            with self._lock:
-                for i, row in zip(missing, fresh, strict=True):
-                    self._vectors[keys[i]] = row
-                    rows[i] = row
+            rows: list[Any] = [self._vectors.get(key) for key in keys]
+            for i, key in enumerate(keys):
+                if rows[i] is not None or key in mine:
+                    continue
+                if key in self._pending:
+                    theirs[i] = self._pending[key]
+                else:
+                    mine[key] = self._pending[key] = Future()
+        if mine:
+            self._embed(embedder, tools, keys, mine)
+        for i, key in enumerate(keys):
+            if rows[i] is None:
+                rows[i] = mine[key].result() if key in mine else theirs[i].result()
         if not keys:
             return np.zeros((0, embedder.dimension), dtype=np.float32)
         return np.ascontiguousarray(np.stack(rows), dtype=np.float32)
+
+    def _embed(
+        self,
+        embedder: Embedder,
+        tools: SessionTools,
+        keys: list[tuple[str, str]],
+        mine: dict[tuple[str, str], Future[Any]],
+    ) -> None:
+        """Embed the tools this call claimed and hand their vectors to every waiter (or
+        the error, so nobody waits for ever)."""
+        wanted: list[int] = []
+        claimed: set[tuple[str, str]] = set()
+        for i, key in enumerate(keys):
+            if key in mine and key not in claimed:
+                claimed.add(key)
+                wanted.append(i)
+        try:
+            fresh = embed_views(embedder, [tools.prepared[i].embedding_views for i in wanted])
+        except BaseException as exc:
+            with self._lock:
+                for key, future in mine.items():
+                    self._pending.pop(key, None)
+                    future.set_exception(exc)
+            raise
+        with self._lock:
+            for i, row in zip(wanted, fresh, strict=True):
+                self._vectors[keys[i]] = row
+                self._pending.pop(keys[i], None)
+                mine[keys[i]].set_result(row)
 
 
 _STORE = _EmbeddingStore()
