@@ -84,3 +84,39 @@ def test_config_reprs_and_summaries_show_names_not_values() -> None:
 def test_scrub_replaces_query_values_and_passwords_in_any_text() -> None:
     text = "GET https://bob:hunter22@api.example.com/v1?key=abc123&page=2 failed"
     assert scrub(text) == "GET https://***@api.example.com/v1?key=***&page=*** failed"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000,  # a run of word characters: the URL-userinfo pattern's worst case
+        "?a" * 500_000,  # query-looking pieces without a value
+        "&b=" * 300_000,
+        "x://" + "a" * 1_000_000,
+        "a." * 500_000,
+    ],
+    ids=["word-run", "question-marks", "ampersands", "scheme-then-run", "dotted-run"],
+)
+def test_the_scrubber_is_linear_on_hostile_text(text: str) -> None:
+    """A 1 MB URI or prompt name that a client sends passes the scrubber behind every
+    error and log record: before, a run of word characters took quadratic time (11 s for
+    100,000 characters, over 6 minutes for 1 MB) and blocked every client of the proxy.
+    The guard is a hang guard, not a speed limit: a linear scrub takes milliseconds."""
+    import threading
+
+    from toolsearch.mcp.redact import scrub
+
+    out: list[str] = []
+    worker = threading.Thread(target=lambda: out.append(scrub(text)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert out, "scrub did not finish"
+    assert len(out[0]) <= len(text)
+
+
+def test_the_linear_scrubber_still_redacts_urls() -> None:
+    from toolsearch.mcp.redact import scrub
+
+    text = "GET https://bob:hunter22@api.example.com/v1?token=abc123&page=2 failed"
+    assert scrub(text) == "GET https://***@api.example.com/v1?token=***&page=*** failed"
+    assert scrub("redis+tls://u:p@h:1/0") == "redis+tls://***@h:1/0"

@@ -26,8 +26,12 @@ _MIN_SECRET = 4  # shorter values (``1``, ``yes``) would blank out ordinary word
 
 _LOCK = threading.Lock()
 _SECRETS: set[str] = set()
-_QUERY_VALUE = re.compile(r"([?&][^=&#\s'\"]+=)[^&#\s'\")\],;]+")
-_USERINFO = re.compile(r"(\w+://)[^/@\s'\"]+@")
+# Both patterns run in linear time on any text (a scrubbed text may be a 1 MB URI a client
+# sent): a match may start only where the previous character cannot continue it (a query
+# name never spans a ``?`` or ``&``; a scheme starts where no word character precedes), so
+# no run of characters is rescanned from each of its positions.
+_QUERY_VALUE = re.compile(r"([?&][^=&?#\s'\"]+=)[^&?#\s'\")\],;]+")
+_USERINFO = re.compile(r"(?<![\w+.-])([A-Za-z][\w+.-]*://)[^/@\s'\"]+@")
 
 
 _SECRET_FLAG = re.compile(r"key|token|secret|passw|pwd|auth|credential|bearer|cookie", re.I)
