@@ -307,3 +307,50 @@ def test_session_parts_split_every_session_into_exactly_one_part():
     for bad in ("0/2", "3/2", "half", "1/0"):
         with pytest.raises(ValueError, match="K/N"):
             parse_part(bad)
+
+
+def test_a_torn_last_line_then_new_appends_leave_the_log_readable(tmp_path, caplog):
+    """A crash cut the last line short; a restarted process appends to the same log. The
+    writer starts its records on a line of their own, and the reader skips a fragment
+    that an older writer joined to the next record, reading that record."""
+    path = tmp_path / "searches.jsonl"
+    advisor = ToolSearchToolCallingAdvisor(
+        tool_index=RegexToolIndex(), search_log=JsonlSearchLog(path)
+    )
+    run(advisor, [("search", "weather"), ("call", "get_forecast")])
+    JsonlSearchLog(path).close()
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + '{"v":1,"type":"search","sess', encoding="utf-8")  # the crash
+    from toolsearch.search import search_log
+
+    search_log._writers.clear()  # a new process: no open handle, no tool sets written yet
+    again = ToolSearchToolCallingAdvisor(
+        tool_index=RegexToolIndex(), search_log=JsonlSearchLog(path)
+    )
+    run(again, [("search", "invoice"), ("call", "create_invoice")], session="user-2")
+
+    contents = read_search_log(path)
+    assert [(s.query, s.called) for s in contents.searches] == [
+        ("weather", ("get_forecast",)),
+        ("invoice", ("create_invoice",)),
+    ]
+    # and a log written before this fix, with the fragment joined to the next record:
+    joined = text + '{"v":1,"type":"search","sess' + text.splitlines(keepends=True)[-1]
+    path.write_text(joined, encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        assert len(read_search_log(path).searches) == 1
+    assert "cut short by a crash" in caplog.text
+
+
+def test_a_huge_query_is_logged_as_far_as_the_index_reads_it(tmp_path):
+    from toolsearch.search.types import MAX_QUERY_LENGTH
+
+    path = tmp_path / "searches.jsonl"
+    advisor = ToolSearchToolCallingAdvisor(
+        tool_index=RegexToolIndex(), search_log=JsonlSearchLog(path)
+    )
+    run(advisor, [("search", "weather " * 1_250_000)])  # a 10 MB query
+
+    [search] = [line for line in lines(path) if line["type"] == "search"]
+    assert len(search["query"]) == MAX_QUERY_LENGTH
+    assert path.stat().st_size < 200_000

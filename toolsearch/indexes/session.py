@@ -33,6 +33,7 @@ from typing import Any
 
 from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker, SessionTools
 from toolsearch.search.types import (
+    MAX_QUERY_LENGTH,
     SearchMetadata,
     ToolReference,
     ToolSearchRequest,
@@ -49,13 +50,6 @@ __all__ = [
     "clean_query",
     "order_hits",
 ]
-
-
-MAX_QUERY_LENGTH = 20_000
-"""Characters of a query that a search reads; the rest is ignored. It bounds every ranker's
-work whatever a model or user sends (queries of the public benchmark sets are at most
-about 19,000 characters, most under 500). A pattern-mode regex has its own, smaller limit
-(``MAX_PATTERN_LENGTH``), which rejects instead of truncating."""
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import IO, Any, Protocol, runtime_checkable
 
 from toolsearch.search.events import ToolSearchEvent
+from toolsearch.search.types import MAX_QUERY_LENGTH
 from toolsearch.telemetry import hash_session_id
 from toolsearch.tools.definition import ToolDefinition
 
@@ -124,7 +125,7 @@ class LoggedSearch:
             "tool_set": self.tool_set,
             "index": self.index,
             "search_type": self.search_type,
-            "query": self.query,
+            "query": self.query[:MAX_QUERY_LENGTH],  # what the index read of it
             "limit": self.limit,
             "hits": [
                 {"name": name, "score": None if score is None else round(float(score), 6)}
@@ -193,7 +194,10 @@ class _Writer:
         with self.lock:
             if self.handle is None or self.handle.closed:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                torn = _ends_mid_line(self.path)
                 self.handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+                if torn:  # a crash cut the last line short: new records start on their own
+                    self.handle.write("\n")
             self.handle.write("".join(lines))
             self.handle.flush()
 
@@ -202,6 +206,19 @@ class _Writer:
             if self.handle is not None:
                 self.handle.close()
                 self.handle = None
+
+
+def _ends_mid_line(path: Path) -> bool:
+    """Whether the file's last byte is not a newline (its last line was cut short)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
 
 
 _writers: dict[Path, _Writer] = {}
@@ -367,8 +384,16 @@ def parse_part(text: str) -> tuple[int, int]:
     return k, n
 
 
+_RECORD_START = '{"v":'
+
+
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as handle:
+    """The log's records with their line numbers. A line cut short by a crash (a record's
+    beginning that does not parse) is skipped with a warning, wherever it is: the writer
+    that appends next starts on a new line, and when an older writer joined its record to
+    the fragment, that record is read from where it starts. Any other line that is not
+    JSON raises ``ValueError`` naming it."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
         for number, text in enumerate(handle, 1):
             if not text.strip():
                 continue
@@ -378,10 +403,26 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not text.endswith("\n"):  # a last line cut short by a crash: skipped
                     _log.warning("%s:%d: an incomplete last line was skipped", path, number)
                     continue
-                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                if not text.startswith(_RECORD_START):  # not ours cut short: malformed
+                    raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                _log.warning("%s:%d: a line cut short by a crash was skipped", path, number)
+                record = _after_torn_fragment(text)
+                if record is None:
+                    continue
             if not isinstance(record, dict) or "type" not in record:
                 raise ValueError(f"{path}:{number}: not a search-log line (no 'type')")
             yield number, record
+
+
+def _after_torn_fragment(text: str) -> Any:
+    """The record that starts after a torn fragment on one line (``None``: none)."""
+    start = text.rfind(_RECORD_START)
+    if start <= 0:
+        return None
+    try:
+        return json.loads(text[start:])
+    except json.JSONDecodeError:
+        return None
 
 
 def read_search_log(

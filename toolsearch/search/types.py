@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
+    "MAX_QUERY_LENGTH",
     "DEFAULT_MAX_RESULTS",
     "SearchMetadata",
     "ToolIndex",
@@ -20,6 +21,14 @@ __all__ = [
 
 DEFAULT_MAX_RESULTS = 10
 """What ``max_results=None`` means."""
+
+
+MAX_QUERY_LENGTH = 20_000
+"""Characters of a query that a search reads; the rest is ignored. It bounds every ranker's
+work whatever a model or user sends (queries of the public benchmark sets are at most
+about 19,000 characters, most under 500), and a search log keeps no more of a query. A
+pattern-mode regex has its own, smaller limit (``MAX_PATTERN_LENGTH``), which rejects
+instead of truncating."""
 
 
 @dataclass(frozen=True, slots=True)
