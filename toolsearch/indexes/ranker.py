@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol, runtime_checkable
 
-from toolsearch.indexes.text import PreparedTool, prepare_tool
+from toolsearch.indexes.text import PreparedTool, clean_text, prepare_tool
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["Hit", "Ranker", "Ranking", "SessionRanker", "SessionTools"]
@@ -65,10 +65,16 @@ class SessionTools:
                 )
             unique.setdefault(tool.name, tool)  # first registration of a name wins
         ordered = tuple(unique.values())
+        names = {t.name: i for i, t in enumerate(ordered)}
         lower: dict[str, int] = {}
         for i, tool in enumerate(ordered):
             lower.setdefault(tool.name.lower(), i)
-        return cls(ordered, {t.name: i for i, t in enumerate(ordered)}, lower)
+        for i, tool in enumerate(ordered):  # a query arrives cleaned (lone surrogates: U+FFFD)
+            cleaned = clean_text(tool.name)
+            if cleaned != tool.name:
+                names.setdefault(cleaned, i)
+                lower.setdefault(cleaned.lower(), i)
+        return cls(ordered, names, lower)
 
     @cached_property
     def prepared(self) -> tuple[PreparedTool, ...]:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from toolsearch.errors import InvalidPatternError, MissingExtraError, PatternTooLongError
 from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionIndex, SessionTools
-from toolsearch.indexes.text import query_terms
+from toolsearch.indexes.text import clean_text, query_terms
 
 __all__ = [
     "MAX_MATCHES_PER_FIELD",
@@ -130,7 +130,7 @@ class RegexRanker:
     def prepare(self, tools: SessionTools) -> _Session:
         """The fields as written (pattern mode) or lower-cased (natural mode), built once."""
         fields = [
-            (f"{p.name} {p.name_words} {p.category_words}", p.description, p.parameters)
+            (f"{clean_text(p.name)} {p.name_words} {p.category_words}", p.description, p.parameters)
             for p in tools.prepared
         ]
         if self.mode == "natural":

@@ -24,7 +24,6 @@ its ranker.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker, SessionTools
+from toolsearch.indexes.text import clean_text
 from toolsearch.search.types import (
     MAX_QUERY_LENGTH,
     SearchMetadata,
@@ -52,20 +52,12 @@ __all__ = [
 ]
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def clean_query(query: Any) -> str:
     """The query as text a search can encode: non-strings become ``""``, and lone
     surrogates (a model's ``"\\ud800"`` decoded by json) become U+FFFD, the replacement
     character, which no word, term or pattern confuses with anything else (``?`` would turn
     ``q\\ud800`` into the pattern ``q?``)."""
-    text = query if isinstance(query, str) else ""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
+    return clean_text(query) if isinstance(query, str) else ""
 
 
 def order_hits(

@@ -157,17 +157,34 @@ def _walk_parameters(
             yield from _walk_parameters(sub, root, seen, depth + 1)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` as every engine can encode it: lone surrogates (a JSON ``"\\ud800"``
+    escape in a catalog file, or a Python string) become U+FFFD, the replacement character,
+    which no word, term or pattern confuses with anything else. Tantivy, RE2 and tokenizers
+    take UTF-8 only; this is applied once, where tool text and queries enter the engine."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
 def _prepare(tool: ToolDefinition) -> PreparedTool:
     schema = tool.input_schema
     parameters = " ".join(t for t in _walk_parameters(schema, schema, set()) if t)
+    description = clean_text(tool.description or "")
+    category = clean_text(tool.category) if tool.category else None
     return PreparedTool(
         name=tool.name,
-        name_words=" ".join(split_name(tool.name)),
-        description=tool.description or "",
-        parameters=parameters,
-        summary=_summary(tool.description or ""),
-        category=tool.category,
-        category_words=" ".join(split_name(tool.category)) if tool.category else "",
+        name_words=" ".join(split_name(clean_text(tool.name))),
+        description=description,
+        parameters=clean_text(parameters),
+        summary=_summary(description),
+        category=category,
+        category_words=" ".join(split_name(category)) if category else "",
     )
 
 
