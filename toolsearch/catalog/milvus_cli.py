@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolsearch.urls import redact_url
+
 __all__ = ["build_milvus", "info_milvus", "open_milvus", "search_milvus"]
 
 
@@ -35,10 +37,11 @@ def open_milvus(uri: str, token: str, collection: str, mode: str | None = None) 
     _quiet_pymilvus()
     probe = MilvusRanker(uri, collection=collection, mode="bm25", token=token)
     if not probe.exists():
+        shown = redact_url(uri)
         raise CatalogIndexError(
-            f"Milvus collection {collection!r} at {uri}",
+            f"Milvus collection {collection!r} at {shown}",
             "no such collection; build it with: toolsearch index build SOURCE... "
-            f"--engine milvus --uri {uri} --collection {collection}",
+            f"--engine milvus --uri {shown} --collection {collection}",
         )
     if mode is None:
         mode = "hybrid" if probe.settings().has_vectors else "bm25"
@@ -119,7 +122,7 @@ def build_milvus(
             total=len(tools),
         )
     seconds = time.perf_counter() - started
-    where = f"{collection} at {uri}"
+    where = f"{collection} at {redact_url(uri)}"
     ranker.close()
     if not report.written:
         return (

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from toolsearch.errors import IndexUnavailableError, MissingExtraError
+from toolsearch.urls import redact_url, scrub_urls
 
 __all__ = [
     "MilvusConnection",
@@ -173,9 +174,15 @@ class MilvusConnection:
                 delay = next(delays, None) if is_transient(exc) else None
                 if delay is None:
                     raise IndexUnavailableError(
-                        f"Milvus at {self.uri} could not {what}: {_message(exc)}"
+                        f"Milvus at {redact_url(self.uri)} could not {what}: "
+                        f"{scrub_urls(_message(exc))}"
                     ) from exc
-                _LOG.info("Milvus %s failed (%s); retrying in %.2f s", what, exc, delay)
+                _LOG.info(
+                    "Milvus %s failed (%s); retrying in %.2f s",
+                    what,
+                    scrub_urls(str(exc)),
+                    delay,
+                )
                 self.retry.sleep(delay)
 
     def close(self) -> None:
@@ -188,7 +195,7 @@ class MilvusConnection:
                 _LOG.debug("closing the Milvus client failed", exc_info=True)
 
     def __repr__(self) -> str:
-        return f"MilvusConnection({self.uri!r})"
+        return f"MilvusConnection({redact_url(self.uri)!r})"
 
 
 def _is_server_error(error: BaseException) -> bool:

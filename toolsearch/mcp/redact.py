@@ -17,23 +17,16 @@ import os
 import re
 import threading
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from toolsearch.urls import REDACTED, redact_url, scrub_urls
 
 __all__ = ["REDACTED", "remember", "scrub", "summary", "url_without_secrets"]
 
-REDACTED = "***"
 _MIN_SECRET = 4  # shorter values (``1``, ``yes``) would blank out ordinary words
 
 _LOCK = threading.Lock()
 _SECRETS: set[str] = set()
-# Both patterns run in linear time on any text (a scrubbed text may be a 1 MB URI a client
-# sent): a match may start only where the previous character cannot continue it (a query
-# name never spans a ``?`` or ``&``; a scheme starts where no word character precedes), so
-# no run of characters is rescanned from each of its positions.
-_QUERY_VALUE = re.compile(r"([?&][^=&?#\s'\"]+=)[^&?#\s'\")\],;]+")
-_USERINFO = re.compile(r"(?<![\w+.-])([A-Za-z][\w+.-]*://)[^/@\s'\"]+@")
-
-
 _SECRET_FLAG = re.compile(r"key|token|secret|passw|pwd|auth|credential|bearer|cookie", re.I)
 
 
@@ -120,20 +113,13 @@ def scrub(text: str) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
-    text = _USERINFO.sub(rf"\1{REDACTED}@", text)
-    return _QUERY_VALUE.sub(rf"\1{REDACTED}", text)
+    return scrub_urls(text)
 
 
 def url_without_secrets(url: str) -> str:
-    """The URL with its password and query values replaced (names kept)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
-    query = "&".join(
-        f"{p.split('=', 1)[0]}={REDACTED}" if "=" in p else p for p in parts.query.split("&") if p
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    """The URL with its user-info and query values replaced (names kept): toolsearch's
+    one rule for URLs (:func:`toolsearch.urls.redact_url`)."""
+    return redact_url(url)
 
 
 def summary(config: Any) -> str:

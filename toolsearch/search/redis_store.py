@@ -47,6 +47,7 @@ from toolsearch.search.eviction import (
     TtlEvictionStrategy,
 )
 from toolsearch.search.store import Lease, StoredTools
+from toolsearch.urls import redact_url, scrub_urls
 
 __all__ = ["DEFAULT_LEASE_SECONDS", "RedisSessionStore"]
 
@@ -241,7 +242,7 @@ class RedisSessionStore:
                 socket_timeout=5,
             )
         self.client = client
-        self._where = _redacted(url) if url else repr(client)
+        self._where = redact_url(url) if url else repr(client)
         self._begin = client.register_script(_BEGIN)
         self._end = client.register_script(_END)
         self._drop_script = client.register_script(_DROP)
@@ -436,19 +437,6 @@ class RedisSessionStore:
             return function(*args, **kwargs)
         except self._errors as exc:
             raise SessionStoreError(
-                f"the Redis session store at {self._where} failed: {type(exc).__name__}: {exc}"
+                f"the Redis session store at {self._where} failed: "
+                f"{type(exc).__name__}: {scrub_urls(str(exc))}"
             ) from exc
-
-
-def _redacted(url: str) -> str:
-    """The URL without its password, for messages."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
