@@ -94,8 +94,9 @@ def test_a_bigtool_registry_with_ids_and_plain_functions() -> None:
     assert asyncio.run(retriever.retrieve_tools_coroutine()("weather")) == ["tool-1"]
 
 
-def test_the_tools_are_indexed_once_at_construction() -> None:
+def test_the_tools_are_indexed_once_at_the_first_search() -> None:
     retriever = ToolsearchToolRetriever(TOOLS)
+    assert retriever.registry.get(retriever.session_id) is None  # nothing done yet
     for query in ("weather", "email", "issue"):
         retriever.search(query)
 

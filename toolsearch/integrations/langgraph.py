@@ -153,7 +153,6 @@ class ToolsearchToolRetriever:
             self._ids[name] = tool_id
             definitions.append(definition)
         self.definitions: tuple[ToolDefinition, ...] = tuple(definitions)
-        self.registry.index_tools(self.session_id, self.definitions)  # indexed once, here
 
     @property
     def registry(self) -> SessionRegistry:
