@@ -46,9 +46,11 @@ Needs ``toolsearch[openai-agents]`` (``openai-agents``).
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 import inspect
+import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -90,6 +92,8 @@ SEARCH_TOOL_DESCRIPTION = (
     "issue') or give an exact tool name. The tools found become callable on your next "
     "turn; the result lists their names. Tools you already have are not listed again."
 )
+
+_log = logging.getLogger(__name__)
 
 _BOUND_SESSION: ContextVar[str | None] = ContextVar("toolsearch_agents_session", default=None)
 
@@ -204,7 +208,7 @@ class ToolsearchAgentTools:
         )
         self.wire_names = WireNames(PORTABLE_NAMES, [search_tool_name, *names])
         """Each tool's own name and the name the model sees (valid for every provider)."""
-        self._runs: dict[int, SearchRun] = {}
+        self._runs: dict[int, asyncio.Future[SearchRun]] = {}
         self._lock = threading.Lock()
         gated = [self._gate(t) for t in function_tools]
         self.tools: list[Any] = [self._search_tool(agents), *gated, *others]
@@ -279,33 +283,43 @@ class ToolsearchAgentTools:
     # -- internals ------------------------------------------------------------------------
 
     async def _run_of(self, ctx: Any) -> SearchRun:
-        """The core's run for the SDK run of ``ctx`` (opened at its first use, on a worker
-        thread; closed when the run's usage object is freed)."""
+        """The core's run for the SDK run of ``ctx``: opened once, at its first use, on a
+        worker thread (the SDK asks every tool's gate at once: they all wait for that one
+        opening), and closed when the run's usage object is freed."""
         usage = getattr(ctx, "usage", ctx)
         key = id(usage)
         with self._lock:
-            run = self._runs.get(key)
-        if run is not None:
-            return run
-        opened = await self.sessions.aopen(
+            opening = self._runs.get(key)
+            if opening is None:
+                opening = self._runs[key] = asyncio.ensure_future(self._open(ctx))
+        try:
+            return await asyncio.shield(opening)
+        except BaseException:
+            with self._lock:
+                if self._runs.get(key) is opening and opening.done():
+                    del self._runs[key]  # a failed opening is tried again next time
+            raise
+
+    async def _open(self, ctx: Any) -> SearchRun:
+        usage = getattr(ctx, "usage", ctx)
+        run = await self.sessions.aopen(
             resolve_session(self.session_of(ctx)), tools=self.definitions, provider=PORTABLE_NAMES
         )
-        with self._lock:
-            run = self._runs.setdefault(key, opened)
-        if run is not opened:  # another gate of the same turn opened it first
-            await opened.aclose()
-            return run
         try:
-            weakref.finalize(usage, self._finish, key)
+            weakref.finalize(usage, self._finish, id(usage))
         except TypeError:  # pragma: no cover - a usage object that takes no weak reference
-            self._finish(key)
+            _log.debug("the run's usage object takes no weak reference; closing its run now")
+            run.close()
         return run
 
     def _finish(self, key: int) -> None:
+        """The SDK run ended (its usage object was freed): close the core's run, on the
+        thread that freed it (a throwaway session's index keys are dropped there)."""
         with self._lock:
-            run = self._runs.pop(key, None)
-        if run is not None:
-            run.close()
+            opening = self._runs.pop(key, None)
+        done = opening is not None and opening.done() and not opening.cancelled()
+        if done and opening is not None and opening.exception() is None:
+            opening.result().close()
 
     def _gate(self, tool: FunctionTool) -> FunctionTool:
         """A copy of ``tool`` under its wire name, enabled when pinned or discovered (and
