@@ -43,6 +43,7 @@ from toolsearch.integrations._common import DefinitionCache, require
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.run import SearchRun
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.sessions import ToolSearchSessions, resolve_session
@@ -165,9 +166,10 @@ class ToolsearchStrategy:
         texts = [q for q in queries if isinstance(q, str) and q.strip()]
         if not texts or not tools:
             return []
-        run = await self.sessions.aopen(resolve_session(self.session_of(ctx)))
+        session = resolve_session(self.session_of(ctx))
+        # converting 300 tool definitions is work too: it goes to the worker thread as well
+        run = await _in_thread(lambda: self.sessions.open(session, tools=self.definitions(tools)))
         try:
-            await run.aregister(self.definitions(tools))
             discovered = getattr(ctx, "discovered_tool_names", None) or ()
             skipped = discovered if self.exclude_discovered else ()
             result = await run.asearch(texts, self.max_results, exclude=skipped)
@@ -186,6 +188,12 @@ class ToolsearchStrategy:
 
     def __repr__(self) -> str:
         return f"ToolsearchStrategy({type(self.index).__name__})"
+
+
+async def _in_thread(function: Callable[[], SearchRun]) -> SearchRun:
+    import asyncio
+
+    return await asyncio.to_thread(function)
 
 
 def toolsearch_tool_search(
