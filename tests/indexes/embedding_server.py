@@ -60,6 +60,8 @@ class EmbeddingServer:
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._failures: list[tuple[int, str, float | None]] = []
+        self.spoil: str | None = None
+        """``"nan"``: answer NaN vectors; ``"not-json"``: answer HTTP 200 with an HTML page."""
         self._lock = threading.Lock()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._http.daemon_threads = True
@@ -161,7 +163,12 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 body = {}
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, payload, extra = server.answer(self.path.split("?")[0], body, headers)
-            data = json.dumps(payload).encode()
+            if server.spoil == "not-json" and status == 200:
+                payload = None
+            if server.spoil == "nan" and status == 200 and isinstance(payload, dict):
+                for item in payload.get("data", ()):
+                    item["embedding"] = [float("nan")] * len(item["embedding"])
+            data = json.dumps(payload).encode() if payload is not None else b"<html>proxy</html>"
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

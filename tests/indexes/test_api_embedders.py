@@ -613,3 +613,39 @@ def test_catalog_build_reports_an_api_failure_in_one_line(
     assert result.exit_code == 1
     assert "input too long" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("spoil", ["nan", "not-json"])
+def test_an_unusable_answer_is_the_project_error_and_is_never_cached(
+    server, cache_dir, spoil: str
+) -> None:
+    """NaN vectors (or an HTTP 200 that is not JSON, a proxy's page) fail as the project's
+    error, and nothing of them reaches the on-disk cache: a later process embeds again."""
+    from toolsearch.errors import EmbeddingApiError
+
+    server.spoil = spoil
+    embedder = _openai(server, cache=cache_dir)
+    with pytest.raises(EmbeddingApiError, match="unusably"):
+        embedder.embed_documents(["send an email", "weather forecast"])
+    server.spoil = None
+    again = _openai(
+        server, cache=cache_dir
+    )  # another process: the cache on disk, nothing in memory
+    vectors = again.embed_documents(["send an email", "weather forecast"])
+    assert np.isfinite(vectors).all()
+    assert again.cache_hits == 0
+
+
+def test_a_damaged_cached_vector_is_embedded_again(server, cache_dir) -> None:
+    """A NaN row in the cache (written by an older version) is never served."""
+    from toolsearch.indexes.embedding_cache import text_key
+
+    first = _openai(server, cache=cache_dir)
+    first.embed_documents(["send an email"])
+    assert first.cache is not None
+    first.cache.put_many(first.name, [text_key("send an email")], np.full((1, 64), np.nan, "f4"))
+    later = _openai(server, cache=cache_dir)
+    before = server.inputs
+    vector = later.embed_documents(["send an email"])
+    assert np.isfinite(vector).all()
+    assert server.inputs == before + 1  # embedded again, not read back

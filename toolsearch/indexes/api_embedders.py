@@ -240,6 +240,11 @@ class ApiEmbedder:
             raise self._unusable("vectors of different lengths or not numbers") from None
         if matrix.ndim != 2 or matrix.shape[0] != len(texts) or matrix.shape[1] == 0:
             raise self._unusable(f"{len(answer)} vectors for {len(texts)} texts")
+        bad = ~np.isfinite(matrix).all(axis=1)
+        if bad.any():  # checked before anything is cached: a bad answer is never served again
+            raise self._unusable(
+                f"{int(bad.sum())} of {len(texts)} vectors hold NaN or infinite values"
+            )
         self._check_dimension(int(matrix.shape[1]))
         with self._lock:
             self.embedded += len(texts)
@@ -278,6 +283,13 @@ class ApiEmbedder:
             try:
                 with provider_errors(self.provider.name, self._translate):
                     return send()
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                # an HTTP 200 whose body is not JSON, or JSON without the vectors: the SDK
+                # raises a decoding error, the reading of its answer a lookup error
+                detail = self._redact(f"{type(exc).__name__}: {exc}")[:300]
+                raise self._unusable(
+                    f"an answer that is not an embeddings response ({detail})"
+                ) from exc
             except ProviderError as exc:
                 wait = exc.retry_after
                 if (

@@ -123,8 +123,11 @@ class EmbeddingCache:
                     [model, *chunk],
                 ).fetchall()
                 for key, blob in rows:
-                    if len(blob) == width:  # a row of another length is not this model's
-                        found[bytes(key)] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                    if len(blob) != width:  # a row of another length is not this model's
+                        continue
+                    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                    if np.isfinite(vector).all():  # a damaged row is embedded again
+                        found[bytes(key)] = vector
         return found
 
     def dimension(self, model: str) -> int | None:
