@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from cachetools import LRUCache
 
+from toolsearch._quiet import quiet_load
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.threads import query_threads as resolve_query_threads
 from toolsearch.indexes.threads import torch_build_threads, torch_query_threads
@@ -196,7 +197,8 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
             label = str(model)
             if os.path.exists(label):
                 label = str(Path(label).resolve()) + _finetuned_id(Path(label))
-        self._model = SentenceTransformer(str(model), device=device)
+        with quiet_load():
+            self._model = SentenceTransformer(str(model), device=device)
         self._name = f"sentence-transformers/{label}"
         dimension = getattr(self._model, "get_embedding_dimension", None) or (
             self._model.get_sentence_embedding_dimension
