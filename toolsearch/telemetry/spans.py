@@ -65,19 +65,21 @@ def error_type(exc: BaseException) -> str:
 
 def _content_free_message(exc: BaseException) -> str:
     """The exception's message when it cannot quote tool arguments, results or prompts:
-    toolsearch's own errors about models, limits and configuration. Tool failures and
-    argument errors (whose text may hold what the model sent) and foreign exceptions give
-    ``""`` unless content capture is on."""
+    toolsearch's own errors about limits and configuration. Tool failures and argument
+    errors (whose text may hold what the model sent), a model's or provider's errors (a
+    provider's message may quote the prompt it refused) and foreign exceptions give ``""``
+    unless content capture is on; ``error.type`` still names the kind."""
     if capture_content():
         return str(exc)
     from toolsearch.errors import (
+        ChatModelError,
         InvalidToolArgumentsError,
         ToolExecutionError,
         ToolsearchError,
     )
 
     if isinstance(exc, ToolsearchError) and not isinstance(
-        exc, (ToolExecutionError, InvalidToolArgumentsError)
+        exc, (ToolExecutionError, InvalidToolArgumentsError, ChatModelError)
     ):
         return str(exc)
     return ""
