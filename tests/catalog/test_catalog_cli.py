@@ -72,7 +72,7 @@ def test_user_errors_exit_cleanly(runner, catalog, tmp_path):
         runner, "build", str(catalog), "--kind", "vector", "--embedder", "nope", "--out",
         str(tmp_path / "v"),
     )  # fmt: skip
-    assert bad_embedder.exit_code == 1
+    assert bad_embedder.exit_code == 2  # bad input exits 2, as toolsearch bench does
     assert "unknown embedder" in bad_embedder.output
     no_index = invoke(runner, "search", str(tmp_path / "none"), "weather")
     assert no_index.exit_code == 1
@@ -81,7 +81,7 @@ def test_user_errors_exit_cleanly(runner, catalog, tmp_path):
     broken = tmp_path / "broken.jsonl"
     broken.write_text("not json\n", encoding="utf-8")
     bad_source = invoke(runner, "build", str(broken), "--out", str(tmp_path / "b"))
-    assert bad_source.exit_code == 1
+    assert bad_source.exit_code == 2
     assert "broken.jsonl" in bad_source.output
 
 

@@ -68,7 +68,12 @@ def index_app() -> Any:
     from rich.markup import escape
     from rich.table import Table
 
-    from toolsearch.errors import CatalogError, MissingExtraError, ToolIndexError
+    from toolsearch.errors import (
+        CatalogError,
+        CatalogSourceError,
+        MissingExtraError,
+        ToolIndexError,
+    )
 
     app = typer.Typer(
         help="Build, search and inspect offline catalog indexes (the catalog extra).",
@@ -193,9 +198,9 @@ def index_app() -> Any:
                     batch_size=batch_size,
                     catalog=catalog,
                 )
-            except MissingExtraError as exc:
+            except (MissingExtraError, CatalogSourceError, ValueError) as exc:  # bad input
                 raise fail(exc, 2) from None
-            except (ToolIndexError, CatalogError, ValueError, OSError) as exc:
+            except (ToolIndexError, CatalogError, OSError) as exc:
                 raise fail(exc) from None
             Console().print(escape(line), highlight=False, soft_wrap=True)
             return
@@ -256,9 +261,9 @@ def index_app() -> Any:
                     command=command,
                     workers=workers,
                 )
-        except MissingExtraError as exc:
+        except (MissingExtraError, CatalogSourceError, ValueError) as exc:  # bad input: 2
             raise fail(exc, 2) from None
-        except (ToolIndexError, CatalogError, ValueError, OSError) as exc:  # an embedding API
+        except (ToolIndexError, CatalogError, OSError) as exc:  # an embedding API, a disk
             raise fail(exc) from None
         counts = index.manifest.counts
         size = sum(entry.size for entry in index.manifest.files.values())
