@@ -78,3 +78,16 @@ def test_a_dump_that_cannot_be_written_exits_with_one_line(ghost: Path, tmp_path
     code, output = run("dump", "--config", str(ghost), "--out", str(blocker / "catalog.jsonl"))
     assert code == 1
     assert "toolsearch mcp dump:" in output
+
+
+@pytest.mark.parametrize("command", ["list", "dump"])
+def test_when_every_server_failed_nothing_is_listed_and_the_exit_is_1(
+    command: str, ghost: Path, tmp_path: Path
+) -> None:
+    """``mcp list`` exited 0 with no tool when every server failed (issue 34)."""
+    pytest.importorskip("mcp")
+    extra = ["--out", str(tmp_path / "catalog.jsonl")] if command == "dump" else []
+    code, output = run(command, "--config", str(ghost), *extra)
+    assert code == 1
+    assert "left out ghost" in output
+    assert "no server could be reached" in output

@@ -223,10 +223,15 @@ def _user_errors(command: str) -> Iterator[None]:
 
 
 def _report_failures(provider: Any) -> None:
+    """Name every server that was left out; when every configured server failed, nothing
+    was listed: exit 1 (a usable list with some servers missing still exits 0)."""
     import typer
 
     for server, problem in provider.failures.items():
         typer.echo(f"left out {server}: {problem}", err=True)
+    if provider.failures and not provider.connected_servers:
+        typer.echo("no server could be reached: nothing was listed", err=True)
+        raise typer.Exit(1)
 
 
 def _load(config: Path) -> Any:
