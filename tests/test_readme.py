@@ -39,3 +39,13 @@ def test_readme_commands_match_ci():
     commands = re.findall(r"```bash\n(.*?)\n```", readme, flags=re.DOTALL)
     test_command = next(c for c in commands if "pytest" in c)
     assert test_command in ci
+
+
+def test_the_tool_search_example_runs_on_its_own(capsys):
+    """A reader copies one block: the tool-search example needs nothing from the quick
+    start above it (issue 34: it used the quick start's imports without saying so)."""
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    [block] = [b for b in blocks if "search_client" in b]
+    exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+    assert capsys.readouterr().out.strip() == "looked up {'id': 'r-1'} (saw 4 of 31 tools)"
