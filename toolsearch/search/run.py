@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 from toolsearch.chat.messages import ToolSearchHit
 from toolsearch.errors import ToolDefinitionError, ToolIndexError
@@ -37,13 +37,10 @@ __all__ = [
     "SearchResult",
     "SearchRun",
     "SessionRef",
-    "interleave",
     "resolve_session",
 ]
 
 _log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 EPHEMERAL_PREFIX = "ephemeral-"
 """How a throwaway session's id begins."""
@@ -79,22 +76,6 @@ def resolve_session(*candidates: object) -> SessionRef:
         if text:
             return SessionRef(text, ephemeral=False)
     return SessionRef(f"{EPHEMERAL_PREFIX}{uuid.uuid4().hex}", ephemeral=True)
-
-
-def interleave(rankings: Sequence[Sequence[T]], limit: int | None = None) -> list[T]:
-    """Round-robin over rankings (each one's first item, then each one's second...),
-    without repeats, at most ``limit`` items: how the hits of several queries merge."""
-    out: list[T] = []
-    seen: set[T] = set()
-    depth = max((len(r) for r in rankings), default=0)
-    for i in range(depth):
-        for ranking in rankings:
-            if i < len(ranking) and ranking[i] not in seen:
-                seen.add(ranking[i])
-                out.append(ranking[i])
-                if limit is not None and len(out) >= limit:
-                    return out
-    return out
 
 
 def _merge_hits(per_query: Sequence[Sequence[ToolSearchHit]]) -> tuple[ToolSearchHit, ...]:

@@ -16,7 +16,7 @@ on one session:
   registry's :class:`~toolsearch.search.store.SessionStore` (leases, eviction);
 * **search**, sync and async: :meth:`SearchRun.asearch` and :meth:`ToolSearchSessions.aopen`
   run ranking, embedding and indexing on a worker thread, never on the event loop; several
-  queries are searched one by one and merged rank by rank (:func:`interleave`); tools the
+  queries are searched one by one and merged rank by rank; tools the
   model already sees are left out;
 * **discovered, pinned and visible tools** from one source: the store, read once when the
   run registers its tools and written on every discovery (the run keeps its copy in step);
@@ -51,7 +51,6 @@ from toolsearch.search.run import (
     SearchResult,
     SearchRun,
     SessionRef,
-    interleave,
     resolve_session,
     run_in_thread,
 )
@@ -69,7 +68,6 @@ __all__ = [
     "SearchRun",
     "SessionRef",
     "ToolSearchSessions",
-    "interleave",
     "name_rule",
     "resolve_index",
     "resolve_session",
