@@ -42,6 +42,7 @@ import os
 import sqlite3
 import threading
 import time
+import tokenize
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,18 @@ __all__ = [
 
 HybridSettings = FusionParams
 """The catalog's name for :class:`~toolsearch.indexes.params.FusionParams`."""
+
+
+_UNREADABLE = (
+    OSError,
+    ValueError,
+    KeyError,
+    sqlite3.DatabaseError,
+    RuntimeError,
+    SyntaxError,  # a damaged .npy header: numpy parses it as a Python literal
+    tokenize.TokenError,
+)
+"""What reading a damaged artifact raises (numpy, FAISS, SQLite): all one typed error."""
 
 
 class CatalogIndex(SessionIndex):
@@ -195,7 +208,7 @@ class CatalogIndex(SessionIndex):
                     VectorParams.from_json(vector_settings),
                     str(vector_settings.get("index", "flat")),
                 )
-        except (OSError, ValueError, KeyError, sqlite3.DatabaseError, RuntimeError) as exc:
+        except _UNREADABLE as exc:
             raise IndexCorruptedError(
                 str(folder),
                 f"an artifact cannot be read ({exc}); rebuild with: "
