@@ -18,6 +18,7 @@ from toolsearch import ToolDefinition
 from toolsearch.errors import SessionStoreError
 from toolsearch.indexes import RegexToolIndex
 from toolsearch.search import (
+    AlwaysEvictStrategy,
     EvictionStrategy,
     LruEvictionStrategy,
     RedisSessionStore,
@@ -79,6 +80,22 @@ def test_keys_expire_on_their_own_under_a_ttl(redis_url: str, namespace: str) ->
     assert sorted(key.rsplit(":", 1)[1] for key in keys) == ["found", "seen", "state"]
     for key in keys:  # the ttl and one lease: a backstop for a session no sweep reaches
         assert 60_000 < store.client.pttl(key) <= 70_000
+
+
+def test_a_crashed_workers_session_expires_under_always_evict(
+    redis_url: str, namespace: str
+) -> None:
+    """AlwaysEvictStrategy drops a session when its request ends; a worker that crashes
+    mid-request never ends it, and its keys had no expiry (issue 34, item 8)."""
+    store = RedisSessionStore(
+        redis_url, namespace=namespace, eviction_strategy=AlwaysEvictStrategy(), lease_seconds=10
+    )
+    store.begin("a")  # the worker dies here
+    store.mark_discovered("a", ["weather"])
+    keys = store.client.keys(f"{namespace}:{{*")
+    assert keys
+    for key in keys:
+        assert 0 < store.client.pttl(key) <= 10_000
 
 
 def test_a_session_has_one_hash_tag(redis_url: str, namespace: str) -> None:

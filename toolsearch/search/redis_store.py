@@ -382,7 +382,14 @@ class RedisSessionStore:
         return self._expire_ms(), self._lease_ms()
 
     def _expire_ms(self) -> int:
-        """The keys' own expiry, a backstop for a session no sweep reaches (0: none)."""
+        """The keys' own expiry, a backstop for a session no sweep reaches (0: none).
+
+        Under a policy that drops a session after each request (``AlwaysEvictStrategy``),
+        a session outlives no request: a worker that crashed mid-request leaves keys that
+        expire with its lease, instead of keys with no expiry at all."""
+        if self._policy.after_request:
+            ttl = self._policy.ttl
+            return self._lease_ms() + (0 if ttl is None else int(ttl * 1000))
         if self._policy.ttl is None:
             return 0
         return int((self._policy.ttl + self.lease_seconds) * 1000)
