@@ -43,7 +43,7 @@ from toolsearch.integrations._common import DefinitionCache, require
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.run import SearchRun
+from toolsearch.search.run import SearchRun, run_in_thread
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.sessions import ToolSearchSessions, resolve_session
@@ -168,7 +168,9 @@ class ToolsearchStrategy:
             return []
         session = resolve_session(self.session_of(ctx))
         # converting 300 tool definitions is work too: it goes to the worker thread as well
-        run = await _in_thread(lambda: self.sessions.open(session, tools=self.definitions(tools)))
+        run: SearchRun = await run_in_thread(
+            lambda: self.sessions.open(session, tools=self.definitions(tools))
+        )
         try:
             discovered = getattr(ctx, "discovered_tool_names", None) or ()
             skipped = discovered if self.exclude_discovered else ()
@@ -188,12 +190,6 @@ class ToolsearchStrategy:
 
     def __repr__(self) -> str:
         return f"ToolsearchStrategy({type(self.index).__name__})"
-
-
-async def _in_thread(function: Callable[[], SearchRun]) -> SearchRun:
-    import asyncio
-
-    return await asyncio.to_thread(function)
 
 
 def toolsearch_tool_search(

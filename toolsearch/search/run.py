@@ -213,10 +213,6 @@ class SearchRun:
             self._discovered = list(discovered)
             self._names = WireNames(self.rule, [search_name, *definitions]) if self.rule else None
 
-    async def aregister(self, tools: Sequence[ToolDefinition], pinned: Iterable[str] = ()) -> None:
-        """:meth:`register` on a worker thread (indexing never blocks the event loop)."""
-        await run_in_thread(self.register, tools, pinned)
-
     # -- what the model sees ----------------------------------------------------------------
 
     @property
