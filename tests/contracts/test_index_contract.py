@@ -496,11 +496,6 @@ def test_lone_surrogates_in_tool_text_index_and_search(make_index, backend) -> N
         {"type": "object", "properties": {"amo\udc00unt": {"description": "How \ud800 much"}}},
         category="pay\udfffments",
     )
-    if backend.startswith("milvus"):
-        pytest.xfail(
-            "issue 34 item 3 (open): Milvus stores names and definitions as UTF-8, so a tool "
-            "it cannot store still fails its whole session"
-        )
     index = make_index()
     index.index_tools("s", [odd, *CATALOG[:5]])
     found = search(index, "s", "refund a card payment").tool_names

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import socket
 import sys
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -47,18 +45,6 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]
 from test_index_contract import CATALOG, OTHER_TOOLS
 
 SEARCH = "toolSearchTool"
-
-
-@pytest.fixture
-def collection(milvus_uri: str) -> Iterator[str]:
-    """A fresh collection name; whatever a test created under it is dropped afterwards."""
-    name = f"test_{uuid.uuid4().hex[:16]}"
-    yield name
-    for suffix in ("", "_b"):
-        ranker = MilvusRanker(milvus_uri, collection=name + suffix, mode="bm25")
-        if ranker.connection.call("check", lambda c, n=name + suffix: c.has_collection(n)):
-            ranker.drop()
-        ranker.close()
 
 
 def make(uri: str, collection: str, mode: str = "hybrid", **options: Any) -> MilvusToolIndex:

@@ -187,7 +187,7 @@ def index_app() -> Any:
             from toolsearch.catalog.milvus_cli import build_milvus
 
             try:
-                line = build_milvus(
+                line, refused = build_milvus(
                     sources,
                     uri=uri,
                     token=token,
@@ -203,6 +203,8 @@ def index_app() -> Any:
             except (ToolIndexError, CatalogError, OSError) as exc:
                 raise fail(exc) from None
             Console().print(escape(line), highlight=False, soft_wrap=True)
+            if refused:  # the others were written; a script must still see the loss
+                raise typer.Exit(1)
             return
         if out is None:
             raise typer.BadParameter("an index folder to write is needed", param_hint="--out")

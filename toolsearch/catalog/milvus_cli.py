@@ -62,8 +62,9 @@ def build_milvus(
     source_kind: str,
     batch_size: int,
     catalog: str | None,
-) -> str:
-    """Write the sources' tools the collection lacks; returns the line to print."""
+) -> tuple[str, int]:
+    """Write the sources' tools the collection lacks; returns the line to print and how
+    many tools the server refused (each named, with its reason, in the line)."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -124,14 +125,20 @@ def build_milvus(
     seconds = time.perf_counter() - started
     where = f"{collection} at {redact_url(uri)}"
     ranker.close()
+    refused = ""
+    if report.refused:
+        shown = ", ".join(f"{r.name!r} ({r.reason})" for r in report.refused[:5])
+        more = f" and {len(report.refused) - 5:,} more" if len(report.refused) > 5 else ""
+        refused = f"; the server refused {len(report.refused):,}: {shown}{more}"
     if not report.written:
         return (
-            f"nothing to write: all {report.total:,} tools are already in {where} ({seconds:.1f} s)"
-        )
+            f"nothing to write: all {report.total - len(report.refused):,} tools are already "
+            f"in {where} ({seconds:.1f} s){refused}"
+        ), len(report.refused)
     return (
         f"wrote {report.written:,} tools to {where} ({report.present:,} already there, "
-        f"{kind}) in {seconds:.1f} s"
-    )
+        f"{kind}) in {seconds:.1f} s{refused}"
+    ), len(report.refused)
 
 
 def search_milvus(

@@ -23,7 +23,9 @@ code talks to an embedded Milvus Lite file (``uri="./tools.db"``), a Milvus Lite
 * A server that is unreachable or fails is retried (:class:`RetryPolicy`), then raises
   :class:`~toolsearch.errors.IndexUnavailableError`, which the search tool hands to the
   model as an error result. Preparing a session never raises for a dead server: the
-  writes are made by the session's first search instead.
+  writes are made by the session's first search instead. A collection the server released
+  (it restarted) is loaded again by the first read it fails; a row the server refuses costs
+  only its own tool (:class:`UpsertReport` ``refused``), not the session.
 
 :meth:`MilvusRanker.search_catalog` searches a whole collection (optionally one
 ``catalog`` or category) without a session: what ``toolsearch index search --engine milvus``
@@ -44,6 +46,7 @@ from toolsearch.indexes.milvus_ranker import (
     MilvusRanker,
     MilvusSession,
     Mode,
+    RefusedTool,
     UpsertReport,
 )
 from toolsearch.indexes.session import SessionIndex
@@ -57,6 +60,7 @@ __all__ = [
     "MilvusSession",
     "MilvusToolIndex",
     "Mode",
+    "RefusedTool",
     "RetryPolicy",
     "UpsertReport",
 ]

@@ -28,6 +28,7 @@ from toolsearch.errors import IndexUnavailableError, MissingExtraError
 from toolsearch.urls import redact_url, scrub_urls
 
 __all__ = [
+    "PYMILVUS_RPC_LOGGERS",
     "MilvusConnection",
     "RetryPolicy",
     "in_filter",
@@ -44,9 +45,27 @@ _LOG = logging.getLogger(__name__)
 def pymilvus() -> Any:
     """The ``pymilvus`` module, or :class:`MissingExtraError` naming ``toolsearch[milvus]``."""
     try:  # imported by name: pymilvus ships no type information
-        return importlib.import_module("pymilvus")
+        module = importlib.import_module("pymilvus")
     except ImportError as exc:
         raise MissingExtraError("MilvusToolIndex", "milvus", "pymilvus") from exc
+    _quiet_rpc_logs()
+    return module
+
+
+PYMILVUS_RPC_LOGGERS = ("pymilvus.decorators", "pymilvus.client.connection_manager")
+"""pymilvus's loggers that report each failed RPC (with a traceback) and each failed
+reconnection, on a console handler of its own: one outage printed hundreds of lines before
+the one error toolsearch reports. :meth:`MilvusConnection.call` logs each retry (INFO) and
+raises one typed error, so these are raised to CRITICAL, only where the user set no level
+of their own (set one, e.g. ``logging.getLogger("pymilvus.decorators").setLevel("ERROR")``,
+to see them again)."""
+
+
+def _quiet_rpc_logs() -> None:
+    for name in PYMILVUS_RPC_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.CRITICAL)
 
 
 @dataclass(frozen=True)
@@ -124,15 +143,18 @@ def in_filter(field_name: str, values: Iterable[str]) -> str:
     return f"{field_name} in [{', '.join(string_literal(v) for v in values)}]"
 
 
-GRPC_KEEPALIVE = {
+GRPC_OPTIONS = {
     "grpc.keepalive_time_ms": 360_000,
     "grpc.keepalive_permit_without_calls": False,
+    "grpc.max_reconnect_backoff_ms": 5_000,
 }
-"""The client's keepalive. pymilvus pings every 10 s, idle or not; a gRPC server's default
-policy allows one ping in 5 minutes without calls, so an idle client (a test suite between
-two Milvus files, a worker between requests) got ``GOAWAY too_many_pings`` after about
-2.5 minutes and its next call failed. Measured against Milvus Lite: with pymilvus's
-defaults the GOAWAY came; with these, none over 5.5 minutes idle."""
+"""The client's channel options. Keepalive: pymilvus pings every 10 s, idle or not; a gRPC
+server's default policy allows one ping in 5 minutes without calls, so an idle client (a
+test suite between two Milvus files, a worker between requests) got ``GOAWAY
+too_many_pings`` after about 2.5 minutes and its next call failed. Measured against Milvus
+Lite: with pymilvus's defaults the GOAWAY came; with these, none over 5.5 minutes idle.
+Reconnects: gRPC's backoff grows to 120 s, so after a long outage a client could wait two
+minutes after the server came back; at most 5 s here."""
 
 
 class MilvusConnection:
@@ -169,7 +191,7 @@ class MilvusConnection:
                     token=self.token,
                     db_name=self.db_name,
                     timeout=self.timeout,
-                    grpc_options=GRPC_KEEPALIVE,
+                    grpc_options=GRPC_OPTIONS,
                 )
             return self._client
 

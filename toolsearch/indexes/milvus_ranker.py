@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from toolsearch.errors import IndexUnavailableError
 from toolsearch.indexes.embedders import Embedder
@@ -19,6 +19,7 @@ from toolsearch.indexes.milvus_client import (
     MilvusConnection,
     RetryPolicy,
     in_filter,
+    is_transient,
     pymilvus,
     string_literal,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "MilvusRanker",
     "MilvusSession",
     "Mode",
+    "RefusedTool",
     "UpsertReport",
 ]
 
@@ -63,20 +65,33 @@ ID_BATCH = 512
 WRITE_BATCH = 256
 """Rows per upsert."""
 
+T = TypeVar("T")
+
 _COLLECTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 _LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class RefusedTool:
+    """A tool the server would not store (its row alone refused), and why."""
+
+    name: str
+    fingerprint: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class UpsertReport:
-    """What writing tools to a collection did: rows written and rows already there."""
+    """What writing tools to a collection did: rows written, rows already there, and the
+    tools the server refused (each tried alone; the others were written)."""
 
     written: int
     present: int
+    refused: tuple[RefusedTool, ...] = ()
 
     @property
     def total(self) -> int:
-        return self.written + self.present
+        return self.written + self.present + len(self.refused)
 
 
 Progress = Callable[[int, int], None]
@@ -179,14 +194,16 @@ class MilvusRanker:
         """Write the tools whose fingerprints the collection lacks, in batches (each batch:
         one existence query, embedding of the missing tools only, one upsert)."""
         written = present = 0
+        refused: list[RefusedTool] = []
         batch: list[ToolDefinition] = []
         done = 0
 
         def flush() -> None:
             nonlocal written, present, done
-            new = self._write_batch(batch)
+            new, lost = self._write_batch(batch)
             written += new
-            present += len(batch) - new
+            refused.extend(lost)
+            present += len(batch) - new - len(lost)
             done += len(batch)
             batch.clear()
             if progress is not None:
@@ -198,7 +215,7 @@ class MilvusRanker:
                 flush()
         if batch:
             flush()
-        return UpsertReport(written, present)
+        return UpsertReport(written, present, tuple(refused))
 
     def delete_tools(self, fingerprints: Iterable[str]) -> int:
         """Delete rows by fingerprint (a catalog's maintenance: sessions that still list a
@@ -216,18 +233,19 @@ class MilvusRanker:
         found: set[str] = set()
         for start in range(0, len(fingerprints), ID_BATCH):
             chunk = list(fingerprints[start : start + ID_BATCH])
-            rows = self.connection.call("look up tools", functools.partial(self._get, chunk))
+            rows = self.call_loaded("look up tools", functools.partial(self._get, chunk))
             found.update(str(row["id"]) for row in rows)
         return found
 
-    def _write_batch(self, tools: Sequence[ToolDefinition]) -> int:
+    def _write_batch(self, tools: Sequence[ToolDefinition]) -> tuple[int, list[RefusedTool]]:
+        """Write the batch's missing tools: ``(rows written, tools refused)``."""
         unique = list({t.fingerprint: t for t in tools}.values())
         if not unique:
-            return 0
+            return 0, []
         have = self.existing([t.fingerprint for t in unique])
         missing = [t for t in unique if t.fingerprint not in have]
         if not missing:
-            return 0
+            return 0, []
         settings = self.settings()
         prepared = [prepare_tool(t) for t in missing]
         vectors: Sequence[Any] = [None] * len(missing)
@@ -237,13 +255,49 @@ class MilvusRanker:
             tool_row(tool, text, vector, catalog=self.catalog, params=settings.bm25)
             for tool, text, vector in zip(missing, prepared, vectors, strict=True)
         ]
+        written = 0
+        refused: list[RefusedTool] = []
         for start in range(0, len(rows), WRITE_BATCH):
             chunk = rows[start : start + WRITE_BATCH]
-            self.connection.call("write tools", functools.partial(self._upsert, chunk))
-            with self._lock:
-                self.write_calls += 1
-                self.rows_written += len(chunk)
-        return len(rows)
+            try:
+                self._write_rows(chunk)
+                written += len(chunk)
+            except IndexUnavailableError as exc:
+                if _server_down(exc):
+                    raise
+                # a row the server refuses (too large, unencodable): try each alone, so one
+                # bad tool costs only itself
+                for row, tool in zip(chunk, missing[start : start + WRITE_BATCH], strict=True):
+                    try:
+                        self._write_rows([row])
+                        written += 1
+                    except IndexUnavailableError as alone:
+                        if _server_down(alone):
+                            raise
+                        refused.append(_refused(tool, alone))
+        return written, refused
+
+    def _write_rows(self, rows: list[dict[str, Any]]) -> None:
+        self.connection.call("write tools", functools.partial(self._upsert, rows))
+        with self._lock:
+            self.write_calls += 1
+            self.rows_written += len(rows)
+
+    def call_loaded(self, what: str, action: Callable[[Any], T]) -> T:
+        """``connection.call(what, action)`` for a read, which needs the collection loaded: a
+        collection the server released (it restarted, or someone released it) is loaded
+        again and the read retried once, so the index recovers by itself."""
+        try:
+            return self.connection.call(what, action)
+        except IndexUnavailableError as exc:
+            if not _not_loaded(exc):
+                raise
+            _LOG.warning(
+                "Milvus collection %r was released (the server restarted?); loading it again",
+                self.collection,
+            )
+        self.connection.call("load the collection", lambda c: c.load_collection(self.collection))
+        return self.connection.call(what, action)
 
     def _get(self, ids: list[str], client: Any) -> Any:
         return client.get(self.collection, ids=ids, output_fields=["id"])
@@ -383,7 +437,7 @@ class MilvusRanker:
             return [], 0
         if self.mode == "hybrid":  # each side as deep as the in-process hybrid's
             side = min(max(limit, self.fusion.candidates), cap)
-            found = self.connection.call(
+            found = self.call_loaded(
                 "search", lambda c: self._hybrid(c, requests, side, expression, fields)
             )
         else:
@@ -391,7 +445,7 @@ class MilvusRanker:
             depth = min(max(1, limit), cap)
             if self.mode == "bm25" and candidates is not None and candidates <= EXACT_TOTAL_UP_TO:
                 depth = cap  # every matching tool, so the total is exact
-            found = self.connection.call(
+            found = self.call_loaded(
                 "search",
                 lambda c: c.search(
                     self.collection,
@@ -470,7 +524,7 @@ class MilvusRanker:
             clauses.append(f"category == {string_literal(category)}")
         scope = " and ".join(clauses) or None
         exact_filter = " and ".join([*clauses, f"name == {string_literal(text.strip())}"])
-        exact = self.connection.call(
+        exact = self.call_loaded(
             "search",
             lambda c: c.query(
                 self.collection, filter=exact_filter, output_fields=["name", "summary"], limit=1
@@ -553,6 +607,28 @@ def _check_fusion(fusion: FusionParams) -> None:
             raise ValueError("Milvus's RRF ranker has no weights: use equal weights or 'convex'")
         if fusion.rrf_k != int(fusion.rrf_k) or not 0 < fusion.rrf_k < MAX_TOP_K:
             raise ValueError("Milvus's RRF ranker takes a whole rrf_k between 1 and 16383")
+
+
+def _server_down(error: IndexUnavailableError) -> bool:
+    """Whether a failed call failed for the server (down, overloaded, timing out), not for
+    what was sent: only then is there no point in trying the rows one by one."""
+    cause = error.__cause__
+    return cause is None or is_transient(cause)
+
+
+def _not_loaded(error: IndexUnavailableError) -> bool:
+    """Whether the server answered that the collection is not loaded (Milvus's error 101)."""
+    cause = error.__cause__
+    if getattr(cause, "code", None) == 101:
+        return True
+    return "not loaded" in str(cause).lower()
+
+
+def _refused(tool: ToolDefinition, error: IndexUnavailableError) -> RefusedTool:
+    name = tool.name if len(tool.name) <= 80 else tool.name[:77] + "..."
+    reason = str(error).split(": ", 1)[-1]
+    _LOG.warning("Milvus refused to store tool %r (%s); sessions search without it", name, reason)
+    return RefusedTool(name, tool.fingerprint, reason)
 
 
 def _embed(embedder: Embedder, tools: list[ToolDefinition], prepared: list[Any]) -> Any:

@@ -45,7 +45,7 @@ from typing import Any
 from toolsearch.indexes.analysis import analyze, field_tokens
 from toolsearch.indexes.milvus_client import pymilvus
 from toolsearch.indexes.params import Bm25Params
-from toolsearch.indexes.text import PreparedTool
+from toolsearch.indexes.text import PreparedTool, clean_text
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -125,12 +125,15 @@ def _repeats(params: Bm25Params) -> tuple[int, int, int]:
     return tuple(max(0, round(w * REPEAT)) for w in params.weights)  # type: ignore[return-value]
 
 
-def _cut(text: str, limit: int = MAX_VARCHAR) -> str:
-    """``text`` within ``limit`` UTF-8 bytes, cut before a partial word."""
+def _cut(text: str, limit: int = MAX_VARCHAR, *, word_boundary: bool = True) -> str:
+    """``text`` within ``limit`` UTF-8 bytes, cut before a partial word (or, without
+    ``word_boundary``, before a partial character only)."""
     data = text.encode("utf-8")
     if len(data) <= limit:
         return text
     head = data[:limit].decode("utf-8", errors="ignore")
+    if not word_boundary:
+        return head
     space = head.rfind(" ")
     return head[:space] if space > 0 else head
 
@@ -149,6 +152,18 @@ def bm25_query(query: str) -> str:
     return _cut(" ".join(dict.fromkeys(analyze(query))))
 
 
+def _storable(value: Any) -> Any:
+    """``value`` (a definition's JSON) with every string, keys included, as UTF-8 can
+    encode it (:func:`~toolsearch.indexes.text.clean_text`): Milvus stores UTF-8 only."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(str(k)): _storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_storable(v) for v in value]
+    return value
+
+
 def tool_row(
     tool: ToolDefinition,
     prepared: PreparedTool,
@@ -157,20 +172,28 @@ def tool_row(
     catalog: str,
     params: Bm25Params,
 ) -> dict[str, Any]:
-    """One collection row; ``vector`` is ``None`` for a BM25-only collection."""
+    """One collection row; ``vector`` is ``None`` for a BM25-only collection.
+
+    Text is stored as Milvus can hold it: lone surrogates as U+FFFD, and the ``name`` field
+    cut to :data:`MAX_VARCHAR` bytes (sessions find their tools by fingerprint and name
+    them as they were given, so only a whole-collection search shows the stored form). A
+    row the server still refuses (a definition over its JSON limit) is reported by
+    :meth:`~toolsearch.indexes.milvus_ranker.MilvusRanker.upsert_tools`, not fatal."""
     row: dict[str, Any] = {
         "id": tool.fingerprint,
-        "catalog": _cut(catalog),
-        "name": tool.name,
-        "category": _cut(tool.category or ""),
+        "catalog": _cut(clean_text(catalog)),
+        "name": _cut(clean_text(tool.name), word_boundary=False),
+        "category": _cut(clean_text(tool.category or "")),
         "summary": _cut(prepared.summary),
         "text": bm25_text(tool.fingerprint, prepared, params),
-        "definition": {
-            "name": tool.name,
-            "description": tool.description,
-            "input_schema": dict(tool.input_schema),
-            "category": tool.category,
-        },
+        "definition": _storable(
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": dict(tool.input_schema),
+                "category": tool.category,
+            }
+        ),
     }
     if vector is not None:
         row["vector"] = [float(x) for x in vector]
