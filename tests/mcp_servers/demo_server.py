@@ -58,6 +58,11 @@ def build(name: str) -> MCPServer:
         raise ToolError(message)
 
     @server.tool()
+    def big(megabytes: float) -> str:
+        """A text result of about this many megabytes."""
+        return "x" * int(megabytes * 1_000_000)
+
+    @server.tool()
     async def slow(seconds: float) -> str:
         """Sleeps, then answers."""
         await asyncio.sleep(seconds)

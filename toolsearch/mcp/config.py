@@ -89,6 +89,9 @@ class StdioServerConfig(_ServerBase):
     env: dict[str, str] = Field(default_factory=dict)
     """Added to a small safe default environment (PATH, HOME, ...), not to the whole one."""
     cwd: str | None = None
+    max_message_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    """The largest message read from the server (16 MiB): a longer answer is dropped as it
+    is read and its call fails with an error saying so (see :mod:`toolsearch.mcp.stdio`)."""
 
 
 class HttpServerConfig(_ServerBase):

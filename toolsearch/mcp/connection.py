@@ -99,7 +99,9 @@ class Connection:
 
     def _target(self, stack: contextlib.AsyncExitStack) -> Any:
         """The SDK transport for this server; resources it does not own go on ``stack``."""
-        from mcp import StdioServerParameters, stdio_client
+        from mcp import StdioServerParameters
+
+        from toolsearch.mcp.stdio import stdio_transport
 
         config = self.config
         if isinstance(config, StdioServerConfig):
@@ -109,7 +111,12 @@ class Connection:
                 env=dict(config.env) or None,
                 cwd=config.cwd,
             )
-            return stdio_client(parameters, errlog=self._errlog or _stderr())
+            return stdio_transport(
+                parameters,
+                errlog=self._errlog or _stderr(),
+                max_message_bytes=config.max_message_bytes,
+                server=self.name,
+            )
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
