@@ -26,10 +26,48 @@ from toolsearch.bench.cli_support import (
 __all__ = ["default_out", "main", "print_table"]
 
 
+def _fit_help_options() -> None:
+    """Keep every option name whole in ``--help``, at 80 columns too.
+
+    Typer's rich help lays each panel out as one table with default columns: when the
+    help text is wider than the terminal, rich narrows the widest columns together, the
+    option names' included, and cuts them (``--search-tool-n…``). Typer exposes no
+    setting for those columns (``rich_utils`` builds the table without declaring any),
+    so its ``Table`` becomes one that declares them when the first row arrives: the
+    name columns never wrap, the type column wraps at 14 columns and the help text
+    takes the rest (a word too long for it folds instead of ending in ``…``). Tables
+    that declare their own columns (the commands panel) are unchanged."""
+    from rich.columns import Columns
+    from rich.table import Table
+    from rich.text import Text
+    from typer import rich_utils
+
+    if getattr(rich_utils.Table, "fits_option_names", False):
+        return
+
+    class OptionsTable(Table):
+        fits_option_names = True
+
+        def add_row(self, *renderables: Any, **options: Any) -> None:
+            if not self.columns and len(renderables) >= 3:
+                for _ in renderables[:-2]:  # required mark, long, short, negative names
+                    self.add_column(no_wrap=True)
+                self.add_column(overflow="fold", max_width=14)  # <int range> [1<=x<=10]
+                self.add_column(overflow="fold")
+            if renderables and isinstance(renderables[-1], Columns):
+                for item in renderables[-1].renderables:
+                    if isinstance(item, Text):
+                        item.overflow = "fold"
+            super().add_row(*renderables, **options)
+
+    rich_utils.Table = OptionsTable  # type: ignore[misc]
+
+
 def _app() -> Any:
     import typer
     from rich.console import Console
 
+    _fit_help_options()
     app = typer.Typer(add_completion=False, help="toolsearch: tool search for LLM tool calling.")
 
     @app.callback()

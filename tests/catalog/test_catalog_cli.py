@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,9 @@ from toolsearch.cli import _app
 
 @pytest.fixture
 def runner() -> CliRunner:
-    return CliRunner()
+    # wide enough that no table value wraps: these tests read what is shown; the layout
+    # at 80 columns has tests of its own (test_*_fit_80_columns)
+    return CliRunner(env={"COLUMNS": "200"})
 
 
 def invoke(runner: CliRunner, *args: str):
@@ -243,3 +247,216 @@ def test_build_stages_reach_the_progress_callback_model_first(tmp_path):
     )
     assert stages[0] == "model"
     assert "embedded" in stages
+
+
+# -- output at 80 columns ---------------------------------------------------------------
+
+LONG_NAME = "weather_" + "x" * 92  # 100 characters: longer than any tool column at 80
+WIDE_TOOLS = [
+    {
+        "name": "weather_get_forecast",
+        "description": "Get the weather forecast for a city: hourly temperatures, wind "
+        "speed, precipitation and the alerts of the national weather service for it.",
+    },
+    {
+        "name": "weather_alerts_list_for_region_by_state",  # 39 characters: fits
+        "description": "List the weather alerts of a region, see "
+        "https://api.weather.example/v1/alerts/active?area=region&severity=all",
+    },
+    {"name": LONG_NAME, "description": "A weather tool with a very long name."},
+]
+
+
+def _table_rows(output: str) -> list[list[str]]:
+    """The body rows of a rich table, each cell's wrapped lines joined without spaces."""
+    rows: list[list[str]] = []
+    for line in output.splitlines():
+        if not line.startswith("│"):
+            continue
+        cells = [cell.strip() for cell in line.split("│")[1:-1]]
+        if cells[0] or not rows:
+            rows.append(cells)
+        else:
+            rows[-1] = [a + b for a, b in zip(rows[-1], cells, strict=True)]
+    return rows
+
+
+def _assert_fits(output: str, width: int = 80) -> None:
+    wide = [line for line in output.splitlines() if len(line) > width]
+    assert not wide, "\n".join(wide)
+    assert "…" not in output
+
+
+def test_search_tables_fit_80_columns(runner, tmp_path):
+    catalog = tmp_path / "wide.jsonl"
+    catalog.write_text("\n".join(json.dumps(t) for t in WIDE_TOOLS) + "\n", encoding="utf-8")
+    out = tmp_path / "wide"
+    assert invoke(runner, "build", str(catalog), "--out", str(out)).exit_code == 0
+    found = runner.invoke(
+        _app(), ["index", "search", str(out), "weather", "-k", "5"], env={"COLUMNS": "80"}
+    )
+    assert found.exit_code == 0, found.output
+    _assert_fits(found.output)
+    header = next(line for line in found.output.splitlines() if line.startswith("┃"))
+    _, tool, _, summary = (len(cell) - 2 for cell in header.split("┃")[1:-1])
+    assert tool >= len(WIDE_TOOLS[1]["name"])  # the summary gave way to the name
+    assert summary >= 20
+    rows = _table_rows(found.output)
+    assert sorted(row[1] for row in rows) == sorted(t["name"] for t in WIDE_TOOLS)
+    lines = found.output.splitlines()
+    for spec in WIDE_TOOLS:
+        name = spec["name"]
+        if len(name) <= tool:  # whole on one line, not folded
+            assert any(name in line for line in lines), name
+    for row in rows:  # the rank and the score on one line each, never wrapped
+        assert re.fullmatch(r"\d+", row[0])
+        assert re.fullmatch(r"\d+\.\d{3}", row[2])
+
+
+def test_info_tables_fit_80_columns(runner, catalog, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ("build", catalog.name, "--kind", "hybrid", "--embedder", "hashing-32")
+    assert invoke(runner, *args, "--out", "indexes/demo").exit_code == 0
+    shown = runner.invoke(_app(), ["index", "info", "indexes/demo"], env={"COLUMNS": "80"})
+    assert shown.exit_code == 0, shown.output
+    _assert_fits(shown.output)
+    values = {}
+    field = ""
+    for line in shown.output.splitlines():
+        if line.startswith("│"):
+            name, value = (cell.strip() for cell in line.split("│")[1:-1])
+            field = name or field
+            values[field] = f"{values.get(field, '')} {value}".strip()
+    assert values["rebuild"] == (
+        "toolsearch index build tools.jsonl --kind hybrid --out indexes/demo --embedder hashing-32"
+    )
+    assert values["bm25 settings"].startswith("k1 1.2, b 0.75; field weights: name")
+
+
+# -- build progress ---------------------------------------------------------------------
+
+_COUNT = re.compile(r"^\[build\] (?P<label>[a-z ]+?) (?P<done>[\d,]+)(?: of (?P<total>[\d,]+))?")
+
+
+def _counts(output: str) -> dict[str, list[tuple[int, int | None]]]:
+    """Every count line of a build log, by stage label: (done, total)."""
+    seen: dict[str, list[tuple[int, int | None]]] = {}
+    for line in output.splitlines():
+        match = _COUNT.match(line)
+        if match:
+            total = match["total"]
+            seen.setdefault(match["label"], []).append(
+                (int(match["done"].replace(",", "")), total and int(total.replace(",", "")))
+            )
+    return seen
+
+
+def test_a_build_log_counts_every_stage_up_to_its_real_total(runner, tmp_path, monkeypatch):
+    """stderr is not a terminal: count lines (here on every report) whose done never passes
+    the total, and each stage's last line at done == total. 1,300 lines, the last 20
+    repeating names: 1,300 tools analyzed, 1,280 embedded."""
+    from toolsearch.catalog import cli as catalog_cli
+
+    monkeypatch.setattr(catalog_cli, "LOG_EVERY", 0.0)
+    names = [f"tool_{i}" for i in range(1280)] + [f"tool_{i}" for i in range(20)]
+    catalog = tmp_path / "many.jsonl"
+    catalog.write_text(
+        "".join(json.dumps({"name": n, "description": f"Does {n}."}) + "\n" for n in names),
+        encoding="utf-8",
+    )
+    args = ("build", str(catalog), "--kind", "hybrid", "--embedder", "hashing-32")
+    built = invoke(runner, *args, "--batch-size", "100", "--out", str(tmp_path / "many"))
+    assert built.exit_code == 0, built.output
+    assert "of 100" not in built.output
+    counts = _counts(built.output)
+    assert set(counts) == {"tools analyzed", "tools embedded", "vectors indexed"}
+    for label, lines in counts.items():
+        assert all(total is not None and done <= total for done, total in lines), (label, lines)
+        assert lines[-1][0] == lines[-1][1], (label, lines)
+        assert [done for done, _ in lines] == sorted(done for done, _ in lines)
+    assert counts["tools analyzed"][-1] == (1300, 1300)
+    assert counts["tools analyzed"][0][1] == 1300  # the total is known from the start
+    assert len(counts["tools embedded"]) > 5  # a line per batch of 100
+    assert counts["tools embedded"][-1] == (1280, 1280)
+    assert "[build] loading the embedding model: done in " in built.output
+
+
+def test_the_progress_callback_never_counts_past_a_total(tmp_path):
+    from toolsearch.catalog import CatalogIndex
+    from toolsearch.indexes.params import VectorParams
+
+    names = [f"tool_{i}" for i in range(1100)] + ["tool_1", "tool_2"]
+    catalog = tmp_path / "many.jsonl"
+    catalog.write_text(
+        "".join(json.dumps({"name": n, "description": f"Does {n}."}) + "\n\n" for n in names),
+        encoding="utf-8",
+    )  # blank lines between the records: not tools
+    calls: list[tuple[str, int, int | None]] = []
+    CatalogIndex.build(
+        [str(catalog)],
+        kind="vector",
+        embedder="hashing-16",
+        out=tmp_path / "index",
+        vector=VectorParams(batch_size=64),
+        progress=lambda stage, done, total: calls.append((stage, done, total)),
+    )
+    last: dict[str, tuple[int, int | None]] = {}
+    for stage, done, total in calls:
+        assert total is None or done <= total, (stage, done, total)
+        last[stage] = (done, total)
+    assert last == {
+        "model": (1, 1),
+        "tools": (1102, 1102),
+        "embedded": (1100, 1100),
+        "indexing": (1100, 1100),
+    }
+
+
+def test_build_log_lines_come_at_most_every_ten_seconds_with_rate_and_eta():
+    from toolsearch.catalog.cli import BuildLog
+
+    now = [100.0]
+    lines: list[str] = []
+    log = BuildLog(lines.append, clock=lambda: now[0])
+    for second in range(0, 51):  # 100 tools a second, a report every second
+        now[0] = 100.0 + second
+        log("embedded", second * 100, 5000)
+    assert lines[0] == "[build] tools embedded ..."
+    assert lines[1:] == [
+        "[build] tools embedded 1,000 of 5,000 (20 %, 100/s, ETA 40 s)",
+        "[build] tools embedded 2,000 of 5,000 (40 %, 100/s, ETA 30 s)",
+        "[build] tools embedded 3,000 of 5,000 (60 %, 100/s, ETA 20 s)",
+        "[build] tools embedded 4,000 of 5,000 (80 %, 100/s, ETA 10 s)",
+        "[build] tools embedded 5,000 of 5,000 in 50 s (100/s)",
+    ]
+    log("embedded", 5000, 5000)  # an ended stage says nothing more
+    now[0] += 3.5
+    log("tools", 0, None)
+    now[0] += 2
+    log("tools", 512, None)  # within 10 s of the stage's first line: nothing yet
+    log.close()  # the count the log has not shown yet
+    assert lines[-2:] == ["[build] tools analyzed ...", "[build] tools analyzed 512 (256/s)"]
+    log.close()
+    assert lines[-1] == "[build] tools analyzed 512 (256/s)"  # written once
+
+
+def test_a_terminal_shows_counts_without_a_made_up_total_and_an_eta_with_one():
+    """The ``2,049 of 100`` of a JSONL build: rich's add_task defaults to a total of 100,
+    which a stage without a total kept."""
+    from rich.console import Console
+
+    from toolsearch.catalog.cli import _build_progress
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=80, color_system=None)
+    with _build_progress(console) as report:
+        report("tools", 0, None)
+        report("tools", 2049, None)
+        for done in (0, 1000, 2000):
+            report("embedded", done, 5000)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    assert "tools analyzed" in shown
+    assert "2,049" in shown
+    assert "of 100" not in shown
+    assert "2,000 of 5,000" in shown
+    assert "ETA " in shown

@@ -31,7 +31,13 @@ from toolsearch.catalog.manifest import (
     read_manifest,
     verify_files,
 )
-from toolsearch.catalog.pipeline import BATCH, AnalysisJob, BuildProgress, analyze_sources
+from toolsearch.catalog.pipeline import (
+    BATCH,
+    AnalysisJob,
+    BuildProgress,
+    analyze_sources,
+    count_records,
+)
 from toolsearch.catalog.store import ToolStoreWriter
 from toolsearch.catalog.swap import clean_stale, swap_into_place
 from toolsearch.catalog.vector_artifact import (
@@ -175,10 +181,19 @@ def build_index(
     try:
         store = ToolStoreWriter(staging)
         keywords = Bm25Writer(bm25_settings) if kind != "vector" else None
+        # totals: the sources' tool count when cheap to know (JSONL, a list of tools);
+        # rows to embed are the tools less repeated names, exactly known once all are read
+        records = count_records(sources, source_kind) if progress is not None else None
+        seen = 0  # tools analyzed, repeated names included
+        clashes = 0
+        rows: int | None = None  # rows to embed, once every tool is read
 
         def embedded(done: int) -> None:
             if progress is not None:
-                progress("embedded", done, None)
+                total = rows
+                if total is None and records is not None:
+                    total = records - clashes
+                progress("embedded", done, None if total is None else max(total, done))
 
         vectors = (
             VectorWriter(staging, model, vector_settings, previous=previous, on_batch=embedded)
@@ -187,8 +202,12 @@ def build_index(
         )
         job = AnalysisJob(bm25_settings if keywords is not None else None, vectors is not None)
         names: set[str] = set()
-        clashes = 0
         for tool in analyze_sources(sources, source_kind, job, workers, progress):
+            seen += 1
+            if progress is not None and (seen == 1 or seen % BATCH == 0):
+                progress("tools", seen, None if records is None else max(records, seen))
+                if seen == 1 and vectors is not None:  # the stages start with the first tool
+                    progress("embedded", 0, records)
             name = tool.name
             if name in names:
                 clashes += 1  # the first definition of a name wins, as in a session
@@ -201,15 +220,16 @@ def build_index(
                 keywords.add_terms(doc, tool.terms or {})
             if vectors is not None:
                 vectors.add(tool.text)
-            if progress is not None and doc % BATCH == 0:
-                progress("tools", doc + 1, None)
         del names
         if store.count == 0:
             raise CatalogSourceError(
                 ", ".join(source_names) or "<tools>", "no tools found in the sources"
             )
         if progress is not None:
-            progress("tools", store.count, store.count)
+            progress("tools", seen, seen)
+        rows = store.count
+        if progress is not None and vectors is not None and vectors.count == rows:
+            progress("embedded", rows, rows)  # else the last batch, in finish, says so
         digests = store.close()
         counts: dict[str, int] = {"tools": store.count, "duplicate_names": clashes}
         settings: dict[str, Any] = {}

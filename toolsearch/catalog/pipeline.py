@@ -31,14 +31,18 @@ __all__ = [
     "AnalyzedTool",
     "BuildProgress",
     "analyze_sources",
+    "count_records",
     "iter_source_tools",
 ]
 
 BuildProgress = Callable[[str, int, "int | None"], None]
-"""``progress(stage, done, total)``: stages ``scan`` and ``read`` (source files: names
-collected in a first pass when several MCP dumps or OpenAPI specs are read, then tools
-read; not called for JSONL-only builds), ``tools`` (read, prepared and stored),
-``embedded`` (rows embedded or reused) and ``indexing`` (rows added to FAISS)."""
+"""``progress(stage, done, total)``: stages ``model`` (0 of 1, then 1 of 1), ``scan`` and
+``read`` (source files: names collected in a first pass when several MCP dumps or OpenAPI
+specs are read, then tools read; not called for JSONL-only builds), ``tools`` (read and
+analyzed, repeated names included), ``embedded`` (rows embedded or reused) and
+``indexing`` (rows added to FAISS). ``total`` is ``None`` while unknown (tools of MCP dumps
+or OpenAPI specs before the last file is read); ``done`` never exceeds it, and each stage
+ends with ``done == total``."""
 
 # prepare without filling the process-wide cache: a build sees each tool once
 _prepare = getattr(_text, "_prepare", _text.prepare_tool)
@@ -194,6 +198,32 @@ def _jsonl_only(sources: Any, source_kind: str) -> list[Path] | None:
             return None
         paths.append(path)
     return paths
+
+
+def count_records(sources: Any, source_kind: str = "auto") -> int | None:
+    """How many tools ``sources`` hold, when that is cheap to know exactly: a list of
+    ``ToolDefinition`` objects, or JSONL files only (their non-blank lines, counted as
+    :func:`_jsonl_batches` reads them). ``None`` otherwise (MCP dumps and OpenAPI specs are
+    known only once parsed) and when a file cannot be read (the build reports that)."""
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    if (
+        isinstance(sources, list)
+        and sources
+        and all(isinstance(s, ToolDefinition) for s in sources)
+    ):
+        return len(sources)
+    paths = _jsonl_only(sources, source_kind)
+    if paths is None:
+        return None
+    count = 0
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8-sig") as handle:
+                count += sum(1 for line in handle if line.strip())
+        except (OSError, UnicodeDecodeError):
+            return None
+    return count
 
 
 def _jsonl_batches(paths: list[Path]) -> Iterator[tuple[str, list[Any]]]:
