@@ -104,6 +104,14 @@ def _app() -> Any:
         ),
         provider: str = typer.Option("openai", help="request shape: openai, anthropic, gemini"),
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
+        cache_read: float | None = typer.Option(
+            None,
+            min=0.0,
+            max=1.0,
+            help="price of a cached input token as a share of a fresh one (default: the "
+            "provider's: openai 0.1 as GPT-5, anthropic 0.1, gemini 0.25)",
+            show_default=False,
+        ),
         max_rounds: int = typer.Option(12, min=1, help="searches per task at most"),
         max_results: int = typer.Option(5, min=1, max=10, help="tools per search"),
         multi_query: bool = typer.Option(
@@ -190,6 +198,8 @@ def _app() -> Any:
                 "--search-log: a file to append to, and the simulated agent only (not --live)"
             )
         model_factory = live_model_factory(live) if live is not None else None
+        from toolsearch.bench.cache import cache_shape
+
         counter, specs, loaders = prepare_run(
             datasets,
             indexes,
@@ -230,6 +240,7 @@ def _app() -> Any:
                     on_phase=partial(progress.phase, name),
                     on_task=progress.advance,
                     memory=memory,
+                    cache=cache_shape(provider, cache_read),
                 )
                 if search_log is not None:
                     record_log(

@@ -142,3 +142,50 @@ def test_a_tool_never_discovered_is_never_called():
 def test_search_mode_needs_an_index():
     with pytest.raises(ValueError, match="index_factory"):
         run_tasks(CATALOG, (), mode="search", counter=WhitespaceTokenCounter())
+
+
+def test_the_loops_are_billed_under_the_providers_prompt_cache():
+    """Each task is a conversation of one cache shared by the run: from the second request
+    on, the full loop reads its unchanged tool list from the cache; raw counts stay as
+    they were, and with no cache shape nothing is billed."""
+    from dataclasses import replace
+
+    from toolsearch.bench.cache import CACHE_SHAPES
+
+    queries = QuerySet(
+        "q",
+        (
+            Query("q1", REQUEST, ("refund_payment", "send_email")),
+            Query("q2", "Please create an invoice for account 17", ("create_invoice",)),
+        ),
+    )
+    counter = WhitespaceTokenCounter()
+    shape = replace(CACHE_SHAPES["openai"], minimum=1, step=1)  # the catalog is tiny
+    raw = run_tasks(CATALOG, queries, mode="full", counter=counter, cache=None)
+    full = run_tasks(CATALOG, queries, mode="full", counter=counter, cache=shape)
+    assert [o.prompt_tokens for o in full] == [o.prompt_tokens for o in raw]
+    assert all(o.billed_tokens is None for o in raw)
+    assert all(o.cache_read_tokens > 0 for o in full)  # q1's second request; q2 at once
+    for outcome in full:
+        expected = (
+            outcome.prompt_tokens - outcome.cache_read_tokens + 0.1 * outcome.cache_read_tokens
+        )
+        assert outcome.billed_tokens == pytest.approx(expected)
+    search = run_tasks(
+        CATALOG,
+        queries,
+        mode="search",
+        counter=counter,
+        index_factory=RegexToolIndex,
+        cache=shape,
+    )
+    common = {"dataset": "t", "provider": "openai", "tokenizer": "w"}
+    full_summary = summarize(full, mode="full", index="-", **common)
+    summary = summarize(search, mode="search", index="regex", full=full_summary, **common)
+    assert summary.billed_tokens_mean == pytest.approx(
+        sum(o.billed_tokens for o in search) / 2, abs=0.1
+    )
+    assert summary.cached_savings_pct == pytest.approx(
+        100 * (1 - summary.billed_tokens_mean / full_summary.billed_tokens_mean), abs=0.01
+    )
+    assert summary.cached_savings_pct < summary.savings_pct  # the cache favours the full loop

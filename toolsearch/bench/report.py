@@ -17,6 +17,8 @@ _COLUMNS = [
     ("index", "index"),
     ("prompt tokens (mean)", "prompt_tokens_mean"),
     ("savings %", "savings_pct"),
+    ("billed, cached (mean)", "billed_tokens_mean"),
+    ("savings cached %", "cached_savings_pct"),
     ("success %", "success_rate"),
     ("searches/task", "searches_per_task"),
     ("R@5", "recall_at_5"),
@@ -95,7 +97,11 @@ def write_report(
         "Prompt tokens are counted over every request of every loop iteration (system, "
         "history, tool results and tool definitions), rendered as the provider receives "
         "them. Savings compare with the full tool loop on the same tasks; success means every "
-        "tool the task needs was discovered and called. Search queries come from the task "
+        "tool the task needs was discovered and called. Billed is the same input with the "
+        "provider's prompt cache on, in fresh-token equivalents (cached reads and writes at "
+        "their prices; one cache for each loop's tasks, a conversation every 30 s; see "
+        "docs/benchmark.md), and its savings compare the loops billed that way. "
+        "Search queries come from the task "
         "text only (the whole request, then its clauses). Peak MB is the resident memory "
         "an index added at its peak while building over the catalog and answering queries, "
         "measured in a fresh child process (its backend imports and embedding model "

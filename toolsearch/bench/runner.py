@@ -12,9 +12,10 @@ import subprocess
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from toolsearch.bench.agent import QueryPolicy
+from toolsearch.bench.cache import CacheShape
 from toolsearch.bench.data import Catalog, QuerySet
 from toolsearch.bench.index_names import PEERS, index_factory, peer_factories
 from toolsearch.bench.render import Provider
@@ -76,6 +77,11 @@ class BenchRecord:
     peak_rss_mb: float | None = None
     """Peak memory the index added while building and searching (see
     :mod:`toolsearch.bench.memory`); ``None`` when not measured."""
+    billed_tokens_mean: float | None = None
+    """Input per task with the provider's prompt cache on, in fresh-token equivalents
+    (:mod:`toolsearch.bench.cache`)."""
+    cached_savings_pct: float | None = None
+    """Savings against the full loop with the prompt cache on for both."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,6 +123,7 @@ def run_dataset(
     on_task: Callable[[], Any] | None = None,
     memory: bool = False,
     on_phase: Callable[[str, int | None], Any] | None = None,
+    cache: CacheShape | Literal["provider"] | None = "provider",
 ) -> list[BenchRecord]:
     """Full loop once, then tool search and retrieval for each index (timings ``runs``
     times: medians of the per-run latency percentiles are reported).
@@ -130,6 +137,9 @@ def run_dataset(
     ``memory`` also measures each index's peak memory in a child process
     (:func:`~toolsearch.bench.memory.measure_peak_memory`); an index the child cannot
     rebuild by name (a custom :class:`IndexSpec`) or a failed measurement gets ``None``.
+
+    ``cache``: the prompt cache every loop is billed under as well (``"provider"``: the
+    provider's shape; ``None``: raw tokens only), one per loop and index, shared by its tasks.
     """
     if not len(queries):
         raise ValueError(f"dataset {catalog.name!r} has no queries to run")
@@ -150,7 +160,13 @@ def run_dataset(
     tasks = f"{len(queries)} task{'s' if len(queries) != 1 else ''}"
     step(f"full loop ({tasks})", len(queries))
     full_outcomes = run_tasks(
-        catalog, queries, mode="full", counter=counter, provider=provider, on_task=task
+        catalog,
+        queries,
+        mode="full",
+        counter=counter,
+        provider=provider,
+        on_task=task,
+        cache=cache,
     )
     full = summarize(full_outcomes, mode="full", index="-", full=None, **common)
     records = [_record(full, peer=False, tools=len(catalog))]
@@ -166,6 +182,7 @@ def run_dataset(
             policy=policy,
             max_results=max_results,
             on_task=task,
+            cache=cache,
         )
         summary = summarize(outcomes, mode="search", index=spec.name, full=full, **common)
         step(
@@ -230,6 +247,8 @@ def _record(summary: Any, *, peer: bool, tools: int, **retrieval: Any) -> BenchR
         definition_share=summary.definition_share,
         savings_pct=summary.savings_pct,
         success_rate=summary.success_rate,
+        billed_tokens_mean=summary.billed_tokens_mean,
+        cached_savings_pct=summary.cached_savings_pct,
         searches_per_task=summary.searches_per_task,
         iterations_per_task=summary.iterations_per_task,
         **retrieval,

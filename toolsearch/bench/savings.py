@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolsearch.bench.agent import QueryPolicy, SimulatedAgent
+from toolsearch.bench.cache import CACHE_SHAPES, Block, CacheShape, PromptCache, request_blocks
 from toolsearch.bench.data import Catalog, Query, QuerySet
 from toolsearch.bench.live import SyntheticTool
 from toolsearch.bench.metrics import percentile
-from toolsearch.bench.render import Provider, count_request
+from toolsearch.bench.render import Provider, adapter_request_body, count_request
 from toolsearch.loop.client import ChatClient
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.models.function import FunctionChatModel
@@ -27,7 +28,7 @@ from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.types import ToolIndex
 from toolsearch.tokens import TokenCounter
 
-__all__ = ["ModeSummary", "TaskOutcome", "run_tasks", "summarize"]
+__all__ = ["ModeSummary", "TaskOutcome", "Traffic", "run_tasks", "summarize"]
 
 Mode = Literal["full", "search"]
 
@@ -36,8 +37,20 @@ CANNED_RESULT = '{"status": "ok"}'
 
 
 @dataclass(frozen=True)
+class Traffic:
+    """When the simulated requests are made, for the prompt cache's TTL: one conversation
+    (task) starts every ``conversation_gap`` seconds, and within one the model answers
+    every ``step`` seconds. The defaults are steady traffic: every request within a
+    5-minute TTL of the one before it, in its conversation and across conversations."""
+
+    conversation_gap: float = 30.0
+    step: float = 5.0
+
+
+@dataclass(frozen=True)
 class TaskOutcome:
-    """One task in one mode."""
+    """One task in one mode; ``billed_tokens`` is its input with the prompt cache on, in
+    fresh-token equivalents (``None`` when no cache shape was given)."""
 
     query_id: str
     success: bool
@@ -45,6 +58,9 @@ class TaskOutcome:
     definition_tokens: int
     searches: int
     iterations: int
+    billed_tokens: float | None = None
+    cache_read_tokens: int = 0
+    cache_written_tokens: int = 0
 
 
 def run_tasks(
@@ -58,9 +74,19 @@ def run_tasks(
     policy: QueryPolicy | None = None,
     max_results: int = 5,
     on_task: Callable[[TaskOutcome], Any] | None = None,
+    cache: CacheShape | Literal["provider"] | None = "provider",
+    traffic: Traffic | None = None,
 ) -> list[TaskOutcome]:
-    """Run every query through the loop in ``mode``; ``index_factory`` for ``"search"``."""
+    """Run every query through the loop in ``mode``; ``index_factory`` for ``"search"``.
+
+    ``cache``: the prompt cache the requests are billed under (``"provider"``: the
+    provider's shape from :data:`~toolsearch.bench.cache.CACHE_SHAPES`; ``None``: none), one
+    cache for the whole run, each task a conversation made at the times ``traffic`` says."""
     tools = [SyntheticTool(definition, CANNED_RESULT) for definition in catalog.tools]
+    shape = CACHE_SHAPES[provider] if cache == "provider" else cache
+    prompt_cache = PromptCache(shape) if shape is not None else None
+    traffic = traffic or Traffic()
+    block_counts: dict[Any, Any] = {}
     if mode == "search":
         if index_factory is None:
             raise ValueError("search mode needs an index_factory")
@@ -73,7 +99,7 @@ def run_tasks(
         advisor = ToolCallingAdvisor()
     definition_counts: dict[Any, int] = {}  # the same tool lists recur across requests
     outcomes = []
-    for query in queries:
+    for number, query in enumerate(queries):
         agent = SimulatedAgent(query.text, query.gold, policy=policy, max_results=max_results)
         model = FunctionChatModel(agent)
         client = ChatClient.builder(model).default_advisors(advisor).build()
@@ -90,6 +116,23 @@ def run_tasks(
             count_request(prompt, provider, counter, cache=definition_counts)
             for prompt in model.requests
         ]
+        billed: float | None = None
+        read = written = 0
+        if prompt_cache is not None:
+            start = number * traffic.conversation_gap
+            billed = 0.0
+            for step, (prompt, tokens) in enumerate(zip(model.requests, counts, strict=True)):
+                blocks, breakpoints = _blocks(prompt, provider, counter, block_counts)
+                cost = prompt_cache.request(
+                    blocks,
+                    now=start + step * traffic.step,
+                    conversation=query.id,
+                    breakpoints=breakpoints,
+                    total=tokens.total,
+                )
+                billed += cost.billed
+                read += cost.read
+                written += cost.written
         outcome = TaskOutcome(
             query_id=query.id,
             success=set(query.gold) <= called,
@@ -97,11 +140,39 @@ def run_tasks(
             definition_tokens=sum(c.definitions for c in counts),
             searches=len(agent.searches),
             iterations=len(model.requests),
+            billed_tokens=billed,
+            cache_read_tokens=read,
+            cache_written_tokens=written,
         )
         outcomes.append(outcome)
         if on_task is not None:
             on_task(outcome)
     return outcomes
+
+
+def _blocks(
+    prompt: Any, provider: Provider, counter: TokenCounter, counts: dict[Any, Any]
+) -> tuple[list[Block], list[int]]:
+    """The request's blocks as the adapter renders it. A tool list recurs across requests:
+    its blocks are rendered once (kept under its fingerprints), and each request renders
+    only its conversation; block counts are remembered by their text."""
+
+    def count(text: str) -> int:
+        found = counts.get(text)
+        if found is None:
+            found = counts[text] = counter.count(text)
+        return int(found)
+
+    key = (provider, tuple(t.fingerprint for t in prompt.tool_definitions))
+    tools = counts.get(key)
+    if tools is None:
+        tools = counts[key] = request_blocks(
+            {"tools": adapter_request_body(prompt, provider).get("tools") or []}, provider, count
+        )[0]
+    bare = prompt.with_options(prompt.options.replace(tool_callbacks=()))
+    body = {**adapter_request_body(bare, provider), "tools": [None] * len(tools)}
+    blocks, breakpoints = request_blocks(body, provider, count)
+    return [*tools, *blocks[len(tools) :]], breakpoints
 
 
 @dataclass(frozen=True)
@@ -122,6 +193,10 @@ class ModeSummary:
     searches_per_task: float
     iterations_per_task: float
     savings_pct: float | None = None
+    billed_tokens_mean: float | None = None
+    """Input per task with the prompt cache on, in fresh-token equivalents."""
+    cached_savings_pct: float | None = None
+    """Savings against the full loop, both billed with the prompt cache on."""
 
     def as_row(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -144,6 +219,13 @@ def summarize(
     if full is not None and full.prompt_tokens_mean:
         savings = round(100.0 * (1.0 - mean / full.prompt_tokens_mean), 2)
     total = sum(tokens) or 1
+    billed = [o.billed_tokens for o in outcomes if o.billed_tokens is not None]
+    billed_mean = (
+        round(statistics.fmean(billed), 1) if billed and len(billed) == len(outcomes) else None
+    )
+    cached_savings = None
+    if billed_mean is not None and full is not None and full.billed_tokens_mean:
+        cached_savings = round(100.0 * (1.0 - billed_mean / full.billed_tokens_mean), 2)
     return ModeSummary(
         dataset=dataset,
         mode=mode,
@@ -163,4 +245,6 @@ def summarize(
         if outcomes
         else 0.0,
         savings_pct=savings,
+        billed_tokens_mean=billed_mean,
+        cached_savings_pct=cached_savings,
     )
