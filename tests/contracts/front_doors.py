@@ -103,6 +103,14 @@ class Door:
     def discovered(self, session: str) -> list[str]:
         raise NotImplementedError
 
+    def core(self) -> Any:
+        """The door's search-session core (its ``ToolSearchSessions``)."""
+        for owner in ("advisor", "loop", "search", "retriever", "middleware", "strategy", "proxy"):
+            found = getattr(getattr(self, owner, None), "sessions", None)
+            if found is not None:
+                return found
+        raise AssertionError(f"{self.name}: no search-session core found")
+
     def _ran(self, name: str) -> str:
         self.trace.ran.append(name)
         return f"{name} done"

@@ -10,6 +10,7 @@ suite holds each to what the core promises, through the framework's own machiner
 * every name on the wire is valid for OpenAI, Anthropic and Gemini and equals the name in
   the search result (a catalog with dotted, slashed and 70-character names);
 * the ``tool_search`` span and the search metrics are emitted, naming the door;
+* what the model sees is viewable per session, each tool with its tokens;
 * an async door never blocks its event loop while it indexes or searches.
 """
 
@@ -84,6 +85,22 @@ def test_a_framework_session_is_honoured(name: str) -> None:
     if door.keeps_discoveries:
         assert "send_email" in again.offered[0]
     assert "send_email" not in other.offered[0]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_what_the_model_sees_is_viewable_with_its_tokens(name: str) -> None:
+    door = _door(name)
+    if name == "mcp-proxy":
+        pytest.skip("the proxy's clients always see its two tools; it loads nothing per session")
+    door.run(Brain([("search", "send an email"), ("call", FOUND), ("answer",)]), session="conv-L")
+    view = door.core().loaded("conv-L")
+    assert view is not None
+    assert view.session_id == "conv-L"
+    assert view.tools[0].reason == "search"
+    assert [t.reason for t in view.tools if t.name == "send_email"] == ["discovered"]
+    assert all(t.tokens > 0 for t in view.tools)
+    assert view.tokens == sum(t.tokens for t in view.tools)
+    assert door.core().loaded("conv-other") is None
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -364,15 +364,27 @@ def create_agent(
         },
     )
 
-    def bound(state: dict[str, Any]) -> Any:
-        chosen = [bound_tools[i] for i in state.get("selected_tool_ids", []) if i in bound_tools]
-        return llm.bind_tools([retrieve, *chosen])
+    definition_of = {retriever.tool_id(d.name): d for d in retriever.definitions}
+    retrieve_definition = ToolDefinition(
+        retrieve_tool_name,
+        RETRIEVE_TOOLS_DESCRIPTION,
+        {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    )
 
-    def call_model(state: dict[str, Any]) -> dict[str, Any]:
-        return {"messages": [bound(state).invoke(state["messages"])]}
+    def bound(state: dict[str, Any], config: RunnableConfig | None) -> Any:
+        ids = [i for i in state.get("selected_tool_ids", []) if i in bound_tools]
+        session = session_of(config)
+        if session is not None:  # what the model sees, for retriever.sessions.loaded()
+            retriever.sessions.note_loaded(
+                session, [definition_of[i] for i in ids], search_tool=retrieve_definition
+            )
+        return llm.bind_tools([retrieve, *(bound_tools[i] for i in ids)])
 
-    async def acall_model(state: dict[str, Any]) -> dict[str, Any]:
-        return {"messages": [await bound(state).ainvoke(state["messages"])]}
+    def call_model(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [bound(state, config).invoke(state["messages"])]}
+
+    async def acall_model(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [await bound(state, config).ainvoke(state["messages"])]}
 
     def session_of(config: RunnableConfig | None) -> str | None:
         configurable = (config or {}).get("configurable") or {}

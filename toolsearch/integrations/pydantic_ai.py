@@ -177,7 +177,11 @@ class ToolsearchStrategy:
             result = await run.asearch(texts, self.max_results, exclude=skipped)
         finally:
             await run.aclose()
-        return result.names[: self.max_results]
+        found = result.names[: self.max_results]
+        if not session.ephemeral:  # what pydantic-ai loads next: its discoveries and these
+            loaded = [run.tools[n] for n in dict.fromkeys([*discovered, *found]) if n in run.tools]
+            self.sessions.note_loaded(session.session_id, loaded)
+        return found
 
     def definitions(self, tools: Sequence[PydanticToolDefinition]) -> list[ToolDefinition]:
         """The toolsearch definitions of pydantic-ai tools (each converted once)."""

@@ -35,6 +35,7 @@ from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.search.events import SearchListener
 from toolsearch.search.eviction import EvictionStrategy
+from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import (
     ToolSearchOptions,
     ToolSearchOptionsDict,
@@ -48,6 +49,7 @@ from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_in
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.telemetry import hash_session_id
+from toolsearch.tokens import TokenCounter
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
 
@@ -142,6 +144,9 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             It holds the search queries, which are user content. None by default.
         pinned_tools: Tools always sent (names of registered tools, or tools themselves),
             added to ``options.pinned_tools``.
+        token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate
+            words by default; ``BpeTokenCounter`` from ``toolsearch.bench.tokens`` is exact
+            for OpenAI's encodings).
         options: The plain-data options as one object (the defaults when omitted).
         **kwargs: The options one by one (see :class:`ToolSearchOptions`), and further
             :class:`ToolCallingAdvisor` options (``max_iterations``, ``stream_mode``,
@@ -159,6 +164,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         options: ToolSearchOptions | None = None,
         search_listeners: Sequence[SearchListener] = (),
         search_log: SearchLog | None = None,
+        token_counter: TokenCounter | None = None,
         **kwargs: Unpack[ToolSearchAdvisorKwargs],
     ) -> None:
         fields = ToolSearchOptions.model_fields
@@ -201,6 +207,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             search_listeners=search_listeners,
             search_log=search_log,
             door="advisor",
+            token_counter=token_counter,
         )
         self._pinned_callbacks = pinned_callbacks
 
@@ -389,6 +396,11 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     def discovered_tools(self, session_id: str) -> list[str]:
         """The tools a session discovered so far, in discovery order."""
         return self.sessions.discovered(session_id)
+
+    def loaded(self, session_id: str) -> LoadedTools | None:
+        """The tools the session's model saw on its latest request, each with its tokens
+        (:class:`~toolsearch.search.loaded.LoadedTools`); ``None`` before its first."""
+        return self.sessions.loaded(session_id)
 
     def _registered(self, request: ChatClientRequest) -> dict[str, ToolCallback]:
         registered: dict[str, ToolCallback] = {}

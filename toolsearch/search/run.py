@@ -23,6 +23,7 @@ from toolsearch.chat.messages import ToolSearchHit
 from toolsearch.errors import ToolDefinitionError, ToolIndexError
 from toolsearch.models.wire_names import NameRule, WireNames
 from toolsearch.search.events import ToolSearchEvent
+from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.search_tool import ToolSearchTool
@@ -141,6 +142,10 @@ class RunOwner(Protocol):
 
     def report_calls(self, run: SearchRun, names: Sequence[str]) -> None: ...
 
+    def report_loaded(self, run: SearchRun, names: Sequence[str]) -> LoadedTools: ...
+
+    def forget_loaded(self, session_id: str) -> None: ...
+
 
 class SearchRun:
     """One run on one session: its tools, what the model sees, its searches and calls.
@@ -160,6 +165,8 @@ class SearchRun:
         self.pinned: list[str] = []
         self.visible_count: int | None = None
         """How many tools the model saw on the latest request (searches report it)."""
+        self.loaded_view: LoadedTools | None = None
+        """The tools the model saw on the latest request, with their tokens."""
         self._names: WireNames | None = None
         self._discovered: list[str] = []
         self._last_round: list[str] = []
@@ -239,6 +246,7 @@ class SearchRun:
                 shown = [n for n in self._last_round if n in self.tools]
         names = [*self.pinned, *(n for n in shown if n not in self.pinned)]
         self.visible_count = len(names) + 1
+        self.loaded_view = self.sessions.report_loaded(self, names)
         return names
 
     def visible_definitions(self) -> list[ToolDefinition]:
@@ -353,6 +361,7 @@ class SearchRun:
             visible_tools=self.visible_count,
             registered_tools=len(self.tools),
             door=self.sessions.door or None,
+            loaded_tokens=self.loaded_view.tokens if self.loaded_view is not None else None,
         ) as span:
             try:
                 response = index.search(request)
@@ -487,6 +496,7 @@ class SearchRun:
         registry.release(self.session_id, holds)
         if self.ephemeral:
             registry.evict_session(self.session_id)
+            self.sessions.forget_loaded(self.session_id)
 
     async def aclose(self) -> None:
         """:meth:`close` on a worker thread (a throwaway session's index keys are freed

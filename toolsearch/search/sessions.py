@@ -44,6 +44,7 @@ from toolsearch.models.wire_names import (
 )
 from toolsearch.search.events import SearchListener, ToolSearchEvent
 from toolsearch.search.eviction import EvictionStrategy
+from toolsearch.search.loaded import LoadedTools, LoadedTracker
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import (
@@ -58,6 +59,7 @@ from toolsearch.search.search_log import LoggedCalls, LoggedSearch, SearchLog
 from toolsearch.search.search_tool import search_tool_definition
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.tokens import TokenCounter
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -131,6 +133,8 @@ class ToolSearchSessions:
         search_log: A :class:`~toolsearch.search.search_log.SearchLog` receiving every
             search and the tools then called.
         door: The front door's name, as events and spans report it.
+        token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate
+            words by default).
     """
 
     def __init__(
@@ -144,6 +148,7 @@ class ToolSearchSessions:
         search_listeners: Sequence[SearchListener] = (),
         search_log: SearchLog | None = None,
         door: str = "",
+        token_counter: TokenCounter | None = None,
     ) -> None:
         if registry is not None and (
             index is not None or store is not None or eviction_strategy is not None
@@ -159,6 +164,8 @@ class ToolSearchSessions:
         self.door = door
         self._listeners: list[SearchListener] = list(search_listeners)
         self._search_definitions: dict[bool, ToolDefinition] = {}
+        self.loaded_tools = LoadedTracker(token_counter)
+        """The latest tools each session's model saw (:meth:`loaded`)."""
 
     @property
     def index(self) -> ToolIndex:
@@ -223,6 +230,12 @@ class ToolSearchSessions:
         """The tools a session discovered so far, in discovery order (from the store)."""
         return self.registry.discovered(session_id)
 
+    def loaded(self, session_id: str) -> LoadedTools | None:
+        """The tools the session's model saw on its latest request in this process (the
+        search tool, the pinned and the discovered tools, each with its tokens), or
+        ``None`` before its first request (:mod:`toolsearch.search.loaded`)."""
+        return self.loaded_tools.get(session_id)
+
     # -- sinks (the run reports here; nothing here calls a front door) ---------------------
 
     def report_search(self, event: ToolSearchEvent, run: SearchRun, loaded: Sequence[str]) -> None:
@@ -248,6 +261,27 @@ class ToolSearchSessions:
             )
         except Exception:
             _log.warning("search log %r failed", self.search_log, exc_info=True)
+
+    def report_loaded(self, run: SearchRun, names: Sequence[str]) -> LoadedTools:
+        definitions = [run.tools[n] for n in names if n in run.tools]
+        return self.note_loaded(run.session_id, definitions, run.pinned)
+
+    def note_loaded(
+        self,
+        session_id: str,
+        definitions: Sequence[ToolDefinition],
+        pinned: Sequence[str] = (),
+        search_tool: ToolDefinition | None = None,
+    ) -> LoadedTools:
+        """Record what a session's model sees, for a door whose framework decides it (the
+        LangGraph state's selected tools, pydantic-ai's discovered ones): ``definitions``
+        besides the search tool (``search_tool``: the framework's own, when it has one)."""
+        return self.loaded_tools.update(
+            session_id, search_tool or self.search_definition(), definitions, pinned
+        )
+
+    def forget_loaded(self, session_id: str) -> None:
+        self.loaded_tools.forget(session_id)
 
     def __repr__(self) -> str:
         return f"ToolSearchSessions({type(self.index).__name__}, door={self.door!r})"

@@ -362,6 +362,7 @@ def search_span(
     visible_tools: int | None = None,
     registered_tools: int | None = None,
     door: str | None = None,
+    loaded_tokens: int | None = None,
 ) -> Any:
     """A context manager around one tool search: its ``tool_search {index}`` span; yields a
     :class:`SearchSpan` (or a no-op). Records latency and hits as metrics when it ends.
@@ -383,6 +384,7 @@ def search_span(
             "toolsearch.session.id_hash": hash_session_id(session_id),
             "toolsearch.tools.visible": visible_tools,
             "toolsearch.tools.registered": registered_tools,
+            "toolsearch.tools.loaded_tokens": loaded_tokens,
             "toolsearch.search.door": door,
         }
 

@@ -1,0 +1,132 @@
+"""What a session's model sees: the tools loaded into its requests and what they cost.
+
+Every front door asks its run which tools the model sees on each request
+(:meth:`~toolsearch.search.run.SearchRun.visible_names`); the run hands that list to a
+:class:`LoadedTracker`, which keeps the latest :class:`LoadedTools` of each session (the
+search tool, the pinned tools, the discovered ones, each with its definition's tokens) and
+logs one ``INFO`` line whenever the list changes (the session id hashed, as in spans).
+``ToolSearchSessions.loaded(session)`` and ``advisor.loaded(session)`` read it; the search
+span carries the loaded tokens as ``toolsearch.tools.loaded_tokens``.
+
+Tokens are counted on each definition's compact JSON by a
+:class:`~toolsearch.tokens.TokenCounter` (approximate words by default; the benchmark's
+``BpeTokenCounter`` is exact for OpenAI's encodings): what a definition weighs, not a
+provider's bill.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cachetools import LRUCache
+
+from toolsearch.telemetry import hash_session_id
+from toolsearch.tokens import TokenCounter, WhitespaceTokenCounter
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = ["LoadedTool", "LoadedTools", "LoadedTracker"]
+
+_log = logging.getLogger("toolsearch.search")
+
+DEFAULT_MAX_SESSIONS = 10_000
+"""Sessions whose latest view is kept (least recently changed out)."""
+
+
+@dataclass(frozen=True)
+class LoadedTool:
+    """One tool in the model's requests: its name, its definition's tokens, and why it is
+    there (``"search"``: the search tool; ``"pinned"``; ``"discovered"``)."""
+
+    name: str
+    tokens: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class LoadedTools:
+    """The tools a session's model saw on its latest request, in the order sent."""
+
+    session_id: str
+    tools: tuple[LoadedTool, ...]
+    counter: str
+    """The tokenizer that counted (``approximate-words`` unless one was given)."""
+
+    @property
+    def names(self) -> list[str]:
+        return [tool.name for tool in self.tools]
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of every loaded definition together."""
+        return sum(tool.tokens for tool in self.tools)
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+
+class LoadedTracker:
+    """The latest :class:`LoadedTools` of each session (thread-safe, bounded)."""
+
+    def __init__(
+        self, counter: TokenCounter | None = None, *, max_sessions: int = DEFAULT_MAX_SESSIONS
+    ) -> None:
+        self.counter: TokenCounter = counter if counter is not None else WhitespaceTokenCounter()
+        self._views: LRUCache[str, LoadedTools] = LRUCache(maxsize=max(1, max_sessions))
+        self._tokens: LRUCache[str, int] = LRUCache(maxsize=100_000)
+        self._lock = threading.Lock()
+
+    def update(
+        self,
+        session_id: str,
+        search_tool: ToolDefinition,
+        definitions: Sequence[ToolDefinition],
+        pinned: Sequence[str],
+    ) -> LoadedTools:
+        """Record what the session's model sees now; log the change if there is one."""
+        names = [search_tool.name, *(d.name for d in definitions)]
+        with self._lock:
+            before = self._views.get(session_id)
+            if before is not None and before.names == names:
+                return before
+        pinned_names = set(pinned)
+        tools = [LoadedTool(search_tool.name, self._count(search_tool), "search")]
+        tools += [
+            LoadedTool(d.name, self._count(d), "pinned" if d.name in pinned_names else "discovered")
+            for d in definitions
+        ]
+        view = LoadedTools(session_id, tuple(tools), self.counter.name)
+        with self._lock:
+            self._views[session_id] = view
+        added = [n for n in names if before is None or n not in before.names]
+        removed = [n for n in (before.names if before else ()) if n not in names]
+        _log.info(
+            "tool search session %s: %d tools loaded, ~%d tokens (%s)",
+            hash_session_id(session_id),
+            len(view),
+            view.tokens,
+            ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)]) or "unchanged",
+        )
+        return view
+
+    def get(self, session_id: str) -> LoadedTools | None:
+        with self._lock:
+            return self._views.get(session_id)
+
+    def forget(self, session_id: str) -> None:
+        with self._lock:
+            self._views.pop(session_id, None)
+
+    def _count(self, definition: ToolDefinition) -> int:
+        key = definition.fingerprint
+        with self._lock:
+            found = self._tokens.get(key)
+        if found is None:
+            text = json.dumps(definition.to_dict(), ensure_ascii=False, separators=(",", ":"))
+            found = self.counter.count(text)
+            with self._lock:
+                self._tokens[key] = found
+        return found
