@@ -102,7 +102,11 @@ def _app() -> Any:
         memory: bool = typer.Option(
             True, help="measure each index's peak memory (one child process per index)"
         ),
-        provider: str = typer.Option("openai", help="request shape: openai, anthropic, gemini"),
+        provider: str = typer.Option(
+            "openai",
+            help="request shape and prompt cache: openai, anthropic, anthropic-defer (its "
+            "defer_loading tool search), gemini",
+        ),
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
         cache_read: float | None = typer.Option(
             None,

@@ -4,6 +4,8 @@ a prefix below the minimum, a cache shared across conversations."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from toolsearch.bench.cache import CACHE_SHAPES, Block, PromptCache, request_blocks
@@ -157,3 +159,51 @@ def test_request_blocks_follow_each_providers_render_order() -> None:
     gemini = {"tools": [{"f": 1}], "systemInstruction": {"parts": []}, "contents": [{"r": 1}]}
     found, _ = request_blocks(gemini, "gemini", count)
     assert [b.key for b in found] == ['{"f":1}', '{"parts":[]}', '{"r":1}']
+
+
+# -- the injection shapes across a discovery ------------------------------------------------
+
+
+def _search_loop_prompts(provider_catalog):
+    """The prompts of one search-loop task (the simulated agent through the advisor)."""
+    from toolsearch import ChatClient, ToolSearchToolCallingAdvisor
+    from toolsearch.bench.agent import SimulatedAgent
+    from toolsearch.bench.live import SyntheticTool
+    from toolsearch.bench.savings import CANNED_RESULT
+    from toolsearch.indexes import RegexToolIndex
+    from toolsearch.models import FunctionChatModel
+
+    tools = [SyntheticTool(d, CANNED_RESULT) for d in provider_catalog.tools]
+    request = "Refund order 8812. Then email the customer that the money is on its way."
+    agent = SimulatedAgent(request, ("refund_payment", "send_email"))
+    model = FunctionChatModel(agent)
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+    ChatClient.builder(model).default_advisors(advisor).build().prompt(request).tools(tools).call()
+    return model.requests
+
+
+def _prefix_and_messages(prompt, provider):
+    import json
+
+    from toolsearch.bench.render import prompt_body
+
+    body = prompt_body(prompt, provider)
+    head = json.dumps([body.get("tools"), body.get("system")], sort_keys=True)
+    return head, [json.dumps(m, sort_keys=True) for m in body["messages"]]
+
+
+def test_defer_loading_keeps_the_prefix_byte_identical_across_a_discovery() -> None:
+    """With the Anthropic adapter's ``defer_loading`` shape, a discovered tool reaches the
+    model as a reference in the conversation: the tools and system prompt, the start of
+    every request, stay byte-identical, and each request extends the one before. Without
+    it the discovered tools join the tool list, so the start of the request changes."""
+    from test_bench_agent import CATALOG
+
+    prompts = _search_loop_prompts(CATALOG)
+    assert len(prompts) >= 3  # a search, a discovery, calls
+    deferred = [_prefix_and_messages(p, "anthropic-defer") for p in prompts]
+    assert len({head for head, _ in deferred}) == 1
+    for (_, before), (_, after) in itertools.pairwise(deferred):
+        assert after[: len(before) - 1] == before[:-1]  # history kept; the newest turn grows
+    plain = [_prefix_and_messages(p, "anthropic")[0] for p in prompts]
+    assert len(set(plain)) > 1

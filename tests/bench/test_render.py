@@ -295,3 +295,27 @@ def test_exact_o200k_counts():
     assert len(words) > 200_000
     assert o200k.count(words) == len(o200k._encoding.encode(words, disallowed_special=()))
     assert o200k.count("x" * 1_200_000) > 0  # over the library's own limit
+
+
+def test_the_defer_loading_shape_counts_references_where_they_are_read():
+    """``anthropic-defer``: deferred tools are left out of the prompt's tools, and each
+    ``tool_reference`` carries the definition Anthropic expands in its place."""
+    from toolsearch.bench.render import prompt_body
+
+    wire = adapter_request_body(_loop_prompt(), "anthropic-defer")
+    deferred = [t["name"] for t in wire["tools"] if t.get("defer_loading")]
+    assert deferred == ["get_weather"]
+    body = prompt_body(_loop_prompt(), "anthropic-defer")
+    assert [t["name"] for t in body["tools"]] == [
+        t["name"] for t in wire["tools"] if not t.get("defer_loading")
+    ]
+    [reference] = [
+        block
+        for message in body["messages"]
+        for result in message["content"]
+        if isinstance(result, dict) and result.get("type") == "tool_result"
+        for block in (result["content"] if isinstance(result["content"], list) else [])
+    ]
+    assert reference["type"] == "tool_reference"
+    assert reference["definition"]["name"] == "get_weather"
+    assert "defer_loading" not in reference["definition"]

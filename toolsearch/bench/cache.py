@@ -96,6 +96,8 @@ CACHE_SHAPES: dict[str, CacheShape] = {
     ),
     "gemini": CacheShape("gemini", read=0.25, write=1.0, minimum=2048, ttl=300.0),
 }
+CACHE_SHAPES["anthropic-defer"] = replace(CACHE_SHAPES["anthropic"], provider="anthropic-defer")
+"""The Anthropic adapter's ``defer_loading`` shape is billed as Anthropic bills."""
 
 
 def cache_shape(provider: str, read: float | None = None) -> CacheShape:
@@ -239,7 +241,7 @@ def request_blocks(
         return Block(key, count(key))
 
     tools = [block(tool) for tool in body.get("tools") or ()]
-    if provider == "anthropic":
+    if provider.startswith("anthropic"):
         system = [block(body["system"])] if body.get("system") else []
         messages = [block(message) for message in body.get("messages") or ()]
     elif provider == "gemini":

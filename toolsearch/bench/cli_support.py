@@ -86,6 +86,7 @@ def prepare_run(
     datasets' loaders (``--catalog`` and ``--queries`` read and checked), or a one-line
     error and exit code 2."""
     from toolsearch.bench.loaders import DATASETS
+    from toolsearch.bench.render import REQUEST_SHAPES
     from toolsearch.bench.runner import available_indexes
     from toolsearch.bench.tokens import BpeTokenCounter
     from toolsearch.errors import MissingExtraError
@@ -110,9 +111,9 @@ def prepare_run(
                 f"--dataset: unknown dataset {', '.join(map(repr, unknown))}; "
                 f"choose from {', '.join(DATASETS)}"
             )
-    if provider not in ("openai", "anthropic", "gemini"):
+    if provider not in REQUEST_SHAPES:
         raise usage_error(
-            f"--provider: unknown request shape {provider!r}; choose openai, anthropic or gemini"
+            f"--provider: unknown request shape {provider!r}; choose {', '.join(REQUEST_SHAPES)}"
         )
     if tokenizer not in ("o200k_base", "cl100k_base"):
         raise usage_error(

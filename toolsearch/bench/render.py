@@ -30,18 +30,26 @@ from toolsearch.tokens import TokenCounter
 __all__ = [
     "PROMPT_KEYS",
     "PROVIDERS",
+    "REQUEST_SHAPES",
     "RequestTokens",
     "adapter_request_body",
     "count_request",
+    "prompt_body",
     "render_request",
 ]
 
-Provider = Literal["openai", "anthropic", "gemini"]
+Provider = Literal["openai", "anthropic", "anthropic-defer", "gemini"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
+"""The providers, each rendered by its adapter with its default settings."""
+REQUEST_SHAPES: tuple[Provider, ...] = (*PROVIDERS, "anthropic-defer")
+"""The request shapes the bench counts: the providers, and ``anthropic-defer``, the
+Anthropic adapter with ``tool_search="defer_loading"`` (search results as
+``tool_reference`` blocks, the tools they name deferred)."""
 
 PROMPT_KEYS: dict[Provider, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openai": (("messages",), ("tools",)),
     "anthropic": (("system", "messages"), ("tools",)),
+    "anthropic-defer": (("system", "messages"), ("tools",)),
     "gemini": (("systemInstruction", "contents"), ("tools",)),
 }
 """Per provider, the body keys counted as the conversation and as the tool definitions."""
@@ -69,14 +77,55 @@ def adapter_request_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
         return openai_request_body(prompt, model=_MODEL)
     if provider == "anthropic":
         return anthropic_request_body(prompt, model=_MODEL)
+    if provider == "anthropic-defer":
+        return anthropic_request_body(prompt, model=_MODEL, tool_search="defer_loading")
     if provider == "gemini":
         return gemini_request_body(prompt)
     raise ValueError(f"unknown provider {provider!r}; expected one of {PROVIDERS}")
 
 
+def prompt_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
+    """The adapter's body as the model reads it. For ``anthropic-defer``: deferred tools
+    are not in the prompt, and each ``tool_reference`` block carries the definition it
+    names (Anthropic expands it where the reference sits), so both are counted where
+    they are read."""
+    body = adapter_request_body(prompt, provider)
+    if provider != "anthropic-defer":
+        return body
+    tools = body.get("tools") or []
+    deferred = {t["name"]: t for t in tools if t.get("defer_loading")}
+    body = {**body, "tools": [t for t in tools if not t.get("defer_loading")]}
+    body["messages"] = [_expanded(message, deferred) for message in body.get("messages") or ()]
+    return body
+
+
+def _expanded(message: dict[str, Any], deferred: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    blocks = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            if isinstance(inner, list):
+                block = {**block, "content": [_reference(b, deferred) for b in inner]}
+        blocks.append(_reference(block, deferred))
+    return {**message, "content": blocks}
+
+
+def _reference(block: Any, deferred: dict[str, dict[str, Any]]) -> Any:
+    if not (isinstance(block, dict) and block.get("type") == "tool_reference"):
+        return block
+    definition = deferred.get(block.get("tool_name", ""))
+    if definition is None:
+        return block
+    loaded = {k: v for k, v in definition.items() if k != "defer_loading"}
+    return {**block, "definition": loaded}
+
+
 def _parts(prompt: Prompt, provider: Provider) -> tuple[dict[str, Any], dict[str, Any]]:
     """The counted parts of the adapter's body: (conversation, tool definitions)."""
-    body = adapter_request_body(prompt, provider)
+    body = prompt_body(prompt, provider)
     conversation_keys, tool_keys = PROMPT_KEYS[provider]
     return (
         {key: body[key] for key in conversation_keys if key in body},
@@ -109,6 +158,8 @@ def count_request(
     """
     count = counter.count if hasattr(counter, "count") else counter
     key = (provider, tuple(t.fingerprint for t in prompt.tool_definitions))
+    if provider == "anthropic-defer":
+        cache = None  # what is deferred depends on the conversation, not the tool list
     if cache is not None and key in cache:
         conversation_part = _parts(
             prompt.with_options(prompt.options.replace(tool_callbacks=())), provider

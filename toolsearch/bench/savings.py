@@ -20,7 +20,7 @@ from toolsearch.bench.cache import CACHE_SHAPES, Block, CacheShape, PromptCache,
 from toolsearch.bench.data import Catalog, Query, QuerySet
 from toolsearch.bench.live import SyntheticTool
 from toolsearch.bench.metrics import percentile
-from toolsearch.bench.render import Provider, adapter_request_body, count_request
+from toolsearch.bench.render import Provider, adapter_request_body, count_request, prompt_body
 from toolsearch.loop.client import ChatClient
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.models.function import FunctionChatModel
@@ -163,6 +163,8 @@ def _blocks(
             found = counts[text] = counter.count(text)
         return int(found)
 
+    if provider == "anthropic-defer":  # deferred tools and references depend on the messages
+        return request_blocks(prompt_body(prompt, provider), provider, count)
     key = (provider, tuple(t.fingerprint for t in prompt.tool_definitions))
     tools = counts.get(key)
     if tools is None:
