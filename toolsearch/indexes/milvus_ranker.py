@@ -19,7 +19,6 @@ from toolsearch.indexes.milvus_client import (
     MilvusConnection,
     RetryPolicy,
     in_filter,
-    is_transient,
     pymilvus,
     string_literal,
 )
@@ -28,6 +27,14 @@ from toolsearch.indexes.milvus_schema import (
     bm25_query,
     create_collection,
     tool_row,
+)
+from toolsearch.indexes.milvus_writes import (
+    Progress,
+    RefusedTool,
+    UpsertReport,
+    not_loaded,
+    refusal,
+    server_down,
 )
 from toolsearch.indexes.params import Bm25Params, FusionParams
 from toolsearch.indexes.ranker import Ranking, SessionTools
@@ -69,33 +76,6 @@ T = TypeVar("T")
 
 _COLLECTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 _LOG = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RefusedTool:
-    """A tool the server would not store (its row alone refused), and why."""
-
-    name: str
-    fingerprint: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class UpsertReport:
-    """What writing tools to a collection did: rows written, rows already there, and the
-    tools the server refused (each tried alone; the others were written)."""
-
-    written: int
-    present: int
-    refused: tuple[RefusedTool, ...] = ()
-
-    @property
-    def total(self) -> int:
-        return self.written + self.present + len(self.refused)
-
-
-Progress = Callable[[int, int], None]
-"""``progress(tools done, tools in all)``."""
 
 
 class MilvusRanker:
@@ -263,7 +243,7 @@ class MilvusRanker:
                 self._write_rows(chunk)
                 written += len(chunk)
             except IndexUnavailableError as exc:
-                if _server_down(exc):
+                if server_down(exc):
                     raise
                 # a row the server refuses (too large, unencodable): try each alone, so one
                 # bad tool costs only itself
@@ -272,9 +252,9 @@ class MilvusRanker:
                         self._write_rows([row])
                         written += 1
                     except IndexUnavailableError as alone:
-                        if _server_down(alone):
+                        if server_down(alone):
                             raise
-                        refused.append(_refused(tool, alone))
+                        refused.append(refusal(tool, alone))
         return written, refused
 
     def _write_rows(self, rows: list[dict[str, Any]]) -> None:
@@ -290,7 +270,7 @@ class MilvusRanker:
         try:
             return self.connection.call(what, action)
         except IndexUnavailableError as exc:
-            if not _not_loaded(exc):
+            if not not_loaded(exc):
                 raise
             _LOG.warning(
                 "Milvus collection %r was released (the server restarted?); loading it again",
@@ -607,28 +587,6 @@ def _check_fusion(fusion: FusionParams) -> None:
             raise ValueError("Milvus's RRF ranker has no weights: use equal weights or 'convex'")
         if fusion.rrf_k != int(fusion.rrf_k) or not 0 < fusion.rrf_k < MAX_TOP_K:
             raise ValueError("Milvus's RRF ranker takes a whole rrf_k between 1 and 16383")
-
-
-def _server_down(error: IndexUnavailableError) -> bool:
-    """Whether a failed call failed for the server (down, overloaded, timing out), not for
-    what was sent: only then is there no point in trying the rows one by one."""
-    cause = error.__cause__
-    return cause is None or is_transient(cause)
-
-
-def _not_loaded(error: IndexUnavailableError) -> bool:
-    """Whether the server answered that the collection is not loaded (Milvus's error 101)."""
-    cause = error.__cause__
-    if getattr(cause, "code", None) == 101:
-        return True
-    return "not loaded" in str(cause).lower()
-
-
-def _refused(tool: ToolDefinition, error: IndexUnavailableError) -> RefusedTool:
-    name = tool.name if len(tool.name) <= 80 else tool.name[:77] + "..."
-    reason = str(error).split(": ", 1)[-1]
-    _LOG.warning("Milvus refused to store tool %r (%s); sessions search without it", name, reason)
-    return RefusedTool(name, tool.fingerprint, reason)
 
 
 def _embed(embedder: Embedder, tools: list[ToolDefinition], prepared: list[Any]) -> Any:
