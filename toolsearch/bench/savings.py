@@ -28,7 +28,7 @@ from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.types import ToolIndex
 from toolsearch.tokens import TokenCounter
 
-__all__ = ["ModeSummary", "TaskOutcome", "Traffic", "run_tasks", "summarize"]
+__all__ = ["ModeSummary", "TaskOutcome", "Traffic", "prompt_blocks", "run_tasks", "summarize"]
 
 Mode = Literal["full", "search"]
 
@@ -122,7 +122,7 @@ def run_tasks(
             start = number * traffic.conversation_gap
             billed = 0.0
             for step, (prompt, tokens) in enumerate(zip(model.requests, counts, strict=True)):
-                blocks, breakpoints = _blocks(prompt, provider, counter, block_counts)
+                blocks, breakpoints = prompt_blocks(prompt, provider, counter, block_counts)
                 cost = prompt_cache.request(
                     blocks,
                     now=start + step * traffic.step,
@@ -150,7 +150,7 @@ def run_tasks(
     return outcomes
 
 
-def _blocks(
+def prompt_blocks(
     prompt: Any, provider: Provider, counter: TokenCounter, counts: dict[Any, Any]
 ) -> tuple[list[Block], list[int]]:
     """The request's blocks as the adapter renders it. A tool list recurs across requests:
@@ -165,7 +165,7 @@ def _blocks(
 
     if provider == "anthropic-defer":  # deferred tools and references depend on the messages
         return request_blocks(prompt_body(prompt, provider), provider, count)
-    key = (provider, tuple(t.fingerprint for t in prompt.tool_definitions))
+    key = ("blocks", provider, tuple(t.fingerprint for t in prompt.tool_definitions))
     tools = counts.get(key)
     if tools is None:
         tools = counts[key] = request_blocks(

@@ -1,0 +1,149 @@
+"""Many tasks in one conversation: what the full loop and tool search cost when the history
+and the discovered tools pile up, raw and with the provider's prompt cache on.
+
+``--tasks`` requests of the bundled Acme catalog (every k-th one, so they spread over the
+catalog) are sent one after another in **one conversation**: a ``ChatClient`` with a
+``MessageChatMemoryAdvisor`` inside the tool loop (it keeps tool calls and results, as an
+agent's memory does) and either the plain tool loop or the tool-search advisor (BM25).
+The benchmark's simulated agent plays the model, one agent per task, reading the
+conversation from that task's own request on. Every request of every task is rendered by
+the ``--provider`` adapter, counted with ``o200k_base`` and billed under that provider's
+cache model (:mod:`toolsearch.bench.cache`; the model answers every 5 s, a new task starts
+20 s after the last answer). Reported per loop: task success, prompt tokens per task
+(raw), billed input per task, the tools loaded at the end, and the savings of search
+against the full loop, raw and billed.
+
+    python benchmarks/long_conversation.py --tasks 30 --provider openai \\
+        --out benchmarks/results/long-conversation.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+from typing import Any
+
+from toolsearch import CONVERSATION_ID, ChatClient, ToolSearchToolCallingAdvisor
+from toolsearch.bench.agent import SimulatedAgent
+from toolsearch.bench.cache import CACHE_SHAPES, PromptCache
+from toolsearch.bench.live import SyntheticTool
+from toolsearch.bench.loaders import load_bundled
+from toolsearch.bench.render import count_request
+from toolsearch.bench.savings import CANNED_RESULT, prompt_blocks
+from toolsearch.bench.tokens import BpeTokenCounter
+from toolsearch.chat.messages import UserMessage
+from toolsearch.indexes import Bm25ToolIndex
+from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
+from toolsearch.memory import MessageChatMemoryAdvisor, MessageWindowChatMemory
+from toolsearch.models.function import FunctionChatModel
+
+STEP = 5.0
+"""Seconds between two model answers."""
+PAUSE = 20.0
+"""Seconds between the end of one task and the next request."""
+
+
+def run_loop(mode: str, tasks: list[Any], catalog: Any, provider: str) -> dict[str, Any]:
+    """One conversation of ``tasks`` through the ``mode`` loop; its costs and successes."""
+    counter = BpeTokenCounter()
+    tools = [SyntheticTool(d, CANNED_RESULT) for d in catalog.tools]
+    current: list[SimulatedAgent] = []
+    task_of_request: list[int] = []
+
+    def model_function(messages: list[Any], offered: list[Any]) -> Any:
+        start = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
+        task_of_request.append(len(current) - 1)
+        return current[-1](messages[start:], offered)
+
+    model = FunctionChatModel(model_function)
+    advisor: ToolCallingAdvisor = (
+        ToolSearchToolCallingAdvisor(tool_index=Bm25ToolIndex())
+        if mode == "search"
+        else ToolCallingAdvisor()
+    )
+    memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(max_messages=100_000), order=400)
+    client = ChatClient.builder(model).default_advisors(advisor, memory).build()
+    successes = []
+    for query in tasks:
+        current.append(SimulatedAgent(query.text, query.gold))
+        before = len(model.requests)
+        client.prompt(query.text).tools(tools).advisors(
+            lambda a: a.param(CONVERSATION_ID, "long")
+        ).call()
+        called = {
+            call.name
+            for prompt in model.requests[before:]
+            for message in prompt.messages
+            for call in getattr(message, "tool_calls", ())
+        }
+        last = model.requests[-1]
+        called |= {c.name for m in last.messages for c in getattr(m, "tool_calls", ())}
+        successes.append(set(query.gold) <= called)
+    cache = PromptCache(CACHE_SHAPES[provider])
+    counts: dict[Any, Any] = {}  # definition counts per tool list
+    blocks_seen: dict[Any, Any] = {}  # blocks per tool list and per text
+    raw = [0] * len(tasks)
+    billed = [0.0] * len(tasks)
+    now = 0.0
+    previous_task = 0
+    for prompt, task in zip(model.requests, task_of_request, strict=True):
+        now += PAUSE if task != previous_task else STEP
+        previous_task = task
+        tokens = count_request(prompt, provider, counter, cache=counts)  # type: ignore[arg-type]
+        blocks, breakpoints = prompt_blocks(prompt, provider, counter, blocks_seen)  # type: ignore[arg-type]
+        cost = cache.request(blocks, now=now, breakpoints=breakpoints, total=tokens.total)
+        raw[task] += tokens.total
+        billed[task] += cost.billed
+    loaded = len(model.requests[-1].tool_definitions)
+    return {
+        "mode": mode,
+        "tasks": len(tasks),
+        "success": 100.0 * sum(successes) / len(tasks),
+        "raw_per_task": statistics.fmean(raw),
+        "billed_per_task": statistics.fmean(billed),
+        "last_task_raw": raw[-1],
+        "last_task_billed": billed[-1],
+        "tools_loaded_at_end": loaded,
+        "requests": len(model.requests),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=30)
+    parser.add_argument("--provider", default="openai", choices=sorted(CACHE_SHAPES))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    catalog, queries = load_bundled()
+    every = max(1, len(queries) // args.tasks)
+    tasks = list(queries)[::every][: args.tasks]
+    full = run_loop("full", tasks, catalog, args.provider)
+    search = run_loop("search", tasks, catalog, args.provider)
+    lines = [
+        f"# {args.tasks} tasks in one conversation (Acme, {len(catalog)} tools; "
+        f"{args.provider} request shape and cache)",
+        "",
+        f"`python benchmarks/long_conversation.py --tasks {args.tasks} --provider {args.provider}`",
+        "",
+        "| loop | success % | prompt tokens per task | billed per task | last task raw "
+        "| last task billed | tools loaded at the end | requests |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in (full, search):
+        lines.append(
+            f"| {row['mode']} | {row['success']:.1f} | {row['raw_per_task']:,.0f} | "
+            f"{row['billed_per_task']:,.0f} | {row['last_task_raw']:,} | "
+            f"{row['last_task_billed']:,.0f} | {row['tools_loaded_at_end']} | {row['requests']} |"
+        )
+    raw_saved = 100 * (1 - search["raw_per_task"] / full["raw_per_task"])
+    billed_saved = 100 * (1 - search["billed_per_task"] / full["billed_per_task"])
+    lines += ["", f"Search saves {raw_saved:.1f} % raw and {billed_saved:.1f} % billed."]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
