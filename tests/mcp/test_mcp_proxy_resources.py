@@ -318,3 +318,31 @@ def test_prompt_names_follow_the_tool_naming_rule():
         "greet": ("one", "greet"),
         "about": ("one", "about"),
     }
+
+
+def test_a_second_client_is_answered_while_a_first_sends_a_1_mb_uri(proxy):
+    """Every error and log record of the proxy passes the secret scrubber, which once took
+    quadratic time on a long run of word characters: a 1 MB ``resources/read`` URI kept the
+    proxy busy for minutes and every other client waited. Now the hostile request fails on
+    its own, with an error of bounded size, and a second client's search is answered."""
+    hostile = "toolsearch://one/" + "a" * 1_000_000
+
+    async def first() -> MCPError:
+        async with Client(proxy.build_server()) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(hostile)
+            return caught.value
+
+    async def second() -> list[str]:
+        async with Client(proxy.build_server()) as client:
+            await asyncio.sleep(0.05)  # the first request is under way
+            found = await client.call_tool("search_tools", {"query": "weather forecast"})
+            return [t["name"] for t in json.loads(found.content[0].text)["tools"]]
+
+    async def both() -> tuple[MCPError, list[str]]:
+        return await asyncio.wait_for(asyncio.gather(first(), second()), 120)
+
+    error, names = asyncio.run(both())
+    assert error.code == INVALID_PARAMS
+    assert len(error.message) < 10_000  # the URI is not echoed back whole
+    assert names  # the second client got its answer

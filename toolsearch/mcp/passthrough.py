@@ -97,10 +97,18 @@ def split_proxy_uri(uri: str, servers: Sequence[str]) -> tuple[str, str]:
     return matches[0], upstream
 
 
+MAX_ERROR_MESSAGE = 2_000
+"""Characters of an error message the proxy answers with: a message quoting what a client
+sent (a 1 MB URI, an upstream's echo of it) is cut, saying how long it was."""
+
+
 def _error(code: int, message: str, data: Any = None) -> MCPError:
     from mcp.shared.exceptions import MCPError
 
-    return MCPError(code, redact.scrub(message), data)
+    text = redact.scrub(message)
+    if len(text) > MAX_ERROR_MESSAGE:
+        text = f"{text[:MAX_ERROR_MESSAGE]}... ({len(text):,} characters in all)"
+    return MCPError(code, text, data)
 
 
 def _first_page(params: Any) -> None:
