@@ -550,6 +550,7 @@ def test_catalog_build_search_and_rebuild_without_requests(
     catalog = _write_catalog(tools, tmp_path / "acme.jsonl")
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("TOOLSEARCH_EMBEDDING_CACHE", str(cache_dir))
+    monkeypatch.setenv("COLUMNS", "200")  # the info table wraps long values at 80 columns
     runner = CliRunner()
 
     def index(*args: str) -> Any:
