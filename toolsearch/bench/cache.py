@@ -134,18 +134,13 @@ class CachedRequest:
 
 
 @dataclass
-class _Entry:
-    tokens: int
-    expires: float
-
-
-@dataclass
 class PromptCache:
     """The provider's cache as a set of cached prefixes, each alive until ``ttl`` seconds
     after its last write or read. One cache serves one catalog's traffic."""
 
     shape: CacheShape
-    _entries: dict[Any, _Entry] = field(default_factory=dict, repr=False)
+    _expires: dict[Any, float] = field(default_factory=dict, repr=False)
+    """When each cached prefix (by its key) expires."""
 
     def request(
         self,
@@ -180,12 +175,8 @@ class PromptCache:
         positions = [e + 1 for e in ends] if shape.breakpoints else range(1, len(blocks) + 1)
         for count in positions:
             length = sizes[count - 1]
-            if length >= shape.minimum:
-                entry = self._entries.get(prefix[count - 1])
-                if entry is None or entry.expires < now:
-                    self._entries[prefix[count - 1]] = _Entry(length, now + shape.ttl)
-                else:
-                    entry.expires = now + shape.ttl
+            if length >= shape.minimum:  # written, or refreshed when it was alive
+                self._expires[prefix[count - 1]] = now + shape.ttl
                 cached_to = max(cached_to, length)
         written = max(0, cached_to - read) if shape.write != 1.0 else 0
         # blocks counted one by one may sum a little off the request's exact count
@@ -199,12 +190,12 @@ class PromptCache:
         """Blocks of the longest live cached prefix this request can read (0: none)."""
         shape = self.shape
         for count in range(len(prefix), 0, -1):
-            entry = self._entries.get(prefix[count - 1])
-            if entry is None or entry.expires < now:
+            expires = self._expires.get(prefix[count - 1])
+            if expires is None or expires < now:
                 continue
             if shape.breakpoints and not any(e - shape.lookback < count - 1 <= e for e in ends):
                 continue  # Anthropic looks back a bounded number of blocks per breakpoint
-            entry.expires = now + shape.ttl  # a hit refreshes the entry
+            self._expires[prefix[count - 1]] = now + shape.ttl  # a hit refreshes the entry
             return count
         return 0
 
@@ -229,18 +220,20 @@ def _cumulative(blocks: Sequence[Block]) -> list[int]:
 
 
 def request_blocks(
-    body: dict[str, Any], provider: str, count: Any
+    body: dict[str, Any], provider: str, count: Any, tools: list[Block] | None = None
 ) -> tuple[list[Block], list[int]]:
     """A provider's request body as blocks in its render order, and the block indices where
     the Anthropic adapter's ``cache_prompt`` breakpoints fall (end of the tools, of the
-    system prompt and of the last message). ``count(text)`` counts a block's tokens."""
+    system prompt and of the last message). ``count(text)`` counts a block's tokens;
+    ``tools``: the tool blocks already rendered (the body's ``tools`` are then ignored)."""
     import json
 
     def block(value: Any) -> Block:
         key = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
         return Block(key, count(key))
 
-    tools = [block(tool) for tool in body.get("tools") or ()]
+    if tools is None:
+        tools = [block(tool) for tool in body.get("tools") or ()]
     if provider.startswith("anthropic"):
         system = [block(body["system"])] if body.get("system") else []
         messages = [block(message) for message in body.get("messages") or ()]

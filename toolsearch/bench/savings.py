@@ -172,9 +172,7 @@ def prompt_blocks(
             {"tools": adapter_request_body(prompt, provider).get("tools") or []}, provider, count
         )[0]
     bare = prompt.with_options(prompt.options.replace(tool_callbacks=()))
-    body = {**adapter_request_body(bare, provider), "tools": [None] * len(tools)}
-    blocks, breakpoints = request_blocks(body, provider, count)
-    return [*tools, *blocks[len(tools) :]], breakpoints
+    return request_blocks(adapter_request_body(bare, provider), provider, count, tools=tools)
 
 
 @dataclass(frozen=True)
