@@ -1,10 +1,12 @@
 """Many tasks in one conversation: what the full loop and tool search cost when the history
 and the discovered tools pile up, raw and with the provider's prompt cache on.
 
-``--tasks`` requests of the bundled Acme catalog (every k-th one, so they spread over the
-catalog) are sent one after another in **one conversation**: a ``ChatClient`` with a
-``MessageChatMemoryAdvisor`` inside the tool loop (it keeps tool calls and results, as an
-agent's memory does) and either the plain tool loop or the tool-search advisor (BM25).
+``--tasks`` requests of one catalog (``--catalog``: the bundled Acme one or BFCL's pooled
+1,853 functions; every k-th request, so they spread over the catalog) are sent one after
+another in **one conversation**: a ``ChatClient`` with a ``MessageChatMemoryAdvisor``
+inside the tool loop (it keeps tool calls and results, as an agent's memory does) and
+either the plain tool loop or the tool-search advisor (BM25), the latter without unloading
+and with each unloading policy of ``POLICIES``.
 The benchmark's simulated agent plays the model, one agent per task, reading the
 conversation from that task's own request on. Every request of every task is rendered by
 the ``--provider`` adapter, counted with ``o200k_base`` and billed under that provider's
@@ -13,8 +15,7 @@ cache model (:mod:`toolsearch.bench.cache`; the model answers every 5 s, a new t
 (raw), billed input per task, the tools loaded at the end, and the savings of search
 against the full loop, raw and billed.
 
-    python benchmarks/long_conversation.py --tasks 30 --provider openai \\
-        --out benchmarks/results/long-conversation.md
+    python benchmarks/long_conversation.py --tasks 30 --provider openai --catalog acme
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from toolsearch import CONVERSATION_ID, ChatClient, ToolSearchToolCallingAdvisor
 from toolsearch.bench.agent import SimulatedAgent
 from toolsearch.bench.cache import CACHE_SHAPES, PromptCache
 from toolsearch.bench.live import SyntheticTool
-from toolsearch.bench.loaders import load_bundled
+from toolsearch.bench.loaders import load_bfcl, load_bundled
 from toolsearch.bench.render import count_request
 from toolsearch.bench.savings import CANNED_RESULT, prompt_blocks
 from toolsearch.bench.tokens import BpeTokenCounter
@@ -43,9 +44,21 @@ STEP = 5.0
 PAUSE = 20.0
 """Seconds between the end of one task and the next request."""
 
+POLICIES: dict[str, dict[str, Any]] = {
+    "search": {},
+    "search, idle 3 turns": {"unload_idle_turns": 3},
+    "search, idle 1 turn": {"unload_idle_turns": 1},
+    "search, cap 10": {"max_loaded_tools": 10},
+    "search, idle 3 turns, at turn start": {"unload_idle_turns": 3, "unload_at": "turn"},
+}
+"""The search loops measured: no unloading, then each unloading policy (advisor options)."""
 
-def run_loop(mode: str, tasks: list[Any], catalog: Any, provider: str) -> dict[str, Any]:
-    """One conversation of ``tasks`` through the ``mode`` loop; its costs and successes."""
+
+def run_loop(
+    mode: str, tasks: list[Any], catalog: Any, provider: str, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One conversation of ``tasks`` through the ``mode`` loop (``"full"``, or a search
+    loop with the advisor ``options``); its costs and successes."""
     counter = BpeTokenCounter()
     tools = [SyntheticTool(d, CANNED_RESULT) for d in catalog.tools]
     current: list[SimulatedAgent] = []
@@ -58,8 +71,8 @@ def run_loop(mode: str, tasks: list[Any], catalog: Any, provider: str) -> dict[s
 
     model = FunctionChatModel(model_function)
     advisor: ToolCallingAdvisor = (
-        ToolSearchToolCallingAdvisor(tool_index=Bm25ToolIndex())
-        if mode == "search"
+        ToolSearchToolCallingAdvisor(tool_index=Bm25ToolIndex(), **(options or {}))
+        if mode != "full"
         else ToolCallingAdvisor()
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(max_messages=100_000), order=400)
@@ -96,6 +109,7 @@ def run_loop(mode: str, tasks: list[Any], catalog: Any, provider: str) -> dict[s
         raw[task] += tokens.total
         billed[task] += cost.billed
     loaded = len(model.requests[-1].tool_definitions)
+    peak = max(len(prompt.tool_definitions) for prompt in model.requests)
     return {
         "mode": mode,
         "tasks": len(tasks),
@@ -105,7 +119,9 @@ def run_loop(mode: str, tasks: list[Any], catalog: Any, provider: str) -> dict[s
         "last_task_raw": raw[-1],
         "last_task_billed": billed[-1],
         "tools_loaded_at_end": loaded,
+        "tools_loaded_at_most": peak,
         "requests": len(model.requests),
+        "task_successes": successes,
     }
 
 
@@ -113,32 +129,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=30)
     parser.add_argument("--provider", default="openai", choices=sorted(CACHE_SHAPES))
+    parser.add_argument("--catalog", default="acme", choices=["acme", "bfcl"])
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    catalog, queries = load_bundled()
+    catalog, queries = load_bundled() if args.catalog == "acme" else load_bfcl()
     every = max(1, len(queries) // args.tasks)
     tasks = list(queries)[::every][: args.tasks]
     full = run_loop("full", tasks, catalog, args.provider)
-    search = run_loop("search", tasks, catalog, args.provider)
+    rows = [full] + [
+        run_loop(name, tasks, catalog, args.provider, options) for name, options in POLICIES.items()
+    ]
+    command = (
+        f"python benchmarks/long_conversation.py --tasks {args.tasks} "
+        f"--provider {args.provider} --catalog {args.catalog}"
+    )
     lines = [
-        f"# {args.tasks} tasks in one conversation (Acme, {len(catalog)} tools; "
+        f"# {args.tasks} tasks in one conversation ({args.catalog}, {len(catalog)} tools; "
         f"{args.provider} request shape and cache)",
         "",
-        f"`python benchmarks/long_conversation.py --tasks {args.tasks} --provider {args.provider}`",
+        f"`{command}`",
         "",
-        "| loop | success % | prompt tokens per task | billed per task | last task raw "
-        "| last task billed | tools loaded at the end | requests |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| loop | success % | prompt tokens per task | billed per task | raw saved % "
+        "| billed saved % | last task billed | tools loaded at the end (most) | requests |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for row in (full, search):
+    for row in rows:
+        raw_saved = 100 * (1 - row["raw_per_task"] / full["raw_per_task"])
+        billed_saved = 100 * (1 - row["billed_per_task"] / full["billed_per_task"])
         lines.append(
             f"| {row['mode']} | {row['success']:.1f} | {row['raw_per_task']:,.0f} | "
-            f"{row['billed_per_task']:,.0f} | {row['last_task_raw']:,} | "
-            f"{row['last_task_billed']:,.0f} | {row['tools_loaded_at_end']} | {row['requests']} |"
+            f"{row['billed_per_task']:,.0f} | {raw_saved:.1f} | {billed_saved:.1f} | "
+            f"{row['last_task_billed']:,.0f} | {row['tools_loaded_at_end']} "
+            f"({row['tools_loaded_at_most']}) | {row['requests']} |"
         )
-    raw_saved = 100 * (1 - search["raw_per_task"] / full["raw_per_task"])
-    billed_saved = 100 * (1 - search["billed_per_task"] / full["billed_per_task"])
-    lines += ["", f"Search saves {raw_saved:.1f} % raw and {billed_saved:.1f} % billed."]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -135,6 +135,55 @@ def test_an_unknown_session_discovers_nothing(make_store: MakeStore) -> None:
     assert "ghost" not in store
 
 
+def test_turns_count_from_one_and_stamp_discoveries_and_uses(make_store: MakeStore) -> None:
+    store = make_store()
+    lease = store.begin("a")
+    assert store.begin_turn("a") == 1
+    store.mark_discovered("a", ["weather", "stocks"])
+    assert store.begin_turn("a") == 2
+    assert store.begin_turn("a") == 3
+    store.mark_discovered("a", ["mail"])
+    store.mark_used("a", ["stocks", "never-discovered"])
+    assert store.last_used("a") == {"weather": 1, "stocks": 3, "mail": 3}
+    store.end(lease)
+    assert store.begin_turn("ghost") == 0
+    store.mark_used("ghost", ["weather"])
+    assert store.last_used("ghost") == {}
+    assert "ghost" not in store
+
+
+def test_an_unloaded_tool_leaves_the_discoveries_and_comes_back_at_the_end(
+    make_store: MakeStore,
+) -> None:
+    store = make_store()
+    lease = store.begin("a")
+    store.begin_turn("a")
+    store.mark_discovered("a", ["weather", "stocks", "mail"])
+    assert store.unload("a", ["stocks", "ghost", "stocks"]) == ["stocks"]
+    assert store.unload("a", []) == []
+    assert store.discovered("a") == ["weather", "mail"]
+    assert store.last_used("a") == {"weather": 1, "mail": 1}
+    store.begin_turn("a")
+    assert store.mark_discovered("a", ["stocks"]) == ["stocks"]
+    assert store.discovered("a") == ["weather", "mail", "stocks"]
+    assert store.last_used("a") == {"weather": 1, "mail": 1, "stocks": 2}
+    store.end(lease)
+    assert store.unload("ghost", ["weather"]) == []
+
+
+def test_a_second_store_object_sees_turns_and_unloads(make_store: MakeStore) -> None:
+    first, second = make_store(), make_store()
+    lease = first.begin("a")
+    first.begin_turn("a")
+    first.mark_discovered("a", ["weather", "stocks"])
+    assert second.begin_turn("a") == 2
+    second.mark_used("a", ["weather"])
+    second.unload("a", ["stocks"])
+    assert first.last_used("a") == {"weather": 2}
+    assert first.discovered("a") == ["weather"]
+    first.end(lease)
+
+
 def test_the_last_tool_set_is_kept(make_store: MakeStore) -> None:
     store = make_store()
     assert store.tools("a") is None

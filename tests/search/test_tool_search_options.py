@@ -52,6 +52,9 @@ NON_DEFAULTS: dict[str, Any] = {
     "search_results_with_summaries": True,
     "exclude_loaded_tools": False,
     "multi_query": True,
+    "max_loaded_tools": 12,
+    "unload_idle_turns": 3,
+    "unload_at": "turn",
 }
 SETTINGS_ONLY = {
     "enabled",

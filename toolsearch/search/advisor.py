@@ -40,6 +40,7 @@ from toolsearch.search.options import (
     ToolSearchOptions,
     ToolSearchOptionsDict,
     UndiscoveredToolPolicy,
+    UnloadMoment,
     options_error,
 )
 from toolsearch.search.registry import SessionRegistry
@@ -110,7 +111,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     The plain-data options (``max_results``, ``system_message_suffix``,
     ``reference_tool_name_accumulation``, ``session_id_key_name``, ``order``,
     ``search_tool_name``, ``undiscovered_tool_policy``, ``search_results_with_summaries``,
-    ``exclude_loaded_tools``, ``multi_query``) are the fields of :class:`ToolSearchOptions`,
+    ``exclude_loaded_tools``, ``multi_query``, and the unloading of idle tools:
+    ``max_loaded_tools``, ``unload_idle_turns``, ``unload_at``) are the fields of :class:`ToolSearchOptions`,
     documented and defaulted there. Give them as keyword arguments or as one ``options=``
     object, not both: an option given both ways raises ``TypeError``
     (``options.replace(max_results=3)`` makes a changed copy). Bad values raise
@@ -265,6 +267,18 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     @property
     def multi_query(self) -> bool:
         return self.options.multi_query
+
+    @property
+    def max_loaded_tools(self) -> int | None:
+        return self.options.max_loaded_tools
+
+    @property
+    def unload_idle_turns(self) -> int | None:
+        return self.options.unload_idle_turns
+
+    @property
+    def unload_at(self) -> UnloadMoment:
+        return self.options.unload_at
 
     # -- session lifetime around each loop ------------------------------------------------
 

@@ -25,9 +25,10 @@ from toolsearch.loop.advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolsearch.memory.memory import CONVERSATION_ID
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
 
-__all__ = ["ToolSearchOptions", "ToolSearchOptionsDict", "UndiscoveredToolPolicy"]
+__all__ = ["ToolSearchOptions", "ToolSearchOptionsDict", "UndiscoveredToolPolicy", "UnloadMoment"]
 
 UndiscoveredToolPolicy = Literal["execute", "hint"]
+UnloadMoment = Literal["discovery", "turn"]
 
 
 class ToolSearchOptions(BaseModel):
@@ -71,6 +72,19 @@ class ToolSearchOptions(BaseModel):
     """The search tool also takes ``queries``: up to five capabilities in one call, each
     searched on its own, the hits merged query by query."""
 
+    max_loaded_tools: int | None = Field(default=None, ge=1)
+    """At most this many discovered tools stay loaded (pinned tools and the search tool not
+    counted): when a search goes past it, the least recently used ones are unloaded. A
+    search or a call brings an unloaded tool back. ``None``: no cap."""
+    unload_idle_turns: int | None = Field(default=None, ge=1)
+    """Unload a discovered tool neither found nor called in this many turns (a turn: one
+    run of the loop, a user's message and the calls it leads to). ``None``: never."""
+    unload_at: UnloadMoment = "discovery"
+    """When unloading happens. ``"discovery"``: only when a search changes the tool list
+    anyway, so a provider's cached prompt prefix breaks once, where it breaks regardless,
+    and the unloads are batched there; ``"turn"``: also when a turn starts, which breaks
+    the cached prefix whenever something unloads (for uncached providers)."""
+
     def replace(self, **changes: Any) -> ToolSearchOptions:
         """A copy with ``changes`` applied and validated (``model_copy`` does not validate)."""
         fields = type(self).model_fields
@@ -96,6 +110,9 @@ class ToolSearchOptionsDict(TypedDict, total=False):
     search_results_with_summaries: bool
     exclude_loaded_tools: bool
     multi_query: bool
+    max_loaded_tools: int | None
+    unload_idle_turns: int | None
+    unload_at: UnloadMoment
 
 
 def options_error(error: ValidationError) -> ValueError:

@@ -6,7 +6,8 @@ workers. Per session, under one hash tag (``{<digest of the session id>}``) so t
 Cluster keeps a session's keys on one node and every update is one atomic Lua script:
 
 * ``…:state`` (hash): the session id, its generation (a new one per life), whether it is
-  tracked, the last use, the last tool set's fingerprints and names, an eviction request;
+  tracked, the last use, the last tool set's fingerprints and names, an eviction request,
+  the turn count (``turn``) and each discovered tool's last turn of use (``u:<name>``);
 * ``…:found`` (list) and ``…:seen`` (set): discovered names in discovery order;
 * ``…:leases`` (sorted set): the running requests and index calls, each scored by its
   expiry, so a crashed worker's lease runs out instead of pinning the session for ever.
@@ -133,10 +134,12 @@ return due
 
 _MARK = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+local turn = redis.call('HGET', KEYS[1], 'turn') or '0'
 local added = {}
 for i = 1, #ARGV do
   if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
     redis.call('RPUSH', KEYS[2], ARGV[i])
+    redis.call('HSET', KEYS[1], 'u:' .. ARGV[i], turn)
     added[#added + 1] = ARGV[i]
   end
 end
@@ -147,6 +150,37 @@ if expire > 0 then
 end
 return added
 """
+
+
+_TURN = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HINCRBY', KEYS[1], 'turn', 1)
+"""
+
+_USE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local turn = redis.call('HGET', KEYS[1], 'turn') or '0'
+for i = 1, #ARGV do
+  if redis.call('SISMEMBER', KEYS[2], ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[1], 'u:' .. ARGV[i], turn)
+  end
+end
+return 1
+"""
+
+_UNLOAD = """
+local gone = {}
+for i = 1, #ARGV do
+  if redis.call('SREM', KEYS[3], ARGV[i]) == 1 then
+    redis.call('LREM', KEYS[2], 0, ARGV[i])
+    redis.call('HDEL', KEYS[1], 'u:' .. ARGV[i])
+    gone[#gone + 1] = ARGV[i]
+  end
+end
+return gone
+"""
+
+_USE_PREFIX = "u:"
 
 
 @dataclass(frozen=True)
@@ -248,6 +282,9 @@ class RedisSessionStore:
         self._drop_script = client.register_script(_DROP)
         self._mark = client.register_script(_MARK)
         self._lru_script = client.register_script(_LRU)
+        self._turn = client.register_script(_TURN)
+        self._use = client.register_script(_USE)
+        self._unload = client.register_script(_UNLOAD)
         self._lru = f"{namespace}:lru"
         self._dropped: list[str] = []
         self._lock = threading.Lock()
@@ -327,6 +364,30 @@ class RedisSessionStore:
 
     def discovered(self, session_id: str) -> list[str]:
         return list(self._call(self.client.lrange, self._keys(session_id)[2], 0, -1))
+
+    def begin_turn(self, session_id: str) -> int:
+        return int(self._call(self._turn, keys=self._keys(session_id)[:1], args=[]))
+
+    def mark_used(self, session_id: str, names: Iterable[str]) -> None:
+        used = list(dict.fromkeys(names))
+        if used:
+            keys = self._keys(session_id)
+            self._call(self._use, keys=[keys[0], keys[3]], args=used)
+
+    def last_used(self, session_id: str) -> dict[str, int]:
+        state = self._call(self.client.hgetall, self._keys(session_id)[0])
+        return {
+            field[len(_USE_PREFIX) :]: int(value)
+            for field, value in state.items()
+            if field.startswith(_USE_PREFIX)
+        }
+
+    def unload(self, session_id: str, names: Iterable[str]) -> list[str]:
+        gone = list(dict.fromkeys(names))
+        if not gone:
+            return []
+        keys = self._keys(session_id)
+        return list(self._call(self._unload, keys=[keys[0], keys[2], keys[3]], args=gone))
 
     # -- eviction -------------------------------------------------------------------------
 

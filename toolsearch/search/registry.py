@@ -260,6 +260,26 @@ class SessionRegistry:
         with self._lock:
             return self.store.discovered(session_id)
 
+    def begin_turn(self, session_id: str) -> int:
+        """Count a new turn of the session in the store; its number (0: unknown session)."""
+        with self._lock:
+            return self.store.begin_turn(session_id)
+
+    def mark_used(self, session_id: str, names: Iterable[str]) -> None:
+        """Stamp the discovered tools among ``names`` with the session's current turn."""
+        with self._lock:
+            self.store.mark_used(session_id, names)
+
+    def last_used(self, session_id: str) -> dict[str, int]:
+        """Each discovered tool's last turn of use (store)."""
+        with self._lock:
+            return self.store.last_used(session_id)
+
+    def unload(self, session_id: str, names: Iterable[str]) -> list[str]:
+        """Take ``names`` out of the session's discoveries (store); those that were in."""
+        with self._lock:
+            return self.store.unload(session_id, names)
+
     # -- inspection and eviction -----------------------------------------------------------
 
     def get(self, session_id: str) -> SessionState | None:

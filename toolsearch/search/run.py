@@ -175,6 +175,10 @@ class SearchRun:
         self._closed = False
         self._holds: list[str] = []
         self._fingerprints: frozenset[str] | None = None
+        self.turn: int | None = None
+        """The session's turn this run is (counted once, at the first registration)."""
+        self.unloaded: list[str] = []
+        """The tools this run unloaded (:meth:`unload_idle`), in order."""
         sessions.registry.acquire(self.session_id, tracked=not self.ephemeral)
 
     # -- registration -----------------------------------------------------------------------
@@ -210,6 +214,8 @@ class SearchRun:
             return
         registry = self.sessions.registry
         key = registry.use_tools(self.session_id, list(definitions.values()))
+        if self.turn is None and self._unloading:
+            self.turn = registry.begin_turn(self.session_id)
         discovered = registry.discovered(self.session_id)
         with self._lock:
             self._holds.append(key)
@@ -219,6 +225,8 @@ class SearchRun:
             self._fingerprints = fingerprints
             self._discovered = list(discovered)
             self._names = WireNames(self.rule, [search_name, *definitions]) if self.rule else None
+        if self.options.unload_at == "turn":
+            self.unload_idle()
 
     # -- what the model sees ----------------------------------------------------------------
 
@@ -423,7 +431,54 @@ class SearchRun:
             self._discovered.extend(n for n in wanted if n not in self._discovered)
             if self._current_round is not None:
                 self._current_round.extend(n for n in wanted if n not in self._current_round)
+        if added:  # the tool list changes anyway: the moment to unload (cache-aware)
+            self.unload_idle(keep=wanted)
         return added
+
+    @property
+    def _unloading(self) -> bool:
+        """Whether an unloading option is on (turns are counted and uses stamped only then:
+        with it off, a run costs the store nothing more)."""
+        options = self.options
+        return options.reference_tool_name_accumulation and (
+            options.unload_idle_turns is not None or options.max_loaded_tools is not None
+        )
+
+    def unload_idle(self, keep: Iterable[str] = ()) -> list[str]:
+        """Apply the unloading options (``unload_idle_turns``, ``max_loaded_tools``) to the
+        session's discoveries, never to pinned tools or to ``keep`` (a search's new hits):
+        first every tool idle for ``unload_idle_turns`` turns, then, past
+        ``max_loaded_tools``, the least recently used (oldest discovery first among
+        equals). Returns the tools unloaded (the store's answer)."""
+        if not self._unloading:
+            return []
+        idle_turns, cap = self.options.unload_idle_turns, self.options.max_loaded_tools
+        kept = {*self.pinned, *keep}
+        candidates = [n for n in self.discovered if n not in self.pinned]
+        if not candidates:
+            return []
+        used = self.sessions.registry.last_used(self.session_id)
+        turn = self.turn or 0
+        oldest_first = sorted(
+            (n for n in candidates if n not in kept), key=lambda n: used.get(n, turn)
+        )
+        doomed = [
+            n
+            for n in oldest_first
+            if idle_turns is not None and turn - used.get(n, turn) >= idle_turns
+        ]
+        if cap is not None:
+            over = len(candidates) - len(doomed) - cap
+            doomed += [n for n in oldest_first if n not in doomed][: max(0, over)]
+        if not doomed:
+            return []
+        gone = self.sessions.registry.unload(self.session_id, doomed)
+        with self._lock:
+            removed = set(gone)
+            self._discovered = [n for n in self._discovered if n not in removed]
+            self.unloaded.extend(gone)
+        _log.debug("unloaded %d idle tools: %s", len(gone), ", ".join(gone))
+        return gone
 
     def begin_turn(self, searching: bool) -> None:
         """A turn of tool calls starts; ``searching``: it holds a search call (its hits
@@ -481,6 +536,8 @@ class SearchRun:
         """The tools the model called on one turn (the search tool left out): the search
         log's labels."""
         called = [n for n in names if n != self.sessions.search_tool_name]
+        if called and self._unloading:
+            self.sessions.registry.mark_used(self.session_id, called)
         self.sessions.report_calls(self, called)
 
     # -- life -------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ The :class:`~toolsearch.search.registry.SessionRegistry` splits a session in two
 
 * what the **store** keeps, because another worker serving the conversation's next request
   needs it: the fingerprints and names of the tool set used last, the tools the model
-  discovered (in discovery order), which requests hold the session (leases), and when it
+  discovered (in discovery order) and the turn each was last used on (for unloading idle
+  tools), the session's turn count, which requests hold the session (leases), and when it
   was used, for eviction;
 * what the **registry** keeps in its own process: which tool sets are indexed in this
   process's index, the holds of its running requests on them, and one build lock per
@@ -85,6 +86,22 @@ class SessionStore(Protocol):
     def discovered(self, session_id: str) -> list[str]:
         """The session's discovered tool names, in discovery order."""
 
+    def begin_turn(self, session_id: str) -> int:
+        """Count a new turn of the session (one run of a front door: a user's message and
+        the tool loop it starts) and return its number, from 1; 0 for an unknown session.
+        Discoveries and uses are stamped with the current turn."""
+
+    def mark_used(self, session_id: str, names: Iterable[str]) -> None:
+        """The discovered tools among ``names`` were used (called) on the current turn."""
+
+    def last_used(self, session_id: str) -> dict[str, int]:
+        """Each discovered tool's last turn of use: the turn it was discovered on, or a
+        later one it was called on."""
+
+    def unload(self, session_id: str, names: Iterable[str]) -> list[str]:
+        """Take ``names`` out of the discoveries (a later discovery puts a name back, at
+        the end); returns the names that were discovered and are now unloaded."""
+
     def evict(self, session_id: str) -> None:
         """Drop the session now, or as soon as no lease holds it."""
 
@@ -108,6 +125,8 @@ class _Record:
     tracked: bool
     tools: StoredTools | None = None
     discovered: list[str] = field(default_factory=list)
+    turn: int = 0
+    used: dict[str, int] = field(default_factory=dict)
     leases: set[str] = field(default_factory=set)
 
 
@@ -177,14 +196,47 @@ class InMemorySessionStore:
             record = self._records.get(session_id)
             if record is None:
                 return []
-            added = [n for n in dict.fromkeys(names) if n not in record.discovered]
+            added = [n for n in dict.fromkeys(names) if n not in record.used]
             record.discovered.extend(added)
+            record.used.update(dict.fromkeys(added, record.turn))
             return added
 
     def discovered(self, session_id: str) -> list[str]:
         with self._lock:
             record = self._records.get(session_id)
             return list(record.discovered) if record else []
+
+    def begin_turn(self, session_id: str) -> int:
+        with self._lock:
+            record = self._records.get(session_id)
+            if record is None:
+                return 0
+            record.turn += 1
+            return record.turn
+
+    def mark_used(self, session_id: str, names: Iterable[str]) -> None:
+        with self._lock:
+            record = self._records.get(session_id)
+            if record is not None:
+                for name in names:
+                    if name in record.used:
+                        record.used[name] = record.turn
+
+    def last_used(self, session_id: str) -> dict[str, int]:
+        with self._lock:
+            record = self._records.get(session_id)
+            return dict(record.used) if record else {}
+
+    def unload(self, session_id: str, names: Iterable[str]) -> list[str]:
+        with self._lock:
+            record = self._records.get(session_id)
+            if record is None:
+                return []
+            gone = [n for n in dict.fromkeys(names) if record.used.pop(n, None) is not None]
+            if gone:
+                removed = set(gone)
+                record.discovered = [n for n in record.discovered if n not in removed]
+            return gone
 
     # -- eviction -------------------------------------------------------------------------
 
