@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch import CONVERSATION_ID, ChatClient, ToolSearchToolCallingAdvisor
-from toolsearch.bench.agent import SimulatedAgent
+from toolsearch.bench.agent import SimulatedAgent, called_tools
 from toolsearch.bench.cache import CACHE_SHAPES, PromptCache
 from toolsearch.bench.live import SyntheticTool
 from toolsearch.bench.loaders import load_bfcl, load_bundled
@@ -50,6 +50,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "search, idle 1 turn": {"unload_idle_turns": 1},
     "search, cap 10": {"max_loaded_tools": 10},
     "search, idle 3 turns, at turn start": {"unload_idle_turns": 3, "unload_at": "turn"},
+    "search, injection results": {"injection": "results"},
 }
 """The search loops measured: no unloading, then each unloading policy (advisor options)."""
 
@@ -67,7 +68,7 @@ def run_loop(
     def model_function(messages: list[Any], offered: list[Any]) -> Any:
         start = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
         task_of_request.append(len(current) - 1)
-        return current[-1](messages[start:], offered)
+        return current[-1](messages[start:], offered, earlier=messages[:start])
 
     model = FunctionChatModel(model_function)
     advisor: ToolCallingAdvisor = (
@@ -85,13 +86,8 @@ def run_loop(
             lambda a: a.param(CONVERSATION_ID, "long")
         ).call()
         called = {
-            call.name
-            for prompt in model.requests[before:]
-            for message in prompt.messages
-            for call in getattr(message, "tool_calls", ())
+            name for prompt in model.requests[before:] for name in called_tools(prompt.messages)
         }
-        last = model.requests[-1]
-        called |= {c.name for m in last.messages for c in getattr(m, "tool_calls", ())}
         successes.append(set(query.gold) <= called)
     cache = PromptCache(CACHE_SHAPES[provider])
     counts: dict[Any, Any] = {}  # definition counts per tool list

@@ -104,8 +104,9 @@ def _app() -> Any:
         ),
         provider: str = typer.Option(
             "openai",
-            help="request shape and prompt cache: openai, anthropic, anthropic-defer (its "
-            "defer_loading tool search), gemini",
+            help="request shape and prompt cache: openai, openai-results (the advisor's "
+            "injection='results'), anthropic, anthropic-defer (its defer_loading tool "
+            "search), gemini",
         ),
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
         cache_read: float | None = typer.Option(

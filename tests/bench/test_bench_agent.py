@@ -189,3 +189,45 @@ def test_the_loops_are_billed_under_the_providers_prompt_cache():
         100 * (1 - summary.billed_tokens_mean / full_summary.billed_tokens_mean), abs=0.01
     )
     assert summary.cached_savings_pct < summary.savings_pct  # the cache favours the full loop
+
+
+def test_the_results_shape_calls_discovered_tools_through_the_call_tool(monkeypatch):
+    """``openai-results``: the loop runs with ``injection="results"``; the agent calls the
+    tools the searches carried through the call tool and succeeds as in the tools shape,
+    and every request's tool list is the same two tools."""
+    queries = QuerySet("q", (Query("q1", REQUEST, ("refund_payment", "send_email")),))
+    captured: list[list[str]] = []
+    from toolsearch.bench import savings
+
+    real = savings.FunctionChatModel
+
+    class Capturing(real):  # type: ignore[misc, valid-type]
+        def call(self, prompt):  # type: ignore[no-untyped-def]
+            captured.append([t.name for t in prompt.tool_definitions])
+            return super().call(prompt)
+
+    monkeypatch.setattr(savings, "FunctionChatModel", Capturing)
+    (outcome,) = run_tasks(
+        CATALOG,
+        queries,
+        mode="search",
+        counter=WhitespaceTokenCounter(),
+        index_factory=RegexToolIndex,
+        provider="openai-results",
+    )
+    assert outcome.success
+    assert {tuple(names) for names in captured} == {("toolSearchTool", "callTool")}
+
+
+def test_the_agent_counts_a_call_through_as_a_call_of_the_tool_it_names():
+    from toolsearch.bench.agent import called_tools
+    from toolsearch.chat.messages import AssistantMessage, ToolCall
+
+    message = AssistantMessage(
+        tool_calls=(
+            ToolCall(id="1", name="callTool", arguments='{"name": "send_email", "arguments": {}}'),
+            ToolCall(id="2", name="refund_payment", arguments="{}"),
+            ToolCall(id="3", name="callTool", arguments="not json"),
+        )
+    )
+    assert called_tools([message]) == {"send_email", "refund_payment", "callTool"}

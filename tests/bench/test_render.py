@@ -166,7 +166,7 @@ def _capture(provider: str) -> tuple[Any, list[dict[str, Any]]]:
         )
         from toolsearch.models import AnthropicChatModel
 
-        return AnthropicChatModel(MODEL, client=client), sent
+        return AnthropicChatModel(MODEL, client=client, tool_search="none"), sent
     genai = pytest.importorskip("google.genai", reason="toolsearch[gemini] is not installed")
     http = _http_library("google.genai._api_client")
     client = genai.Client(

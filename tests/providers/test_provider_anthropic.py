@@ -12,6 +12,7 @@ inside a stream, and the client-side tool-search shape (``defer_loading`` +
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -279,6 +280,58 @@ def test_defer_loading_returns_search_hits_as_tool_references() -> None:
         assert [t for t in later["tools"] if not t.get("defer_loading")] == first["tools"]
         assert later["messages"][: len(first["messages"])] == first["messages"]
     assert third["messages"][:3] == second["messages"]  # the history only grows
+
+
+def test_defer_loading_is_the_default() -> None:
+    assert AnthropicChatModel("claude-sonnet-4-6").tool_search == "defer_loading"
+    server = Server("message_search.json", "message_tool_use.json", "message_final.json")
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), max_results=3)
+    client = ChatClient.builder(server.model()).default_advisors(advisor).build()
+    client.prompt("Weather in Paris?").tools(get_weather, send_email).call()
+    second = server.requests[1]
+    assert second["messages"][2]["content"][0]["content"] == [
+        {"type": "tool_reference", "tool_name": "get_weather"}
+    ]
+
+
+@pytest.mark.parametrize("side", ["sync", "async"])
+def test_a_model_that_refuses_deferral_is_sent_every_tool_in_full_from_then_on(
+    side: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import asyncio
+
+    server = Server(
+        "message_search.json",
+        (400, "error_400_defer.json"),
+        "message_tool_use.json",
+        "message_final.json",
+    )
+    model = server.model()
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), max_results=3)
+    client = ChatClient.builder(model).default_advisors(advisor).build()
+    spec = client.prompt("Weather in Paris?").tools(get_weather, send_email)
+    with caplog.at_level("WARNING", logger="toolsearch.models.anthropic"):
+        text = spec.call().content() if side == "sync" else asyncio.run(spec.acall()).content()
+    assert text == "It is sunny in Paris."
+    refused, resent, third = server.requests[1:]
+    assert refused["tools"][1]["defer_loading"] is True
+    assert resent["messages"][2]["content"][0]["content"] == '["get_weather"]'
+    assert all("defer_loading" not in t for t in resent["tools"])
+    assert "defer_loading" not in json.dumps(third)  # the model object stays on "none"
+    assert model.tool_search == "none"
+    assert [r.message for r in caplog.records].count(caplog.records[0].message) == 1
+    assert "refused deferred tools" in caplog.records[0].message
+
+
+def test_another_400_is_not_retried_without_deferral() -> None:
+    server = Server("message_search.json", (400, "error_400_other.json"))
+    model = server.model()
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), max_results=3)
+    client = ChatClient.builder(model).default_advisors(advisor).build()
+    with pytest.raises(ProviderError, match="roles must alternate"):
+        client.prompt("Weather in Paris?").tools(get_weather, send_email).call()
+    assert len(server.requests) == 2
+    assert model.tool_search == "defer_loading"
 
 
 def test_without_defer_loading_the_tools_list_changes_between_turns() -> None:

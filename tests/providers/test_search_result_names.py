@@ -107,7 +107,7 @@ OPENAI = Wire(
 ANTHROPIC = Wire(
     "anthropic",
     ANTHROPIC_NAMES,
-    lambda prompt: anthropic_request_body(prompt, model="claude"),
+    lambda prompt: anthropic_request_body(prompt, model="claude", tool_search="none"),
     anthropic_wire_names,
     lambda body: [t["name"] for t in body.get("tools", ())],
     _anthropic_results,

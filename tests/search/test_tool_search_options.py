@@ -52,6 +52,8 @@ NON_DEFAULTS: dict[str, Any] = {
     "search_results_with_summaries": True,
     "exclude_loaded_tools": False,
     "multi_query": True,
+    "injection": "results",
+    "call_tool_name": "useTool",
     "max_loaded_tools": 12,
     "unload_idle_turns": 3,
     "unload_at": "turn",

@@ -102,7 +102,8 @@ def test_a_tool_idle_for_k_turns_unloads_at_the_next_discovery() -> None:
     assert chat.last == ["toolSearchTool", "get_weather", "create_ticket"]
     assert chat.advisor.discovered_tools("a") == ["get_weather", "create_ticket"]
     view = chat.advisor.loaded("a")
-    assert view is not None and view.names == chat.last
+    assert view is not None
+    assert view.names == chat.last
 
 
 def test_a_call_keeps_a_tool_loaded() -> None:

@@ -8,7 +8,9 @@ tools it can *see*:
 * with tool search, it searches with queries taken from the task text alone, never from
   the gold labels (:class:`QueryPolicy`: the whole request first, then its clauses one by
   one, up to ``max_rounds``, 12 by default), calls each gold tool once it has been
-  discovered, and answers when the gold tools are done or the queries run out. With
+  discovered, and answers when the gold tools are done or the queries run out. With the
+  advisor's ``injection="results"`` a discovered tool is not in the tool list: the agent
+  calls it through the call tool, with arguments from the definition the search returned. With
   ``QueryPolicy(multi_query=True)`` the clauses go in one call (``queries``, up to five a
   call) after the whole request, as a model splits a multi-tool request in one turn.
 
@@ -20,14 +22,57 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from toolsearch.chat.messages import AssistantMessage, Message, ToolCall
+from toolsearch.chat.messages import AssistantMessage, Message, ToolCall, ToolResponseMessage
 from toolsearch.indexes.clauses import split_clauses
 from toolsearch.models.samples import sample_arguments
+from toolsearch.search.call_tool import DEFAULT_CALL_TOOL_NAME
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_QUERIES
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["QueryPolicy", "SimulatedAgent", "split_clauses"]
+__all__ = ["QueryPolicy", "SimulatedAgent", "called_tools", "split_clauses"]
+
+
+def called_tools(
+    messages: Sequence[Message], call_tool_name: str = DEFAULT_CALL_TOOL_NAME
+) -> set[str]:
+    """The tools the assistant messages call, a call through the call tool counted as a
+    call of the tool it names."""
+    called = set()
+    for message in messages:
+        if not isinstance(message, AssistantMessage):
+            continue
+        for call in message.tool_calls:
+            if call.name == call_tool_name:
+                try:
+                    named = json.loads(call.arguments).get("name")
+                except (ValueError, AttributeError):
+                    named = None
+                if isinstance(named, str):
+                    called.add(named)
+                    continue
+            called.add(call.name)
+    return called
+
+
+def _carried(messages: Sequence[Message], search_tool_name: str) -> dict[str, dict[str, Any]]:
+    """The definitions search results carried (``injection="results"``): name -> schema."""
+    found: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        if not isinstance(message, ToolResponseMessage):
+            continue
+        for response in message.responses:
+            if response.name != search_tool_name:
+                continue
+            try:
+                items = json.loads(response.response_data)
+            except ValueError:
+                continue
+            for item in items if isinstance(items, list) else ():
+                if isinstance(item, dict) and isinstance(item.get("parameters"), dict):
+                    found[str(item.get("name"))] = item["parameters"]
+    return found
 
 
 @dataclass(frozen=True)
@@ -73,20 +118,40 @@ class SimulatedAgent:
         self.searches: list[str] = []
         """The queries this agent sent, in order (for reports and tests)."""
 
-    def __call__(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantMessage:
+    def __call__(
+        self,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        *,
+        earlier: Sequence[Message] = (),
+    ) -> AssistantMessage:
+        """The next message of the task whose conversation ``messages`` is; ``earlier``:
+        the conversation before the task's request (in a long conversation), read only
+        for the definitions earlier searches carried."""
         visible = {t.name: t for t in tools}
-        called = {
-            call.name
-            for message in messages
-            if isinstance(message, AssistantMessage)
-            for call in message.tool_calls
-        }
+        called = called_tools(messages)
         turn = sum(1 for m in messages if isinstance(m, AssistantMessage))
+        carried = (
+            _carried([*earlier, *messages], self._search_tool_name)
+            if DEFAULT_CALL_TOOL_NAME in visible
+            else {}
+        )
         for name in self._gold:
             if name not in called and name in visible:
                 arguments = json.dumps(sample_arguments(visible[name].input_schema))
                 return AssistantMessage(
                     tool_calls=(ToolCall(id=f"call_{turn}", name=name, arguments=arguments),)
+                )
+            if name not in called and name in carried:
+                through = {"name": name, "arguments": sample_arguments(carried[name])}
+                return AssistantMessage(
+                    tool_calls=(
+                        ToolCall(
+                            id=f"call_{turn}",
+                            name=DEFAULT_CALL_TOOL_NAME,
+                            arguments=json.dumps(through),
+                        ),
+                    )
                 )
         pending = [name for name in self._gold if name not in called]
         if (

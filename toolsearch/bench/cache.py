@@ -97,6 +97,7 @@ CACHE_SHAPES: dict[str, CacheShape] = {
     "gemini": CacheShape("gemini", read=0.25, write=1.0, minimum=2048, ttl=300.0),
 }
 CACHE_SHAPES["anthropic-defer"] = replace(CACHE_SHAPES["anthropic"], provider="anthropic-defer")
+CACHE_SHAPES["openai-results"] = replace(CACHE_SHAPES["openai"], provider="openai-results")
 """The Anthropic adapter's ``defer_loading`` shape is billed as Anthropic bills."""
 
 

@@ -28,6 +28,7 @@ from toolsearch.models.openai import openai_request_body
 from toolsearch.tokens import TokenCounter
 
 __all__ = [
+    "INJECTIONS",
     "PROMPT_KEYS",
     "PROVIDERS",
     "REQUEST_SHAPES",
@@ -38,16 +39,24 @@ __all__ = [
     "render_request",
 ]
 
-Provider = Literal["openai", "anthropic", "anthropic-defer", "gemini"]
+Provider = Literal["openai", "openai-results", "anthropic", "anthropic-defer", "gemini"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
-"""The providers, each rendered by its adapter with its default settings."""
-REQUEST_SHAPES: tuple[Provider, ...] = (*PROVIDERS, "anthropic-defer")
-"""The request shapes the bench counts: the providers, and ``anthropic-defer``, the
+"""The providers, each rendered by its adapter with its default settings, except that
+``anthropic`` is the adapter with ``tool_search="none"`` (every tool in full; its default
+since issue 31 is ``anthropic-defer``)."""
+REQUEST_SHAPES: tuple[Provider, ...] = (*PROVIDERS, "anthropic-defer", "openai-results")
+"""The request shapes the bench counts: the providers; ``anthropic-defer``, the
 Anthropic adapter with ``tool_search="defer_loading"`` (search results as
-``tool_reference`` blocks, the tools they name deferred)."""
+``tool_reference`` blocks, the tools they name deferred); and ``openai-results``, the
+OpenAI adapter with the advisor's ``injection="results"`` (a fixed tool list, search
+results carrying the definitions, calls through the call tool)."""
+
+INJECTIONS: dict[Provider, str] = {"openai-results": "results"}
+"""The advisor's ``injection`` a request shape runs with (``"tools"`` when not listed)."""
 
 PROMPT_KEYS: dict[Provider, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openai": (("messages",), ("tools",)),
+    "openai-results": (("messages",), ("tools",)),
     "anthropic": (("system", "messages"), ("tools",)),
     "anthropic-defer": (("system", "messages"), ("tools",)),
     "gemini": (("systemInstruction", "contents"), ("tools",)),
@@ -73,10 +82,10 @@ class RequestTokens:
 def adapter_request_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
     """The whole JSON body the ``provider`` adapter (with its default settings) sends for
     ``prompt``, settings included."""
-    if provider == "openai":
+    if provider in ("openai", "openai-results"):
         return openai_request_body(prompt, model=_MODEL)
     if provider == "anthropic":
-        return anthropic_request_body(prompt, model=_MODEL)
+        return anthropic_request_body(prompt, model=_MODEL, tool_search="none")
     if provider == "anthropic-defer":
         return anthropic_request_body(prompt, model=_MODEL, tool_search="defer_loading")
     if provider == "gemini":

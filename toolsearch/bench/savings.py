@@ -15,12 +15,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolsearch.bench.agent import QueryPolicy, SimulatedAgent
+from toolsearch.bench.agent import QueryPolicy, SimulatedAgent, called_tools
 from toolsearch.bench.cache import CACHE_SHAPES, Block, CacheShape, PromptCache, request_blocks
 from toolsearch.bench.data import Catalog, Query, QuerySet
 from toolsearch.bench.live import SyntheticTool
 from toolsearch.bench.metrics import percentile
-from toolsearch.bench.render import Provider, adapter_request_body, count_request, prompt_body
+from toolsearch.bench.render import (
+    INJECTIONS,
+    Provider,
+    adapter_request_body,
+    count_request,
+    prompt_body,
+)
 from toolsearch.loop.client import ChatClient
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.models.function import FunctionChatModel
@@ -94,6 +100,7 @@ def run_tasks(
             tool_index=index_factory(),
             max_results=max_results,
             multi_query=bool(policy and policy.multi_query),
+            injection=INJECTIONS.get(provider, "tools"),  # type: ignore[arg-type]
         )
     else:
         advisor = ToolCallingAdvisor()
@@ -104,14 +111,7 @@ def run_tasks(
         model = FunctionChatModel(agent)
         client = ChatClient.builder(model).default_advisors(advisor).build()
         client.prompt(query.text).tools(tools).call()
-        called = {
-            call.name
-            for prompt in model.requests
-            for message in prompt.messages
-            for call in getattr(message, "tool_calls", ())
-        }
-        last = model.requests[-1]  # the final answer's request holds the whole history
-        called |= {c.name for m in last.messages for c in getattr(m, "tool_calls", ())}
+        called = {name for prompt in model.requests for name in called_tools(prompt.messages)}
         counts = [
             count_request(prompt, provider, counter, cache=definition_counts)
             for prompt in model.requests

@@ -4,7 +4,8 @@ Maps toolsearch messages onto ``system`` + alternating ``user``/``assistant`` tu
 ``tool_use`` and ``tool_result`` blocks, tool definitions onto ``tools``, and the answer,
 stop reason and usage (including prompt-cache reads) back. Needs ``toolsearch[anthropic]``.
 
-With ``tool_search="defer_loading"`` it speaks Anthropic's client-side tool-search shape:
+With ``tool_search="defer_loading"`` (the default) it speaks Anthropic's client-side
+tool-search shape:
 the results of a tool search go back as ``tool_reference`` blocks and the tools they name
 are sent with ``defer_loading: true``. A result is a tool search's when its
 ``ToolResponse`` carries ``search_hits`` (the built-in search tool sets them); the adapter
@@ -12,7 +13,9 @@ reads those typed hits, never the result text. Deferred definitions are not part
 rendered prompt prefix; Claude sees each one where its reference sits in the conversation,
 so discovering a tool appends to the prompt instead of changing its start, and the
 provider's prompt cache keeps hitting. ``ChatOptions.deferred_tools`` defers tools from the
-first request. See ``docs/providers.md``.
+first request. A model or endpoint without tool search refuses such a request with a 400:
+the adapter then resends it without deferral and stays on ``"none"``
+(:mod:`toolsearch.models.anthropic_deferral`). See ``docs/providers.md``.
 
 :func:`anthropic_request_body` is the request mapping on its own: the JSON body the adapter
 sends for a prompt, built without the SDK or the network (the benchmark counts it).
@@ -20,6 +23,7 @@ sends for a prompt, built without the SDK or the network (the benchmark counts i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -28,14 +32,13 @@ from toolsearch.chat.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
-    ToolCall,
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
 )
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
-from toolsearch.chat.response import ChatResponse, FinishReason, Usage
+from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ProviderAuthenticationError, ProviderError
 from toolsearch.models._provider import (
     SdkChatModel,
@@ -43,7 +46,6 @@ from toolsearch.models._provider import (
     arguments_object,
     body_extra,
     body_message,
-    dump_arguments,
     error_for_status,
     parameters_of,
     require,
@@ -51,6 +53,12 @@ from toolsearch.models._provider import (
     sampling_settings,
     sdk_arguments,
     transport_error,
+)
+from toolsearch.models.anthropic_deferral import refuses_deferral, without_deferral
+from toolsearch.models.anthropic_response import (
+    THINKING_METADATA_KEY,
+    StreamState,
+    response_from_message,
 )
 from toolsearch.models.wire_names import (
     ANTHROPIC_NAMES,
@@ -70,23 +78,15 @@ __all__ = [
 
 PROVIDER = "anthropic"
 
+_log = logging.getLogger(__name__)
+
 _OLD_DEFERRED_KEY = "toolsearch.deferred_tools"
 """The ``ChatOptions.extra`` key that listed deferred tools before ``ChatOptions.deferred_tools``
 existed; a request that still uses it is refused rather than silently not deferred."""
 
-THINKING_METADATA_KEY = "anthropic_thinking"
-"""``AssistantMessage.metadata`` key holding the turn's thinking blocks, sent back with it
-(extended thinking with tool use requires them)."""
 
 ToolSearchMode = Literal["none", "defer_loading"]
 
-_STOP_REASONS = {
-    "end_turn": FinishReason.STOP,
-    "stop_sequence": FinishReason.STOP,
-    "tool_use": FinishReason.TOOL_CALLS,
-    "max_tokens": FinishReason.LENGTH,
-    "refusal": "content_filter",  # as OpenAI names a blocked answer
-}
 
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -102,9 +102,10 @@ class AnthropicChatModel(SdkChatModel):
         async_client: An ``anthropic.AsyncAnthropic`` for ``acall``/``astream``; when only
             ``client`` is given, async requests run it in a worker thread.
         max_tokens: The answer budget the API requires; ``ChatOptions.max_tokens`` wins.
-        tool_search: ``"defer_loading"`` renders tool-search results (tool responses with
-            ``search_hits``) as ``tool_reference`` blocks and sends the tools they name
-            deferred (see the module doc); ``"none"`` (default) sends every tool in full.
+        tool_search: ``"defer_loading"`` (default) renders tool-search results (tool
+            responses with ``search_hits``) as ``tool_reference`` blocks and sends the tools
+            they name deferred, so discoveries keep the cached prompt prefix (see the module
+            doc); ``"none"`` sends every tool in full.
         cache_prompt: Put ``cache_control`` breakpoints on the last always-loaded tool, the
             system prompt and the newest message, so each turn reads the previous prefix
             from the prompt cache.
@@ -124,7 +125,7 @@ class AnthropicChatModel(SdkChatModel):
         client: Any | None = None,
         async_client: Any | None = None,
         max_tokens: int = 4096,
-        tool_search: ToolSearchMode = "none",
+        tool_search: ToolSearchMode = "defer_loading",
         cache_prompt: bool = False,
         options: ChatOptions | None = None,
     ) -> None:
@@ -186,16 +187,38 @@ class AnthropicChatModel(SdkChatModel):
     # -- SdkChatModel hooks ----------------------------------------------------------------
 
     def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
-        return self.client.messages.create(**arguments)
+        try:
+            return self.client.messages.create(**arguments)
+        except Exception as exc:
+            return self.client.messages.create(**self._plain_or_raise(exc, arguments))
 
     async def _asend(self, arguments: dict[str, Any], *, stream: bool) -> Any:
-        return await self.async_client.messages.create(**arguments)
+        try:
+            return await self.async_client.messages.create(**arguments)
+        except Exception as exc:
+            return await self.async_client.messages.create(**self._plain_or_raise(exc, arguments))
+
+    def _plain_or_raise(self, exc: Exception, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The request without deferral when ``exc`` refused deferral (this model object
+        stays on ``tool_search="none"`` from then on); else ``exc`` again."""
+        plain = without_deferral(arguments) if refuses_deferral(exc) else None
+        if plain is None:
+            raise exc
+        if self.tool_search != "none":
+            _log.warning(
+                "%s refused deferred tools (%s); sending every tool in full from now on "
+                "(AnthropicChatModel(tool_search='none') skips the first try)",
+                self.model,
+                exc,
+            )
+            self.tool_search = "none"
+        return plain
 
     def _response(self, answer: Any, names: WireNames | None = None) -> ChatResponse:
         return response_from_message(answer, names)
 
-    def _stream_folder(self, names: WireNames | None = None) -> _StreamState:
-        return _StreamState(names)
+    def _stream_folder(self, names: WireNames | None = None) -> StreamState:
+        return StreamState(names)
 
     def _translate(self, exc: Exception) -> ProviderError | None:
         return _translate(exc)
@@ -222,7 +245,7 @@ def anthropic_request_body(
     *,
     model: str,
     max_tokens: int = 4096,
-    tool_search: ToolSearchMode = "none",
+    tool_search: ToolSearchMode = "defer_loading",
     cache_prompt: bool = False,
     stream: bool = False,
     names: WireNames | None = None,
@@ -394,165 +417,6 @@ def _add_cache_breakpoints(tools: list[dict[str, Any]], messages: list[dict[str,
         loaded[-1]["cache_control"] = dict(_EPHEMERAL)
     if messages and messages[-1]["content"]:
         messages[-1]["content"][-1]["cache_control"] = dict(_EPHEMERAL)
-
-
-# -- mapping: Anthropic -> toolsearch ---------------------------------------------------------
-
-
-def usage_from_anthropic(usage: Any) -> tuple[Usage | None, dict[str, Any]]:
-    """Our ``Usage``: prompt tokens are *all* input tokens (Anthropic's ``input_tokens``
-    excludes cache reads and writes; we add them so prompt tokens mean the same for every
-    provider); ``cached_tokens`` are the cache reads. Also returns the raw counts;
-    ``None`` when the answer carried no usage."""
-    if usage is None:
-        return None, {}
-    counts = usage if isinstance(usage, Mapping) else usage.model_dump(exclude_none=True)
-    read = counts.get("cache_read_input_tokens") or 0
-    written = counts.get("cache_creation_input_tokens") or 0
-    return (
-        Usage(
-            prompt_tokens=(counts.get("input_tokens") or 0) + read + written,
-            completion_tokens=counts.get("output_tokens") or 0,
-            cached_tokens=read,
-        ),
-        dict(counts),
-    )
-
-
-def _finish(reason: str | None, has_calls: bool) -> str:
-    if reason is None:
-        return FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
-    return _STOP_REASONS.get(reason, reason)
-
-
-def _thinking(block: Any) -> dict[str, Any] | None:
-    if block.type == "thinking":
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-    if block.type == "redacted_thinking":
-        return {"type": "redacted_thinking", "data": block.data}
-    return None
-
-
-def response_from_message(message: Any, names: WireNames | None = None) -> ChatResponse:
-    """An Anthropic ``Message`` as our ``ChatResponse``; the names of the model's calls are
-    the tools' own again (``names``: the request's wire names)."""
-    real = names.real if names is not None else str
-    text: list[str] = []
-    calls: list[ToolCall] = []
-    thinking: list[dict[str, Any]] = []
-    for block in message.content:
-        if block.type == "text":
-            text.append(block.text)
-        elif block.type == "tool_use":
-            calls.append(
-                ToolCall(id=block.id, name=real(block.name), arguments=dump_arguments(block.input))
-            )
-        elif (kept := _thinking(block)) is not None:
-            thinking.append(kept)
-    usage, raw = usage_from_anthropic(message.usage)
-    metadata = {
-        "provider": PROVIDER,
-        "model": message.model,
-        "id": message.id,
-        "provider_finish_reason": message.stop_reason,
-        "usage": raw,
-    }
-    return ChatResponse(
-        AssistantMessage(
-            content="".join(text) or None,
-            tool_calls=tuple(calls),
-            metadata={THINKING_METADATA_KEY: thinking} if thinking else {},
-        ),
-        _finish(message.stop_reason, bool(calls)),
-        usage,
-        metadata,
-    )
-
-
-class _StreamState:
-    """Folds raw stream events: text passes on at once; each ``tool_use`` block is handed on
-    whole when it stops; stop reason, usage and thinking blocks come in the last chunk."""
-
-    def __init__(self, names: WireNames | None = None) -> None:
-        self.names = names
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self.thinking: list[dict[str, Any]] = []
-        self.stop_reason: str | None = None
-        self.had_calls = False
-        self.usage: Any = None
-        self.delta_usage: dict[str, Any] = {}
-        self.metadata: dict[str, Any] = {"provider": PROVIDER}
-
-    def feed(self, event: Any) -> ChatResponse | None:
-        kind = event.type
-        if kind == "message_start":
-            self.metadata["model"] = event.message.model
-            self.metadata["id"] = event.message.id
-            self.usage = event.message.usage
-        elif kind == "content_block_start":
-            block = event.content_block
-            slot: dict[str, Any] = {"type": block.type, "json": ""}
-            if block.type == "tool_use":
-                slot.update(id=block.id, name=block.name, input=block.input)
-            elif block.type == "thinking":
-                slot.update(thinking=block.thinking or "", signature=block.signature or "")
-            elif block.type == "redacted_thinking":
-                slot.update(data=block.data)
-            self.blocks[event.index] = slot
-            if block.type == "text" and getattr(block, "text", ""):
-                return ChatResponse(AssistantMessage(content=block.text))
-        elif kind == "content_block_delta":
-            slot = self.blocks.setdefault(event.index, {"type": "text", "json": ""})
-            delta = event.delta
-            if delta.type == "text_delta":
-                return ChatResponse(AssistantMessage(content=delta.text)) if delta.text else None
-            if delta.type == "input_json_delta":
-                slot["json"] += delta.partial_json
-            elif delta.type == "thinking_delta":
-                slot["thinking"] = slot.get("thinking", "") + delta.thinking
-            elif delta.type == "signature_delta":
-                slot["signature"] = slot.get("signature", "") + delta.signature
-        elif kind == "content_block_stop":
-            slot = self.blocks.pop(event.index, {})
-            if slot.get("type") == "tool_use":
-                arguments = slot["json"] or dump_arguments(slot.get("input") or {})
-                name = self.names.real(slot["name"]) if self.names is not None else slot["name"]
-                call = ToolCall(id=slot["id"], name=name, arguments=arguments)
-                self.had_calls = True
-                return ChatResponse(AssistantMessage(tool_calls=(call,)))
-            if slot.get("type") == "thinking":
-                self.thinking.append(
-                    {
-                        "type": "thinking",
-                        "thinking": slot.get("thinking", ""),
-                        "signature": slot.get("signature", ""),
-                    }
-                )
-            elif slot.get("type") == "redacted_thinking":
-                self.thinking.append({"type": "redacted_thinking", "data": slot.get("data")})
-        elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            if event.usage is not None:
-                self.delta_usage.update(event.usage.model_dump(exclude_none=True))
-        return None
-
-    def finish(self) -> ChatResponse:
-        merged: dict[str, Any] = {}
-        if self.usage is not None:
-            merged = self.usage.model_dump(exclude_none=True)
-        merged.update(self.delta_usage)  # message_delta counts are cumulative
-        usage, _ = usage_from_anthropic(merged or None)
-        self.metadata["provider_finish_reason"] = self.stop_reason
-        if merged:
-            self.metadata["usage"] = merged
-        return ChatResponse(
-            AssistantMessage(
-                metadata={THINKING_METADATA_KEY: self.thinking} if self.thinking else {}
-            ),
-            _finish(self.stop_reason, self.had_calls),
-            usage,
-            {k: v for k, v in self.metadata.items() if v is not None},
-        )
 
 
 # -- errors ---------------------------------------------------------------------------------

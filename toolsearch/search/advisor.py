@@ -22,7 +22,7 @@ from typing import Any, Literal, Unpack
 
 from pydantic import ValidationError
 
-from toolsearch.chat.messages import ToolResponse, ToolResponseMessage
+from toolsearch.chat.messages import ToolCall, ToolResponse, ToolResponseMessage
 from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ToolDefinitionError
 from toolsearch.loop.advisor import (
@@ -33,10 +33,12 @@ from toolsearch.loop.advisor import (
 from toolsearch.loop.eligibility import ToolExecutionEligibilityChecker
 from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
+from toolsearch.search.call_tool import CallTool
 from toolsearch.search.events import SearchListener
 from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import (
+    Injection,
     ToolSearchOptions,
     ToolSearchOptionsDict,
     UndiscoveredToolPolicy,
@@ -56,6 +58,7 @@ from toolsearch.tools.collect import tool_callbacks
 
 __all__ = [
     "DEFAULT_CATEGORY_SUFFIX",
+    "DEFAULT_RESULTS_SUFFIX",
     "DEFAULT_SYSTEM_SUFFIX",
     "ToolSearchAdvisorKwargs",
     "ToolSearchToolCallingAdvisor",
@@ -67,9 +70,16 @@ DEFAULT_SYSTEM_SUFFIX = (
     "'send email' or 'weather forecast'); the matching tools become callable on your next "
     "turn. Search again with other words if nothing fits."
 )
-DEFAULT_CATEGORY_SUFFIX = (
-    DEFAULT_SYSTEM_SUFFIX + " {tool_count} tools are available in these categories: {categories}."
+DEFAULT_RESULTS_SUFFIX = (
+    "Only some of your tools are loaded. When you need a capability you do not see among "
+    "your tools, call {search_tool_name} with a few words describing it (for example "
+    "'send email' or 'weather forecast'); it returns the matching tools with their "
+    "parameters, and you call one with {call_tool_name}, giving the tool's name and its "
+    "arguments. Search again with other words if nothing fits."
 )
+"""The system suffix of ``injection="results"``."""
+_CATEGORY_SENTENCE = " {tool_count} tools are available in these categories: {categories}."
+DEFAULT_CATEGORY_SUFFIX = DEFAULT_SYSTEM_SUFFIX + _CATEGORY_SENTENCE
 
 _log = logging.getLogger(__name__)
 
@@ -84,6 +94,7 @@ class _SearchLoop:
     run: SearchRun
     registered: dict[str, ToolCallback]
     search_tool: ToolSearchTool | None = None
+    call_tool: CallTool | None = None
 
 
 @dataclass(frozen=True)
@@ -111,14 +122,14 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     The plain-data options (``max_results``, ``system_message_suffix``,
     ``reference_tool_name_accumulation``, ``session_id_key_name``, ``order``,
     ``search_tool_name``, ``undiscovered_tool_policy``, ``search_results_with_summaries``,
-    ``exclude_loaded_tools``, ``multi_query``, and the unloading of idle tools:
-    ``max_loaded_tools``, ``unload_idle_turns``, ``unload_at``) are the fields of :class:`ToolSearchOptions`,
-    documented and defaulted there. Give them as keyword arguments or as one ``options=``
-    object, not both: an option given both ways raises ``TypeError``
-    (``options.replace(max_results=3)`` makes a changed copy). Bad values raise
-    ``ValueError`` (``max_results must be between 1
-    and 10``). ``advisor.options`` is the effective object, and each option is readable as
-    an attribute (``advisor.max_results``).
+    ``exclude_loaded_tools``, ``multi_query``, ``injection``, ``call_tool_name``, and the
+    unloading of idle tools: ``max_loaded_tools``, ``unload_idle_turns``, ``unload_at``)
+    are the fields of :class:`ToolSearchOptions`, documented and defaulted there. Give
+    them as keyword arguments or as one ``options=`` object, not both: an option given
+    both ways raises ``TypeError`` (``options.replace(max_results=3)`` makes a changed
+    copy). Bad values raise ``ValueError`` (``max_results must be between 1 and 10``).
+    ``advisor.options`` is the effective object, and each option is readable as an
+    attribute (``advisor.max_results``).
 
     The options arrive as ``**kwargs: Unpack[ToolSearchAdvisorKwargs]`` rather than as
     named parameters with defaults: a default in this signature would be a second copy of
@@ -269,6 +280,14 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         return self.options.multi_query
 
     @property
+    def injection(self) -> Injection:
+        return self.options.injection
+
+    @property
+    def call_tool_name(self) -> str:
+        return self.options.call_tool_name
+
+    @property
     def max_loaded_tools(self) -> int | None:
         return self.options.max_loaded_tools
 
@@ -348,6 +367,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             return request.with_context(**{_STATE_KEY: loop})
         run.register([cb.definition for cb in registered.values()])
         loop.search_tool = run.search_tool()
+        loop.call_tool = run.call_tool(loop.registered.get)
         _log.debug(
             "tool search: session %s, %d tools registered, %d pinned",
             hash_session_id(run.session_id),
@@ -364,6 +384,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             return request
         visible = [
             loop.search_tool,
+            *([loop.call_tool] if loop.call_tool is not None else []),
             *(loop.registered[n] for n in loop.run.visible_names() if n in loop.registered),
         ]
         options = request.prompt.options.replace(tool_callbacks=visible)
@@ -437,15 +458,25 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         run = loop.run
         message = response.chat_response.message
         visible = [cb.definition.name for cb in request.prompt.options.tool_callbacks]
+        if loop.call_tool is not None:  # every discovered tool is callable through it
+            visible += run.loaded()
         delegated: list[int] = []
         answers: dict[int, str] = {}
+        through: dict[int, ToolCall] = {}  # calls of the call tool, as calls of their tool
         for i, call in enumerate(message.tool_calls):
-            decision = run.check_call(call.name, visible=visible)
+            if loop.call_tool is not None and run.real(call.name) == self.call_tool_name:
+                decision, arguments = run.unwrap_call(call.arguments)
+                if decision.allowed:
+                    through[i] = call.model_copy(
+                        update={"name": decision.name, "arguments": arguments}
+                    )
+            else:
+                decision = run.check_call(call.name, visible=visible)
             if decision.allowed:
                 delegated.append(i)
             else:
                 answers[i] = decision.message or ""
-        calls = [message.tool_calls[i] for i in delegated]
+        calls = [through.get(i, message.tool_calls[i]) for i in delegated]
         run.record_calls([call.name for call in calls])
         run.begin_turn(searching=any(call.name == self.search_tool_name for call in calls))
         options = request.prompt.options.replace(
@@ -481,8 +512,11 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
                 responses.append(
                     ToolResponse(id=call.id, name=call.name, response_data=plan.answers[i])
                 )
-            else:
-                responses.append(next(executed))
+            else:  # a call of the call tool keeps its own name in the history
+                executed_response = next(executed)
+                if executed_response.name != call.name:
+                    executed_response = executed_response.model_copy(update={"name": call.name})
+                responses.append(executed_response)
         history = [
             *request.prompt.messages,
             message,
@@ -500,9 +534,11 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         )
         template = self.system_message_suffix
         if template is None:
-            template = DEFAULT_CATEGORY_SUFFIX if categories else DEFAULT_SYSTEM_SUFFIX
+            base = DEFAULT_RESULTS_SUFFIX if self.injection == "results" else DEFAULT_SYSTEM_SUFFIX
+            template = base + _CATEGORY_SENTENCE if categories else base
         return (
             template.replace("{search_tool_name}", self.search_tool_name)
+            .replace("{call_tool_name}", self.call_tool_name)
             .replace("{categories}", ", ".join(categories) or "none")
             .replace("{tool_count}", str(len(registered)))
         )

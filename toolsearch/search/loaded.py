@@ -39,7 +39,8 @@ DEFAULT_MAX_SESSIONS = 10_000
 @dataclass(frozen=True)
 class LoadedTool:
     """One tool in the model's requests: its name, its definition's tokens, and why it is
-    there (``"search"``: the search tool; ``"pinned"``; ``"discovered"``)."""
+    there (``"search"``: the search tool; ``"call"``: the call tool of
+    ``injection="results"``; ``"pinned"``; ``"discovered"``)."""
 
     name: str
     tokens: int
@@ -85,15 +86,19 @@ class LoadedTracker:
         search_tool: ToolDefinition,
         definitions: Sequence[ToolDefinition],
         pinned: Sequence[str],
+        *,
+        call_tool: ToolDefinition | None = None,
     ) -> LoadedTools:
         """Record what the session's model sees now; log the change if there is one."""
-        names = [search_tool.name, *(d.name for d in definitions)]
+        extra = [call_tool] if call_tool is not None else []
+        names = [search_tool.name, *(d.name for d in [*extra, *definitions])]
         with self._lock:
             before = self._views.get(session_id)
             if before is not None and before.names == names:
                 return before
         pinned_names = set(pinned)
         tools = [LoadedTool(search_tool.name, self._count(search_tool), "search")]
+        tools += [LoadedTool(d.name, self._count(d), "call") for d in extra]
         tools += [
             LoadedTool(d.name, self._count(d), "pinned" if d.name in pinned_names else "discovered")
             for d in definitions

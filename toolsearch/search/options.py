@@ -23,12 +23,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolsearch.loop.advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolsearch.memory.memory import CONVERSATION_ID
+from toolsearch.search.call_tool import DEFAULT_CALL_TOOL_NAME
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
 
-__all__ = ["ToolSearchOptions", "ToolSearchOptionsDict", "UndiscoveredToolPolicy", "UnloadMoment"]
+__all__ = [
+    "Injection",
+    "ToolSearchOptions",
+    "ToolSearchOptionsDict",
+    "UndiscoveredToolPolicy",
+    "UnloadMoment",
+]
 
 UndiscoveredToolPolicy = Literal["execute", "hint"]
 UnloadMoment = Literal["discovery", "turn"]
+Injection = Literal["tools", "results"]
 
 
 class ToolSearchOptions(BaseModel):
@@ -72,6 +80,15 @@ class ToolSearchOptions(BaseModel):
     """The search tool also takes ``queries``: up to five capabilities in one call, each
     searched on its own, the hits merged query by query."""
 
+    injection: Injection = "tools"
+    """Where discovered tools reach the model. ``"tools"``: they join the request's tool
+    list. ``"results"``: the tool list stays the search tool, the call tool and the pinned
+    tools; a search's result carries the full definitions it found, and the model calls
+    them through the call tool, so the start of the prompt never changes and a provider's
+    prompt cache keeps the whole conversation (:mod:`toolsearch.search.call_tool`). The
+    tool-search advisor only."""
+    call_tool_name: str = DEFAULT_CALL_TOOL_NAME
+    """The call tool's name (``injection="results"``)."""
     max_loaded_tools: int | None = Field(default=None, ge=1)
     """At most this many discovered tools stay loaded (pinned tools and the search tool not
     counted): when a search goes past it, the least recently used ones are unloaded. A
@@ -110,6 +127,8 @@ class ToolSearchOptionsDict(TypedDict, total=False):
     search_results_with_summaries: bool
     exclude_loaded_tools: bool
     multi_query: bool
+    injection: Injection
+    call_tool_name: str
     max_loaded_tools: int | None
     unload_idle_turns: int | None
     unload_at: UnloadMoment

@@ -13,22 +13,30 @@ import json
 import logging
 import threading
 import time
-import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, Protocol
 
 from toolsearch.chat.messages import ToolSearchHit
-from toolsearch.errors import ToolDefinitionError, ToolIndexError
+from toolsearch.errors import InvalidToolArgumentsError, ToolDefinitionError, ToolIndexError
 from toolsearch.models.wire_names import NameRule, WireNames
+from toolsearch.search.call_tool import CallTool, unwrap_call
 from toolsearch.search.events import ToolSearchEvent
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.search_tool import ToolSearchTool
+from toolsearch.search.session_ref import (
+    EPHEMERAL_PREFIX,
+    SessionRef,
+    resolve_session,
+    run_in_thread,
+)
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
+from toolsearch.search.unloading import choose_unloads
 from toolsearch.telemetry import hooks
+from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -42,41 +50,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-EPHEMERAL_PREFIX = "ephemeral-"
-"""How a throwaway session's id begins."""
-
-
-async def run_in_thread(function: Any, /, *args: Any, **kwargs: Any) -> Any:
-    """``asyncio.to_thread`` (imported here: ``import toolsearch`` loads no event loop)."""
-    import asyncio
-
-    return await asyncio.to_thread(function, *args, **kwargs)
-
-
-@dataclass(frozen=True)
-class SessionRef:
-    """Which session a run belongs to; ``ephemeral`` for a throwaway session of one run."""
-
-    session_id: str
-    ephemeral: bool
-
-
-def resolve_session(*candidates: object) -> SessionRef:
-    """The first candidate that names a session (a non-empty string, or a value whose
-    ``str`` is one; ``None`` and ``""`` are skipped), else a new throwaway session.
-
-    A front door passes, in order, the id the caller gave explicitly and the framework's
-    own session or conversation id; with neither, the run gets a session of its own, so two
-    unrelated runs never see each other's discoveries.
-    """
-    for candidate in candidates:
-        if candidate is None:
-            continue
-        text = str(candidate)
-        if text:
-            return SessionRef(text, ephemeral=False)
-    return SessionRef(f"{EPHEMERAL_PREFIX}{uuid.uuid4().hex}", ephemeral=True)
 
 
 def _merge_hits(per_query: Sequence[Sequence[ToolSearchHit]]) -> tuple[ToolSearchHit, ...]:
@@ -135,6 +108,11 @@ class RunOwner(Protocol):
     def search_tool_name(self) -> str: ...
 
     def search_definition(self) -> ToolDefinition: ...
+
+    @property
+    def call_tool_name(self) -> str | None: ...
+
+    def call_definition(self) -> ToolDefinition | None: ...
 
     def report_search(
         self, event: ToolSearchEvent, run: SearchRun, loaded: Sequence[str]
@@ -206,6 +184,13 @@ class SearchRun:
                 search_name,
                 "is the search tool's name; rename the tool or choose another search_tool_name",
             )
+        call_name = self.sessions.call_tool_name
+        if call_name is not None and call_name in definitions:
+            raise ToolDefinitionError(
+                call_name,
+                "is the call tool's name; rename the tool or choose another call_tool_name",
+            )
+        own_tools = [search_name] if call_name is None else [search_name, call_name]
         fingerprints = frozenset(t.fingerprint for t in definitions.values())
         wanted_pins = [*self.options.pinned_tools, *pinned]
         pins = [n for n in dict.fromkeys(wanted_pins) if n in definitions]
@@ -224,7 +209,7 @@ class SearchRun:
             self.pinned = pins
             self._fingerprints = fingerprints
             self._discovered = list(discovered)
-            self._names = WireNames(self.rule, [search_name, *definitions]) if self.rule else None
+            self._names = WireNames(self.rule, [*own_tools, *definitions]) if self.rule else None
         if self.options.unload_at == "turn":
             self.unload_idle()
 
@@ -246,24 +231,58 @@ class SearchRun:
     def visible_names(self) -> list[str]:
         """This request's tools besides the search tool: the pinned ones, then the
         discovered ones (every one, or the last round's without accumulation), in
-        discovery order so the list only grows at its end."""
-        if self.options.reference_tool_name_accumulation:
+        discovery order so the list only grows at its end. With ``injection="results"``
+        the pinned ones alone (the call tool reaches the discovered ones)."""
+        if self.sessions.call_tool_name is not None:
+            shown: list[str] = []
+        elif self.options.reference_tool_name_accumulation:
             shown = self.discovered
         else:
             with self._lock:
                 shown = [n for n in self._last_round if n in self.tools]
         names = [*self.pinned, *(n for n in shown if n not in self.pinned)]
-        self.visible_count = len(names) + 1
+        self.visible_count = len(names) + (1 if self.sessions.call_tool_name is None else 2)
         self.loaded_view = self.sessions.report_loaded(self, names)
         return names
 
     def visible_definitions(self) -> list[ToolDefinition]:
-        """The search tool's definition, then those of :meth:`visible_names`."""
-        return [self.sessions.search_definition(), *(self.tools[n] for n in self.visible_names())]
+        """The search tool's definition, the call tool's (``injection="results"``), then
+        those of :meth:`visible_names`."""
+        call = self.sessions.call_definition()
+        return [
+            self.sessions.search_definition(),
+            *([call] if call is not None else []),
+            *(self.tools[n] for n in self.visible_names()),
+        ]
 
     def search_tool(self) -> ToolSearchTool:
         """The search tool as a ``ToolCallback`` bound to this run."""
         return ToolSearchTool(self, self.sessions.search_definition())
+
+    def call_tool(self, lookup: Callable[[str], ToolCallback | None]) -> CallTool | None:
+        """The call tool (``injection="results"``) as a ``ToolCallback`` bound to this run,
+        running the callbacks ``lookup`` finds by name; ``None`` without it."""
+        definition = self.sessions.call_definition()
+        if definition is None:
+            return None
+
+        def check(name: str) -> tuple[str, str | None]:
+            decision = self.check_call(name, visible=self.loaded())
+            return decision.name, None if decision.allowed else decision.message
+
+        return CallTool(definition, check, lookup)
+
+    def unwrap_call(self, input_json: str | None) -> tuple[CallDecision, str]:
+        """A call of the call tool: the decision on the tool it names (as
+        :meth:`check_call` makes it, every discovered tool callable) and that tool's
+        arguments as JSON; arguments that name no tool are refused with the reason."""
+        name = self.sessions.call_tool_name or ""
+        try:
+            through = unwrap_call(name, input_json)
+        except InvalidToolArgumentsError as exc:
+            return CallDecision(self.wire(name), False, str(exc), kind="unknown"), ""
+        decision = self.check_call(through.name, visible=self.loaded())
+        return decision, through.arguments
 
     # -- wire names -------------------------------------------------------------------------
 
@@ -331,11 +350,25 @@ class SearchRun:
 
     def render(self, result: SearchResult) -> str:
         """A search's result as the model reads it: a JSON list of the names found (the
-        run's wire names), or of ``{"name", "summary"}`` objects with summaries on; the
-        index's error object when it refused the query."""
+        run's wire names), or of ``{"name", "summary"}`` objects with summaries on, or of
+        ``{"name", "description", "parameters"}`` definitions with
+        ``injection="results"``; the index's error object when it refused the query."""
         wire = self.wire
         if result.error is not None:
             return json.dumps(result.error)
+        if self.sessions.call_tool_name is not None:  # injection="results"
+            carried = [self.tools[hit.name] for hit in result.hits if hit.name in self.tools]
+            return json.dumps(
+                [
+                    {
+                        "name": wire(d.name),
+                        "description": d.description,
+                        "parameters": dict(d.input_schema),
+                    }
+                    for d in carried
+                ],
+                ensure_ascii=False,
+            )
         if self.options.search_results_with_summaries:
             shown: list[Any] = [
                 {"name": wire(hit.name), "summary": hit.summary or ""} for hit in result.hits
@@ -452,24 +485,17 @@ class SearchRun:
         equals). Returns the tools unloaded (the store's answer)."""
         if not self._unloading:
             return []
-        idle_turns, cap = self.options.unload_idle_turns, self.options.max_loaded_tools
-        kept = {*self.pinned, *keep}
         candidates = [n for n in self.discovered if n not in self.pinned]
         if not candidates:
             return []
-        used = self.sessions.registry.last_used(self.session_id)
-        turn = self.turn or 0
-        oldest_first = sorted(
-            (n for n in candidates if n not in kept), key=lambda n: used.get(n, turn)
+        doomed = choose_unloads(
+            candidates,
+            self.sessions.registry.last_used(self.session_id),
+            self.turn or 0,
+            idle_turns=self.options.unload_idle_turns,
+            cap=self.options.max_loaded_tools,
+            keep=keep,
         )
-        doomed = [
-            n
-            for n in oldest_first
-            if idle_turns is not None and turn - used.get(n, turn) >= idle_turns
-        ]
-        if cap is not None:
-            over = len(candidates) - len(doomed) - cap
-            doomed += [n for n in oldest_first if n not in doomed][: max(0, over)]
         if not doomed:
             return []
         gone = self.sessions.registry.unload(self.session_id, doomed)

@@ -11,6 +11,7 @@ find all three in one turn instead of three.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -39,11 +40,24 @@ MAX_QUERIES = 5
 
 
 def search_tool_definition(
-    name: str = DEFAULT_SEARCH_TOOL_NAME, *, multi_query: bool = False
+    name: str = DEFAULT_SEARCH_TOOL_NAME,
+    *,
+    multi_query: bool = False,
+    call_tool_name: str | None = None,
 ) -> ToolDefinition:
     """The definition the model receives for the search tool (``multi_query``: with the
-    ``queries`` list beside ``query``)."""
+    ``queries`` list beside ``query``; ``call_tool_name``: for ``injection="results"``,
+    where the result carries the definitions and the tools are called through that tool)."""
     definition = _single_query_definition(name)
+    if call_tool_name is not None:
+        definition = dataclasses.replace(
+            definition,
+            description=definition.description.replace(
+                _LOADED_SENTENCE,
+                "The result gives each tool's name, description and parameters; call "
+                f"one with {call_tool_name}, giving its name and arguments.",
+            ),
+        )
     if not multi_query:
         return definition
     schema = dict(definition.input_schema)
@@ -69,15 +83,21 @@ def search_tool_definition(
     )
 
 
+_LOADED_SENTENCE = (
+    "The tools found become callable on your next turn; the result lists their names."
+)
+
+
 def _single_query_definition(name: str) -> ToolDefinition:
     return ToolDefinition(
         name=name,
         description=(
             "Search the tools available to you and load the best matches. Describe the "
             "capability you need in a few words (e.g. 'send email', 'weather forecast', "
-            "'create github issue') or give an exact tool name. The tools found become "
-            "callable on your next turn; the result lists their names. Tools you already "
-            "have are not listed again, so search again for another capability."
+            "'create github issue') or give an exact tool name. "
+            + _LOADED_SENTENCE
+            + " Tools you already have are not listed again, so search again for another "
+            "capability."
         ),
         input_schema={
             "type": "object",

@@ -42,6 +42,7 @@ from toolsearch.models.wire_names import (
     OPENAI_NAMES,
     NameRule,
 )
+from toolsearch.search.call_tool import call_tool_definition
 from toolsearch.search.events import SearchListener, ToolSearchEvent
 from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools, LoadedTracker
@@ -160,10 +161,17 @@ class ToolSearchSessions:
             else SessionRegistry(resolve_index(index), eviction_strategy, store=store)
         )
         self.options = options if options is not None else ToolSearchOptions()
+        if self.options.injection != "tools" and door not in ("advisor", ""):
+            raise ValueError(
+                f"injection={self.options.injection!r} is the tool-search advisor's: the "
+                f"{door or 'this'} front door adds discovered tools to the tool list "
+                "(injection='tools')"
+            )
         self.search_log = search_log
         self.door = door
         self._listeners: list[SearchListener] = list(search_listeners)
-        self._search_definitions: dict[bool, ToolDefinition] = {}
+        self._search_definition: ToolDefinition | None = None
+        self._call_definition: ToolDefinition | None = None
         self.loaded_tools = LoadedTracker(token_counter)
         """The latest tools each session's model saw (:meth:`loaded`)."""
 
@@ -177,12 +185,26 @@ class ToolSearchSessions:
 
     def search_definition(self) -> ToolDefinition:
         """The search tool's definition as the model receives it."""
-        multi = self.options.multi_query
-        if multi not in self._search_definitions:
-            self._search_definitions[multi] = search_tool_definition(
-                self.search_tool_name, multi_query=multi
+        if self._search_definition is None:
+            self._search_definition = search_tool_definition(
+                self.search_tool_name,
+                multi_query=self.options.multi_query,
+                call_tool_name=self.call_tool_name,
             )
-        return self._search_definitions[multi]
+        return self._search_definition
+
+    @property
+    def call_tool_name(self) -> str | None:
+        """The call tool's name with ``injection="results"``, else ``None``."""
+        return self.options.call_tool_name if self.options.injection == "results" else None
+
+    def call_definition(self) -> ToolDefinition | None:
+        """The call tool's definition with ``injection="results"``, else ``None``."""
+        if self.call_tool_name is None:
+            return None
+        if self._call_definition is None:
+            self._call_definition = call_tool_definition(self.call_tool_name)
+        return self._call_definition
 
     def add_search_listener(self, listener: SearchListener) -> None:
         """Call ``listener`` with a :class:`ToolSearchEvent` after every search."""
@@ -264,7 +286,13 @@ class ToolSearchSessions:
 
     def report_loaded(self, run: SearchRun, names: Sequence[str]) -> LoadedTools:
         definitions = [run.tools[n] for n in names if n in run.tools]
-        return self.note_loaded(run.session_id, definitions, run.pinned)
+        return self.loaded_tools.update(
+            run.session_id,
+            self.search_definition(),
+            definitions,
+            run.pinned,
+            call_tool=self.call_definition(),
+        )
 
     def note_loaded(
         self,
