@@ -32,7 +32,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from providers.fakes import AnthropicEndpoint, Endpoint, GeminiEndpoint, OpenAIEndpoint
+from providers.fakes import (
+    AnthropicEndpoint,
+    Endpoint,
+    GeminiEndpoint,
+    OpenAIEndpoint,
+    OpenAIResponsesEndpoint,
+)
 
 from toolsearch import (
     AssistantMessage,
@@ -129,6 +135,35 @@ def _anthropic_conversation(body: Body) -> list[Item]:
             elif block["type"] == "tool_result":
                 items.append(("result", block["tool_use_id"], block["content"]))
     return items
+
+
+def _responses_conversation(body: Body) -> list[Item]:
+    items: list[Item] = []
+    for item in body["input"]:
+        kind = item.get("type")
+        if kind == "message":
+            content = item["content"]
+            text = content if isinstance(content, str) else "".join(p["text"] for p in content)
+            items.append((item["role"], text))
+        elif kind == "function_call":
+            items.append(("call", item["call_id"], item["name"], json.loads(item["arguments"])))
+        elif kind == "function_call_output":
+            items.append(("result", item["call_id"], item["output"]))
+    return items
+
+
+def _responses_tools(body: Body) -> list[Item]:
+    return [
+        (t["name"], t.get("description"), t["parameters"])
+        for t in body.get("tools", ())
+        if t["type"] == "function"
+    ]
+
+
+def _responses_no_key() -> Any:
+    from toolsearch.models import OpenAIResponsesChatModel
+
+    return OpenAIResponsesChatModel("gpt-5.4-mini")  # the SDK refuses while building its client
 
 
 def _gemini_conversation(body: Body) -> list[Item]:
@@ -233,6 +268,8 @@ class Adapter:
     separate_async_client: bool
     rule: str  # the wire-name rule in toolsearch.models.wire_names
     wire_weather: str  # the wire name of WEIRD_WEATHER
+    stop: bool = True  # the API takes stop sequences (the Responses API does not)
+    strict: bool = False  # the endpoint refuses what the real API refuses (unknown fields...)
 
     @property
     def sdk(self) -> str:
@@ -421,7 +458,53 @@ GEMINI = Adapter(
     wire_weather="weather.get_now",  # Gemini takes dots, not slashes
 )
 
-ADAPTERS = {adapter.name: adapter for adapter in (OPENAI, ANTHROPIC, GEMINI)}
+RESPONSES = Adapter(
+    name="openai-responses",
+    endpoint=OpenAIResponsesEndpoint,
+    class_name="OpenAIResponsesChatModel",
+    package="openai",
+    final="response_final.json",
+    tool_call="response_tool_call.json",
+    stream_final="stream_final.sse",
+    stream_tool_call="stream_tool_call.sse",  # the argument JSON split over three deltas
+    reply_model="gpt-5.4-mini-2026-03-17",
+    reply_id="resp_final_1",
+    stop_reason="completed",
+    tool_call_reason="completed",
+    call_ref="call_weather_1",
+    call_id="call_weather_1",
+    call_text=None,
+    usage=Usage(prompt_tokens=2110, completion_tokens=8, cached_tokens=1920),
+    raw_cached=lambda raw: raw["input_tokens_details"]["cached_tokens"],
+    errors=(
+        ErrorCase(401, "error_401.json", *AUTH),
+        ErrorCase(429, "error_429.json", *RATE),
+        ErrorCase(500, "error_500.json", *SERVER),
+    ),
+    conversation=_responses_conversation,
+    tools=_responses_tools,
+    sampling=lambda body: _sampling(
+        body,
+        {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_output_tokens"},
+    ),
+    native_extra={"parallel_tool_calls": False, "truncation": "auto"},
+    read_native=lambda body: {
+        "parallel_tool_calls": body.get("parallel_tool_calls"),
+        "truncation": body.get("truncation"),
+    },
+    streamed=lambda url, body: body.get("stream", False) is True,
+    model_sent=lambda url, body: body["model"],
+    credentials=("OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_BASE_URL"),
+    no_key_model=_responses_no_key,
+    no_key_message="OPENAI_API_KEY",
+    separate_async_client=True,
+    rule="OPENAI_NAMES",
+    wire_weather="weather_get_now",
+    stop=False,
+    strict=True,
+)
+
+ADAPTERS = {adapter.name: adapter for adapter in (OPENAI, ANTHROPIC, GEMINI, RESPONSES)}
 
 
 @pytest.fixture(params=list(ADAPTERS))
@@ -744,20 +827,20 @@ def test_options_and_extra_reach_the_request(adapter: Adapter) -> None:
     options = ChatOptions(
         max_tokens=64,  # the request's options win over the model's defaults
         top_p=0.9,
-        stop=("END",),
+        stop=("END",) if adapter.stop else (),
         extra={
             "brand_new_field": {"on": True},  # unknown to the SDK: sent in the body as is
             "toolsearch.internal": "never sent",
         },
     )
-    model.call(Prompt.of("hi", options))
+    try:
+        model.call(Prompt.of("hi", options))
+    except ProviderError:  # a strict endpoint refuses the unknown field, as the API would
+        assert adapter.strict
+        assert "brand_new_field" in server.refused[0][0]
     body = server.requests[0]
-    assert adapter.sampling(body) == {
-        "temperature": 0.2,
-        "top_p": 0.9,
-        "max_tokens": 64,
-        "stop": ["END"],
-    }
+    expected = {"temperature": 0.2, "top_p": 0.9, "max_tokens": 64}
+    assert adapter.sampling(body) == {**expected, **({"stop": ["END"]} if adapter.stop else {})}
     assert adapter.read_native(body) == adapter.native_extra
     assert body["brand_new_field"] == {"on": True}
     sent = json.dumps(body)

@@ -140,6 +140,46 @@ class OpenAIEndpoint(Endpoint):
         return OpenAIChatModel(self.model_name, **clients, **kwargs)
 
 
+class OpenAIResponsesEndpoint(OpenAIEndpoint):
+    """The Responses API, strict: a request body the API would refuse (see
+    ``responses_strict.py``) is answered with a 400 naming the problems, whatever fixture
+    was next; ``refused`` keeps each refused body's problems."""
+
+    provider = "openai-responses"
+    model_name = "gpt-5.4-mini"
+
+    def __init__(self, *replies: str | tuple[int, str] | Exception) -> None:
+        super().__init__(*replies)
+        self.fixtures = FIXTURES / self.provider
+        self.refused: list[list[str]] = []
+
+    def __call__(self, request: Any) -> Any:
+        import json
+
+        from providers.responses_strict import problems
+
+        body = json.loads(request.content) if request.content else {}
+        found = problems(body) if str(request.url).endswith("/responses") else []
+        if not found:
+            return super().__call__(request)
+        self.refused.append(found)
+        self.requests.append(body)
+        self.urls.append(str(request.url))
+        self.headers.append(dict(request.headers))
+        error = {"error": {"message": "; ".join(found), "type": "invalid_request_error"}}
+        return self.http.Response(
+            400, content=json.dumps(error).encode(), headers={"content-type": "application/json"}
+        )
+
+    def model(self, *, sync_only: bool = False, **kwargs: Any) -> Any:
+        from toolsearch.models import OpenAIResponsesChatModel
+
+        clients = {"client": self.sync_client()}
+        if not sync_only:
+            clients["async_client"] = self.async_client()
+        return OpenAIResponsesChatModel(self.model_name, **clients, **kwargs)
+
+
 class AnthropicEndpoint(Endpoint):
     provider = sdk = extra = "anthropic"
     base_url = "http://claude.test"

@@ -456,7 +456,7 @@ class OpenAIEmbedder(ApiEmbedder):
         return [item.embedding for item in data]
 
     def _translate(self, exc: Exception) -> ProviderError | None:
-        from toolsearch.models.openai import _translate
+        from toolsearch.models.openai import translate_openai_error as _translate
 
         return _translate(exc)
 

@@ -1,6 +1,7 @@
 """Chat models: offline scripted models, and provider adapters behind extras.
 
-``OpenAIChatModel``, ``AnthropicChatModel`` and ``GeminiChatModel`` load lazily: importing
+``OpenAIChatModel``, ``OpenAIResponsesChatModel``, ``AnthropicChatModel`` and
+``GeminiChatModel`` load lazily: importing
 ``toolsearch.models`` never imports a provider SDK. Constructing one imports its SDK and
 raises :class:`~toolsearch.errors.MissingExtraError` (naming the extra) when it is missing.
 """
@@ -17,18 +18,21 @@ if TYPE_CHECKING:
     from toolsearch.models.anthropic import AnthropicChatModel
     from toolsearch.models.gemini import GeminiChatModel
     from toolsearch.models.openai import OpenAIChatModel
+    from toolsearch.models.openai_responses import OpenAIResponsesChatModel
 
 __all__ = [
     "AnthropicChatModel",
     "FunctionChatModel",
     "GeminiChatModel",
     "OpenAIChatModel",
+    "OpenAIResponsesChatModel",
     "ScriptFunction",
     "TestChatModel",
 ]
 
 _LAZY = {
     "OpenAIChatModel": "toolsearch.models.openai",
+    "OpenAIResponsesChatModel": "toolsearch.models.openai_responses",
     "AnthropicChatModel": "toolsearch.models.anthropic",
     "GeminiChatModel": "toolsearch.models.gemini",
 }

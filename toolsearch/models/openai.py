@@ -53,6 +53,7 @@ __all__ = [
     "openai_request_body",
     "openai_tools",
     "openai_wire_names",
+    "translate_openai_error",
 ]
 
 PROVIDER = "openai"
@@ -179,7 +180,7 @@ class OpenAIChatModel(SdkChatModel):
         return _StreamState(names)
 
     def _translate(self, exc: Exception) -> ProviderError | None:
-        return _translate(exc)
+        return translate_openai_error(exc)
 
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
@@ -426,22 +427,23 @@ class _StreamState:
 # -- errors ---------------------------------------------------------------------------------
 
 
-def _translate(exc: Exception) -> ProviderError | None:
+def translate_openai_error(exc: Exception, provider: str = PROVIDER) -> ProviderError | None:
+    """An ``openai`` SDK error as ours (``None`` for anything else), naming ``provider``."""
     import openai
 
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
-        return transport_error(PROVIDER, exc)
+        return transport_error(provider, exc)
     if isinstance(exc, openai.APIStatusError):
         return error_for_status(
-            PROVIDER,
+            provider,
             exc.status_code,
             body_message(exc.body, exc.message),
             retry_after=retry_after_of(getattr(exc.response, "headers", None)),
         )
     if isinstance(exc, openai.OpenAIError):
         if _MISSING_KEY in str(exc):  # no key configured: raised while building the client
-            return ProviderAuthenticationError(PROVIDER, str(exc))
-        return ProviderError(PROVIDER, str(exc))
+            return ProviderAuthenticationError(provider, str(exc))
+        return ProviderError(provider, str(exc))
     return None
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "OPENAI_NAMES",
     "NameRule",
     "WireNames",
+    "mentioned_names",
     "request_names",
     "wire_result_text",
     "wire_search_result",
@@ -185,6 +186,11 @@ def request_names(
     """The :class:`WireNames` of a request: its tools' names, then every tool name its
     history mentions (calls, results and the tools a search found), so a call to a tool no
     longer offered keeps a valid, stable wire name too."""
+    return WireNames(rule, mentioned_names(tool_names, messages))
+
+
+def mentioned_names(tool_names: Iterable[str], messages: Sequence[Message] = ()) -> list[str]:
+    """Every tool name a request mentions, in :func:`request_names`' order."""
     names = list(tool_names)
     for message in messages:
         if isinstance(message, AssistantMessage):
@@ -194,7 +200,7 @@ def request_names(
                 if response.name:
                     names.append(response.name)
                 names.extend(hit.name for hit in response.search_hits or () if hit.name)
-    return WireNames(rule, names)
+    return names
 
 
 def wire_search_result(text: str, hits: Iterable[ToolSearchHit] | None, names: WireNames) -> str:

@@ -169,7 +169,7 @@ class ToolSearchTool:
 
     @property
     def metadata(self) -> ToolMetadata:
-        return ToolMetadata()
+        return ToolMetadata(tool_search=True)
 
     def call(self, input_json: str, context: ToolContext | None = None) -> str:
         queries, limit = self.arguments(input_json)

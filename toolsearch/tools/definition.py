@@ -234,6 +234,11 @@ def _copy_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class ToolMetadata:
-    """How the loop treats a tool: ``return_direct`` sends its result straight to the caller."""
+    """How the loop and the adapters treat a tool: ``return_direct`` sends its result
+    straight to the caller; ``tool_search`` marks a tool search (its results carry
+    ``ToolResponse.search_hits``), which an adapter with a native tool-search shape may
+    send as the provider's own search tool (the OpenAI Responses API's client-executed
+    ``tool_search``)."""
 
     return_direct: bool = False
+    tool_search: bool = False
