@@ -45,12 +45,26 @@ def _adapters() -> tuple[Any, Any]:
     return TypeAdapter(ResponseCreateParamsNonStreaming), TypeAdapter(ResponseCreateParamsStreaming)
 
 
-def _drain(value: Any) -> Any:
+class _LazyError(Exception):
+    def __init__(self, path: str, error: Any) -> None:
+        first = error.errors()[0]
+        where = ".".join([path, *map(str, first["loc"])]).strip(".")
+        super().__init__(f"invalid request body at {where}: {first['msg']}")
+
+
+def _drain(value: Any, path: str = "") -> Any:
     """Consume the lazy validators pydantic puts on ``Iterable`` fields (the tool lists)."""
+    from pydantic import ValidationError
+
     if isinstance(value, dict):
-        return {k: _drain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) or type(value).__name__ == "ValidatorIterator":
-        return [_drain(v) for v in value]
+        return {k: _drain(v, f"{path}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_drain(v, f"{path}.{i}") for i, v in enumerate(value)]
+    if type(value).__name__ == "ValidatorIterator":
+        try:
+            return [_drain(v, f"{path}.{i}") for i, v in enumerate(value)]
+        except ValidationError as error:
+            raise _LazyError(path, error) from None
     return value
 
 
@@ -65,6 +79,8 @@ def problems(body: dict[str, Any]) -> list[str]:
     except ValidationError as error:
         first = error.errors()[0]
         return [f"invalid request body at {'.'.join(map(str, first['loc']))}: {first['msg']}"]
+    except _LazyError as error:
+        return [str(error)]
     found: list[str] = []
     tools = body.get("tools") or []
     client_search = any(

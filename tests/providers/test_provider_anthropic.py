@@ -534,3 +534,60 @@ def test_tool_references_and_deferred_tools_go_under_their_wire_names() -> None:
         ("search_tools", False),
         ("files_read", True),
     ]
+
+
+# -- server-side tool search: the advisor's search="native" ------------------------------------
+
+
+def test_native_search_defers_every_tool_to_anthropics_bm25_search_and_echoes_its_blocks() -> None:
+    server = Server("message_server_search.json", "message_final.json")
+    advisor = ToolSearchToolCallingAdvisor(
+        tool_index=RegexToolIndex(), search="native", pinned_tools=["send_email"]
+    )
+    client = ChatClient.builder(server.model()).default_advisors(advisor).build()
+    text = client.prompt("Weather in Paris?").tools(get_weather, send_email).call().content()
+    assert text == "It is sunny in Paris."
+    assert weather_calls == ["Paris"]
+    first, second = server.requests
+    assert [(t.get("name"), t.get("defer_loading", False)) for t in first["tools"]] == [
+        ("get_weather", True),
+        ("send_email", False),  # pinned: in full
+        ("tool_search_tool_bm25", False),
+    ]
+    assert first["tools"][-1]["type"] == "tool_search_tool_bm25_20251119"
+    assert "toolSearchTool" not in json.dumps(first)
+    # the server's blocks go back in the assistant turn, before the text and the call
+    blocks = second["messages"][1]["content"]
+    assert [b["type"] for b in blocks] == [
+        "server_tool_use",
+        "tool_search_tool_result",
+        "text",
+        "tool_use",
+    ]
+    assert blocks[1]["content"]["tool_references"] == [
+        {"type": "tool_reference", "tool_name": "get_weather"}
+    ]
+
+
+def test_native_search_can_be_anthropics_regex_search() -> None:
+    server = Server("message_final.json")
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), search="native")
+    model = server.model(native_search="regex")
+    ChatClient.builder(model).default_advisors(advisor).build().prompt("hi").tools(
+        get_weather
+    ).call()
+    assert server.requests[0]["tools"][-1] == {
+        "type": "tool_search_tool_regex_20251119",
+        "name": "tool_search_tool_regex",
+    }
+
+
+def test_a_streamed_server_search_keeps_its_blocks_for_the_next_turn() -> None:
+    server = Server("stream_server_search.sse", "stream_final.sse")
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), search="native")
+    client = ChatClient.builder(server.model()).default_advisors(advisor).build()
+    chunks = client.prompt("Weather in Paris?").tools(get_weather).stream().chat_responses()
+    assert "".join(c.message.content or "" for c in chunks) == "It is sunny in Paris."
+    blocks = server.requests[1]["messages"][1]["content"]
+    assert [b["type"] for b in blocks] == ["server_tool_use", "tool_search_tool_result", "tool_use"]
+    assert blocks[0]["input"] == {"query": "weather"}

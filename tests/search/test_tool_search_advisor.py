@@ -1082,7 +1082,9 @@ def test_the_search_tool_on_its_own() -> None:
     tool = run.search_tool()
 
     assert tool.definition.name == SEARCH
-    assert tool.metadata == ToolMetadata()
+    assert tool.metadata == ToolMetadata(
+        tool_search=True
+    )  # adapters may send it as the provider's own
     names = json.loads(tool.call(json.dumps({"query": "hotel room"})))
     assert len(names) == 4
     assert names[0].startswith("hotels_")

@@ -52,6 +52,7 @@ NON_DEFAULTS: dict[str, Any] = {
     "search_results_with_summaries": True,
     "exclude_loaded_tools": False,
     "multi_query": True,
+    "search": "native",
     "injection": "results",
     "call_tool_name": "useTool",
     "max_loaded_tools": 12,

@@ -33,6 +33,10 @@ class ChatOptions:
     ``defer_loading``): names of tools in ``tool_callbacks``, and/or
     ``ToolDefinition`` objects for tools the request does not
     carry (sent deferred after the others). Adapters without deferred loading ignore it.
+
+    ``native_tool_search=True`` asks for the provider's own tool search over the deferred
+    tools (Anthropic's server-side BM25 search, the Responses API's hosted ``tool_search``);
+    adapters without one ignore it (their ``native_tool_search`` attribute is ``None``).
     """
 
     model: str | None = None
@@ -45,6 +49,7 @@ class ChatOptions:
     tool_context: Mapping[str, Any] = field(default_factory=dict)
     internal_tool_execution_enabled: bool | None = None
     deferred_tools: Sequence[ToolDefinition | str] = ()
+    native_tool_search: bool | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -82,6 +87,8 @@ class ChatOptions:
             changes["tool_names"] = override.tool_names
         if override.deferred_tools:
             changes["deferred_tools"] = override.deferred_tools
+        if override.native_tool_search is not None:
+            changes["native_tool_search"] = override.native_tool_search
         changes["tool_context"] = {**self.tool_context, **override.tool_context}
         changes["extra"] = {**self.extra, **override.extra}
         return dataclasses.replace(self, **changes)

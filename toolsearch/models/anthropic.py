@@ -56,6 +56,7 @@ from toolsearch.models._provider import (
 )
 from toolsearch.models.anthropic_deferral import refuses_deferral, without_deferral
 from toolsearch.models.anthropic_response import (
+    SERVER_BLOCKS_METADATA_KEY,
     THINKING_METADATA_KEY,
     StreamState,
     response_from_message,
@@ -86,6 +87,7 @@ existed; a request that still uses it is refused rather than silently not deferr
 
 
 ToolSearchMode = Literal["none", "defer_loading"]
+NativeSearch = Literal["bm25", "regex"]
 
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -127,11 +129,17 @@ class AnthropicChatModel(SdkChatModel):
         max_tokens: int = 4096,
         tool_search: ToolSearchMode = "defer_loading",
         cache_prompt: bool = False,
+        native_search: NativeSearch = "bm25",
         options: ChatOptions | None = None,
     ) -> None:
         super().__init__(options=options, sync_only=client is not None and async_client is None)
         if tool_search not in ("none", "defer_loading"):
             raise ValueError("tool_search must be 'none' or 'defer_loading'")
+        if native_search not in ("bm25", "regex"):
+            raise ValueError("native_search must be 'bm25' or 'regex'")
+        self.native_tool_search: NativeSearch = native_search
+        """Anthropic's server-side search used for ``ChatOptions(native_tool_search=True)``
+        (the tool-search advisor's ``search="native"``)."""
         self._sdk = require("anthropic", extra="anthropic", feature="AnthropicChatModel")
         self.model = model
         self.max_tokens = max_tokens
@@ -180,6 +188,7 @@ class AnthropicChatModel(SdkChatModel):
             cache_prompt=self.cache_prompt,
             stream=stream,
             names=names,
+            native_search=self.native_tool_search,
         )
         create = self._sdk.resources.messages.Messages.create
         return sdk_arguments(body, options, parameters_of(create)), names
@@ -249,6 +258,7 @@ def anthropic_request_body(
     cache_prompt: bool = False,
     stream: bool = False,
     names: WireNames | None = None,
+    native_search: NativeSearch = "bm25",
 ) -> dict[str, Any]:
     """The Messages API JSON body for ``prompt``, as :class:`AnthropicChatModel` sends it:
     ``model`` and ``max_tokens`` (``prompt.options`` win), ``messages``, ``system``,
@@ -268,7 +278,7 @@ def anthropic_request_body(
         )
     builder = AnthropicRequestBuilder(
         tools=[callback.definition for callback in options.tool_callbacks],
-        defer_loading=tool_search == "defer_loading",
+        defer_loading=tool_search == "defer_loading" or bool(options.native_tool_search),
         forced_deferred=options.deferred_tools,
         names=names if names is not None else anthropic_wire_names(prompt),
     )
@@ -280,6 +290,13 @@ def anthropic_request_body(
         "messages": messages,
     }
     tools = builder.render_tools()
+    if options.native_tool_search and any(t.get("defer_loading") for t in tools):
+        tools.append(
+            {
+                "type": f"tool_search_tool_{native_search}_20251119",
+                "name": f"tool_search_tool_{native_search}",
+            }
+        )
     if cache_prompt:
         _add_cache_breakpoints(tools, messages)
         if system:
@@ -343,7 +360,9 @@ class AnthropicRequestBuilder:
                     append("user", [{"type": "text", "text": message.content}])
             elif isinstance(message, AssistantMessage):
                 blocks: list[dict[str, Any]] = [
-                    dict(b) for b in message.metadata.get(THINKING_METADATA_KEY, ())
+                    dict(b)
+                    for key in (THINKING_METADATA_KEY, SERVER_BLOCKS_METADATA_KEY)
+                    for b in message.metadata.get(key, ())
                 ]
                 if message.content:
                     blocks.append({"type": "text", "text": message.content})

@@ -3,6 +3,7 @@ included) and its thinking blocks, whole or folded from a stream of events."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,6 +13,7 @@ from toolsearch.models._provider import dump_arguments
 from toolsearch.models.wire_names import WireNames
 
 __all__ = [
+    "SERVER_BLOCKS_METADATA_KEY",
     "THINKING_METADATA_KEY",
     "StreamState",
     "response_from_message",
@@ -23,6 +25,12 @@ PROVIDER = "anthropic"
 THINKING_METADATA_KEY = "anthropic_thinking"
 """``AssistantMessage.metadata`` key holding the turn's thinking blocks, sent back with it
 (extended thinking with tool use requires them)."""
+
+SERVER_BLOCKS_METADATA_KEY = "anthropic_server_blocks"
+"""``AssistantMessage.metadata`` key holding the turn's server-side tool-search blocks
+(``server_tool_use``, ``tool_search_tool_result``), sent back with it."""
+
+_SERVER_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result"})
 
 _STOP_REASONS = {
     "end_turn": FinishReason.STOP,
@@ -74,8 +82,11 @@ def response_from_message(message: Any, names: WireNames | None = None) -> ChatR
     text: list[str] = []
     calls: list[ToolCall] = []
     thinking: list[dict[str, Any]] = []
+    server: list[dict[str, Any]] = []
     for block in message.content:
-        if block.type == "text":
+        if block.type in _SERVER_BLOCKS:
+            server.append(block.model_dump(exclude_none=True))
+        elif block.type == "text":
             text.append(block.text)
         elif block.type == "tool_use":
             calls.append(
@@ -95,12 +106,21 @@ def response_from_message(message: Any, names: WireNames | None = None) -> ChatR
         AssistantMessage(
             content="".join(text) or None,
             tool_calls=tuple(calls),
-            metadata={THINKING_METADATA_KEY: thinking} if thinking else {},
+            metadata=_kept(thinking, server),
         ),
         _finish(message.stop_reason, bool(calls)),
         usage,
         metadata,
     )
+
+
+def _kept(thinking: list[dict[str, Any]], server: list[dict[str, Any]]) -> dict[str, Any]:
+    kept: dict[str, Any] = {}
+    if thinking:
+        kept[THINKING_METADATA_KEY] = thinking
+    if server:
+        kept[SERVER_BLOCKS_METADATA_KEY] = server
+    return kept
 
 
 class StreamState:
@@ -111,6 +131,7 @@ class StreamState:
         self.names = names
         self.blocks: dict[int, dict[str, Any]] = {}
         self.thinking: list[dict[str, Any]] = []
+        self.server: list[dict[str, Any]] = []
         self.stop_reason: str | None = None
         self.had_calls = False
         self.usage: Any = None
@@ -132,6 +153,8 @@ class StreamState:
                 slot.update(thinking=block.thinking or "", signature=block.signature or "")
             elif block.type == "redacted_thinking":
                 slot.update(data=block.data)
+            elif block.type in _SERVER_BLOCKS:
+                slot.update(raw=block.model_dump(exclude_none=True))
             self.blocks[event.index] = slot
             if block.type == "text" and getattr(block, "text", ""):
                 return ChatResponse(AssistantMessage(content=block.text))
@@ -164,6 +187,11 @@ class StreamState:
                 )
             elif slot.get("type") == "redacted_thinking":
                 self.thinking.append({"type": "redacted_thinking", "data": slot.get("data")})
+            elif slot.get("type") in _SERVER_BLOCKS:
+                raw = dict(slot["raw"])
+                if slot["json"]:  # a server_tool_use's input, streamed as JSON deltas
+                    raw["input"] = json.loads(slot["json"])
+                self.server.append(raw)
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason
             if event.usage is not None:
@@ -180,9 +208,7 @@ class StreamState:
         if merged:
             self.metadata["usage"] = merged
         return ChatResponse(
-            AssistantMessage(
-                metadata={THINKING_METADATA_KEY: self.thinking} if self.thinking else {}
-            ),
+            AssistantMessage(metadata=_kept(self.thinking, self.server)),
             _finish(self.stop_reason, self.had_calls),
             usage,
             {k: v for k, v in self.metadata.items() if v is not None},

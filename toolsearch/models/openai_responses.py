@@ -14,8 +14,10 @@ Tool search, ``tool_search=``:
   tools' definitions (``defer_loading: true``), and those tools are left out of the
   request's ``tools``. Discovered definitions thus sit in the conversation, where OpenAI
   puts them, and the start of the prompt never changes: the prompt cache holds.
-* ``"hosted"``: OpenAI runs the search (``{"type": "tool_search"}``) over the tools
-  ``ChatOptions.deferred_tools`` names, sent with ``defer_loading: true``; the server's
+* ``"hosted"`` (also whenever ``ChatOptions.native_tool_search`` is set, as the
+  tool-search advisor's ``search="native"`` does): OpenAI runs the search
+  (``{"type": "tool_search"}``) over the tools ``ChatOptions.deferred_tools`` names, sent
+  with ``defer_loading: true``; the server's
   ``tool_search_call`` / ``tool_search_output`` items are kept on the assistant message
   (``metadata["openai_responses_items"]``) and sent back with it.
 * ``"none"``: every tool, the search tool too, as a plain function.
@@ -128,6 +130,9 @@ class OpenAIResponsesChatModel(SdkChatModel):
         self._sdk = require("openai", extra="openai", feature="OpenAIResponsesChatModel")
         self.model = model
         self.tool_search: ResponsesToolSearch = tool_search
+        self.native_tool_search = "hosted"
+        """OpenAI's hosted ``tool_search``, used for ``ChatOptions(native_tool_search=True)``
+        (the tool-search advisor's ``search="native"``)."""
         self._api_key = api_key
         self._base_url = base_url
         self._client = client
@@ -160,9 +165,10 @@ class OpenAIResponsesChatModel(SdkChatModel):
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
         options = self.effective_options(prompt)
         effective = prompt.with_options(options)
-        names = responses_names(effective, self.tool_search)
+        mode: ResponsesToolSearch = "hosted" if options.native_tool_search else self.tool_search
+        names = responses_names(effective, mode)
         body = openai_responses_request_body(
-            effective, model=self.model, tool_search=self.tool_search, stream=stream, names=names
+            effective, model=self.model, tool_search=mode, stream=stream, names=names
         )
         import openai.resources.responses as resource
 

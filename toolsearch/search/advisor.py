@@ -39,6 +39,7 @@ from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import (
     Injection,
+    SearchChoice,
     ToolSearchOptions,
     ToolSearchOptionsDict,
     UndiscoveredToolPolicy,
@@ -95,6 +96,8 @@ class _SearchLoop:
     registered: dict[str, ToolCallback]
     search_tool: ToolSearchTool | None = None
     call_tool: CallTool | None = None
+    native: bool = False
+    """``search="native"`` on a model with a tool search of its own: every tool deferred."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     The plain-data options (``max_results``, ``system_message_suffix``,
     ``reference_tool_name_accumulation``, ``session_id_key_name``, ``order``,
     ``search_tool_name``, ``undiscovered_tool_policy``, ``search_results_with_summaries``,
-    ``exclude_loaded_tools``, ``multi_query``, ``injection``, ``call_tool_name``, and the
+    ``exclude_loaded_tools``, ``multi_query``, ``search``, ``injection``, ``call_tool_name``,
+    and the
     unloading of idle tools: ``max_loaded_tools``, ``unload_idle_turns``, ``unload_at``)
     are the fields of :class:`ToolSearchOptions`, documented and defaulted there. Give
     them as keyword arguments or as one ``options=`` object, not both: an option given
@@ -280,6 +284,10 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         return self.options.multi_query
 
     @property
+    def search(self) -> SearchChoice:
+        return self.options.search
+
+    @property
     def injection(self) -> Injection:
         return self.options.injection
 
@@ -347,7 +355,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         tool set (embedded, for a vector index) never blocks the event loop."""
         given = request.context.get(self.session_id_key_name)
         registered = self._registered(self._prepare(request, chain))
-        definitions = [cb.definition for cb in registered.values()]
+        definitions = [] if self._native(chain) else [cb.definition for cb in registered.values()]
         run = await self.sessions.aopen(given, tools=definitions or None)
         return request.with_context(**{_RUN_KEY: run}), run
 
@@ -362,8 +370,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         if not isinstance(run, SearchRun):  # a context this advisor did not open
             run = self.sessions.open(request.context.get(self.session_id_key_name))
             run.close()  # indexes without a hold, as nothing would release it
-        loop = _SearchLoop(run, registered)
-        if not registered:  # nothing to search: behave exactly like the plain advisor
+        loop = _SearchLoop(run, registered, native=self._native(chain))
+        if not registered or loop.native:  # the plain advisor's loop (native: the provider's)
             return request.with_context(**{_STATE_KEY: loop})
         run.register([cb.definition for cb in registered.values()])
         loop.search_tool = run.search_tool()
@@ -380,6 +388,14 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     def do_before_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientRequest:
         """Send the search tool, the pinned tools and the discovered tools."""
         loop: _SearchLoop = request.context[_STATE_KEY]
+        if loop.native:  # every tool, deferred but the pinned ones: the provider searches
+            pinned = set(self.options.pinned_tools)
+            options = request.prompt.options.replace(
+                tool_callbacks=list(loop.registered.values()),
+                deferred_tools=[n for n in loop.registered if n not in pinned],
+                native_tool_search=True,
+            )
+            return request.with_prompt(request.prompt.with_options(options))
         if loop.search_tool is None:  # the request registered no tools
             return request
         visible = [
@@ -427,6 +443,13 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         return self._merge_turn(loop, request, response, plan, result, prior_call_counts)
 
     # -- internals ------------------------------------------------------------------------
+
+    def _native(self, chain: AdvisorChain) -> bool:
+        """Whether this loop leaves the search to the provider: ``search="native"`` and a
+        model with a tool search of its own (its ``native_tool_search`` attribute)."""
+        return (
+            self.search == "native" and getattr(chain.model, "native_tool_search", None) is not None
+        )
 
     def discovered_tools(self, session_id: str) -> list[str]:
         """The tools a session discovered so far, in discovery order."""

@@ -28,6 +28,7 @@ from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_
 
 __all__ = [
     "Injection",
+    "SearchChoice",
     "ToolSearchOptions",
     "ToolSearchOptionsDict",
     "UndiscoveredToolPolicy",
@@ -37,6 +38,7 @@ __all__ = [
 UndiscoveredToolPolicy = Literal["execute", "hint"]
 UnloadMoment = Literal["discovery", "turn"]
 Injection = Literal["tools", "results"]
+SearchChoice = Literal["toolsearch", "native"]
 
 
 class ToolSearchOptions(BaseModel):
@@ -80,6 +82,13 @@ class ToolSearchOptions(BaseModel):
     """The search tool also takes ``queries``: up to five capabilities in one call, each
     searched on its own, the hits merged query by query."""
 
+    search: SearchChoice = "toolsearch"
+    """Whose tool search the model uses. ``"toolsearch"``: this library's index, through
+    the search tool (in the provider's cache-friendly shape where the adapter has one).
+    ``"native"``: the provider's own where the model's adapter has one (Anthropic's
+    server-side BM25 or regex search, the OpenAI Responses API's hosted ``tool_search``):
+    every tool is sent deferred (pinned ones in full) and the provider searches them;
+    on any other model, this library's search as with ``"toolsearch"``."""
     injection: Injection = "tools"
     """Where discovered tools reach the model. ``"tools"``: they join the request's tool
     list. ``"results"``: the tool list stays the search tool, the call tool and the pinned
@@ -127,6 +136,7 @@ class ToolSearchOptionsDict(TypedDict, total=False):
     search_results_with_summaries: bool
     exclude_loaded_tools: bool
     multi_query: bool
+    search: SearchChoice
     injection: Injection
     call_tool_name: str
     max_loaded_tools: int | None
