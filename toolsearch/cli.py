@@ -105,8 +105,8 @@ def _app() -> Any:
         provider: str = typer.Option(
             "openai",
             help="request shape and prompt cache: openai, openai-results (the advisor's "
-            "injection='results'), anthropic, anthropic-defer (its defer_loading tool "
-            "search), gemini",
+            "injection='results'), openai-responses (the Responses API, client tool_search), "
+            "anthropic, anthropic-defer (its defer_loading tool search), gemini",
         ),
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
         cache_read: float | None = typer.Option(
@@ -139,7 +139,17 @@ def _app() -> Any:
             None,
             "--live",
             help="a real model instead of the simulated agent: PROVIDER:MODEL "
-            "(openai:gpt-4o-mini, anthropic:..., gemini:...); needs its API key",
+            "(openai:gpt-4o-mini, openai-responses:..., anthropic:..., gemini:...); needs "
+            "its API key",
+        ),
+        base_url: str | None = typer.Option(
+            None, "--base-url", help="live mode: the provider's endpoint (a compatible server)"
+        ),
+        live_search: str = typer.Option(
+            "toolsearch",
+            "--live-search",
+            help="live mode: whose tool search runs: toolsearch (one row per index), native "
+            "(the provider's own, the advisor's search='native'), or both",
         ),
         live_limit: int = typer.Option(
             50, min=0, help="live mode: the first N tasks of each dataset (0: all; each costs)"
@@ -202,7 +212,11 @@ def _app() -> Any:
             raise usage_error(
                 "--search-log: a file to append to, and the simulated agent only (not --live)"
             )
-        model_factory = live_model_factory(live) if live is not None else None
+        if live_search not in ("toolsearch", "native", "both"):
+            raise usage_error("--live-search: toolsearch, native or both")
+        if (base_url is not None or live_search != "toolsearch") and live is None:
+            raise usage_error("--base-url and --live-search go with --live")
+        model_factory = live_model_factory(live, base_url) if live is not None else None
         from toolsearch.bench.cache import cache_shape
 
         counter, specs, loaders = prepare_run(
@@ -227,6 +241,7 @@ def _app() -> Any:
                 out=out,
                 json_path=json_path,
                 command=command,
+                searches=("toolsearch", "native") if live_search == "both" else (live_search,),
             )
             return
         records = []

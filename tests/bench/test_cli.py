@@ -163,7 +163,7 @@ def test_live_runs_the_tasks_through_the_injected_model(tmp_path, monkeypatch):
             return AssistantMessage(tool_calls=[ToolCall(id="1", name=first.name, arguments="{}")])
         return "done"
 
-    def factory_for(spec, environ=None):
+    def factory_for(spec, environ=None, base_url=None):
         def factory():
             return FunctionChatModel(script)
 

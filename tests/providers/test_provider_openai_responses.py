@@ -290,3 +290,54 @@ def test_a_refused_body_is_a_provider_error_naming_the_problem() -> None:
     model = server.model(options=ChatOptions(extra={"not_a_field": True}))
     with pytest.raises(ProviderError, match="not_a_field"):
         model.call(Prompt.of("hi"))
+
+
+# -- live mode on the Responses API ---------------------------------------------------------
+
+
+def test_live_mode_targets_the_responses_api_with_a_base_url_and_no_key(monkeypatch: Any) -> None:
+    from toolsearch.bench.live import provider_model_factory
+    from toolsearch.models import OpenAIResponsesChatModel
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    factory = provider_model_factory(
+        "openai-responses:gpt-5.4-mini", environ={}, base_url="http://localhost:8080/v1"
+    )
+    model = factory()
+    assert isinstance(model, OpenAIResponsesChatModel)
+    assert str(model.client.base_url).rstrip("/") == "http://localhost:8080/v1"
+    assert model.effective_options(Prompt.of("hi")).extra == {"tool_choice": "auto"}
+
+
+def test_live_mode_runs_ours_and_the_native_search_side_by_side() -> None:
+    from toolsearch.bench.data import Catalog, Query
+    from toolsearch.bench.live import run_live
+    from toolsearch.bench.runner import IndexSpec
+    from toolsearch.tools import tool_callbacks
+
+    catalog = Catalog("weather", tuple(cb.definition for cb in tool_callbacks(get_weather)))
+    queries = [Query(id="q1", text="Weather in Paris?", gold=("get_weather",))]
+    server = Server(
+        "response_tool_call.json",  # full loop
+        "response_final.json",
+        "response_tool_search.json",  # ours: the client tool search, the call, the answer
+        "response_tool_call.json",
+        "response_final.json",
+        "response_hosted_search.json",  # native: the hosted search and the call, the answer
+        "response_final.json",
+    )
+    records = run_live(
+        catalog,
+        queries,
+        server.model,
+        indexes=[IndexSpec("regex", RegexToolIndex)],
+        searches=("toolsearch", "native"),
+    )
+    assert [(r.mode, r.index, r.success_rate) for r in records] == [
+        ("full", "-", 100.0),
+        ("search", "regex", 100.0),
+        ("search", "native", 100.0),
+    ]
+    assert server.refused == []
+    native_first = server.requests[5]
+    assert native_first["tools"][-1] == {"type": "tool_search"}

@@ -98,6 +98,7 @@ CACHE_SHAPES: dict[str, CacheShape] = {
 }
 CACHE_SHAPES["anthropic-defer"] = replace(CACHE_SHAPES["anthropic"], provider="anthropic-defer")
 CACHE_SHAPES["openai-results"] = replace(CACHE_SHAPES["openai"], provider="openai-results")
+CACHE_SHAPES["openai-responses"] = replace(CACHE_SHAPES["openai"], provider="openai-responses")
 """The Anthropic adapter's ``defer_loading`` shape is billed as Anthropic bills."""
 
 
@@ -241,9 +242,9 @@ def request_blocks(
     elif provider == "gemini":
         system = [block(body["systemInstruction"])] if body.get("systemInstruction") else []
         messages = [block(content) for content in body.get("contents") or ()]
-    else:  # OpenAI chat completions: the system prompt is the first message
+    else:  # OpenAI chat completions and responses: the system prompt is the first message
         system = []
-        messages = [block(message) for message in body.get("messages") or ()]
+        messages = [block(message) for message in body.get("messages") or body.get("input") or ()]
     blocks = [*tools, *system, *messages]
     breakpoints = []
     if tools:

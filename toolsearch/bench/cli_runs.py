@@ -172,13 +172,13 @@ def run_replay(
     )
 
 
-def live_model_factory(spec: str) -> Any:
+def live_model_factory(spec: str, base_url: str | None = None) -> Any:
     """The provider model factory for ``--live``, or a clear message and exit code 2."""
     from toolsearch.bench.live import provider_model_factory
     from toolsearch.errors import MissingExtraError, ProviderAuthenticationError
 
     try:
-        return provider_model_factory(spec)
+        return provider_model_factory(spec, base_url=base_url)
     except ValueError as exc:
         raise usage_error(f"--live: {exc}") from None
     except (ProviderAuthenticationError, MissingExtraError) as exc:
@@ -196,6 +196,7 @@ def run_live_command(
     out: Path,
     json_path: Path | None,
     command: str,
+    searches: tuple[str, ...] = ("toolsearch",),
 ) -> None:
     """``toolsearch bench --live``: the same tasks against a real model."""
     from rich.console import Console
@@ -241,6 +242,7 @@ def run_live_command(
                     max_results=max_results,
                     limit=limit,
                     on_task=on_task,
+                    searches=searches,
                 )
                 progress.finish(name)
     except ProviderAuthenticationError as exc:

@@ -90,6 +90,13 @@ PROVIDERS: Mapping[str, _Provider] = {
         "openai",
         {"tool_choice": "auto"},
     ),
+    "openai-responses": _Provider(
+        "toolsearch.models.openai_responses",
+        "OpenAIResponsesChatModel",
+        ("OPENAI_API_KEY",),
+        "openai",
+        {"tool_choice": "auto"},
+    ),
     "anthropic": _Provider(
         "toolsearch.models.anthropic", "AnthropicChatModel", ("ANTHROPIC_API_KEY",), "anthropic"
     ),
@@ -117,7 +124,7 @@ def parse_live_spec(spec: str) -> tuple[str, str]:
 
 
 def provider_model_factory(
-    spec: str, *, environ: Mapping[str, str] | None = None
+    spec: str, *, environ: Mapping[str, str] | None = None, base_url: str | None = None
 ) -> Callable[[], ChatModel]:
     """A factory of the provider adapter for ``spec`` (``"anthropic:claude-..."``).
 
@@ -125,12 +132,15 @@ def provider_model_factory(
     (:class:`~toolsearch.errors.ProviderAuthenticationError` naming it otherwise), then
     imports the adapter (:class:`~toolsearch.errors.MissingExtraError` naming the extra when
     it or its SDK is missing). No request is sent here. The adapter gets the provider's
-    request extras as its default options (OpenAI: ``tool_choice="auto"``).
+    request extras as its default options (OpenAI: ``tool_choice="auto"``). ``base_url``
+    points it at another endpoint (a compatible server); with one, an OpenAI-style
+    provider needs no key (local servers take none).
     """
     provider, model = parse_live_spec(spec)
     info = PROVIDERS[provider]
     env = os.environ if environ is None else environ
-    if not any(env.get(name) for name in info.env):
+    keyless = base_url is not None and info.extra == "openai"
+    if not keyless and not any(env.get(name) for name in info.env):
         raise ProviderAuthenticationError(
             provider,
             f"live mode needs credentials: set {' or '.join(info.env)} "
@@ -146,10 +156,14 @@ def provider_model_factory(
             f"live mode with {provider} ({info.module}.{info.cls})", info.extra, info.extra
         ) from exc
 
-    options = ChatOptions(extra=dict(info.request_extra)) if info.request_extra else None
+    settings: dict[str, Any] = {}
+    if info.request_extra:
+        settings["options"] = ChatOptions(extra=dict(info.request_extra))
+    if base_url is not None:
+        settings["base_url"] = base_url
 
     def factory() -> ChatModel:
-        return cls(model, options=options) if options is not None else cls(model)
+        return cls(model, **settings)
 
     factory.__name__ = f"{provider}:{model}"
     return factory
@@ -186,6 +200,11 @@ class _RecordingModel:
         self.calls: list[str] = []
         self.requests = 0
         self.requests_without_usage = 0
+
+    @property
+    def native_tool_search(self) -> Any:
+        """The wrapped model's own tool search (the advisor's ``search="native"`` reads it)."""
+        return getattr(self._model, "native_tool_search", None)
 
     def _record(self, response: ChatResponse) -> ChatResponse:
         self.requests += 1
@@ -282,10 +301,14 @@ def run_live(
     system: str | None = DEFAULT_SYSTEM,
     model_name: str | None = None,
     on_task: Callable[[LiveTaskOutcome], Any] | None = None,
+    searches: Sequence[str] = ("toolsearch",),
 ) -> list[LiveRecord]:
     """Run the tasks with the full loop (``full``) and with tool search over each of
     ``indexes`` (:class:`~toolsearch.bench.runner.IndexSpec`), one fresh model from
-    ``model_factory`` per task and mode.
+    ``model_factory`` per task and mode. ``searches`` says whose search runs: this
+    library's (``"toolsearch"``, one row per index) and/or the provider's own
+    (``"native"``: the advisor's ``search="native"``, one row named ``native``; on a model
+    without one it is this library's search over the first index).
 
     ``limit`` takes the first ``limit`` tasks (a live run costs money); ``max_iterations``
     bounds each task's model calls. A task whose loop fails (iteration bound, a provider
@@ -344,14 +367,20 @@ def run_live(
     if full:
         baseline = run_mode("full", "-", lambda: ToolCallingAdvisor(max_iterations=max_iterations))
         records.append(baseline)
-    for spec in indexes:
+    rows = [(spec, spec.name, "toolsearch") for spec in indexes if "toolsearch" in searches]
+    if "native" in searches and indexes:
+        rows.append((indexes[0], "native", "native"))
+    for spec, label, search in rows:
 
-        def search_advisor(spec: Any = spec) -> ToolSearchToolCallingAdvisor:
+        def search_advisor(spec: Any = spec, search: Any = search) -> ToolSearchToolCallingAdvisor:
             return ToolSearchToolCallingAdvisor(
-                tool_index=spec.factory(), max_results=max_results, max_iterations=max_iterations
+                tool_index=spec.factory(),
+                max_results=max_results,
+                max_iterations=max_iterations,
+                search=search,
             )
 
-        record = run_mode("search", spec.name, search_advisor)
+        record = run_mode("search", label, search_advisor)
         if baseline is not None and baseline.prompt_tokens_mean:
             savings = round(
                 100.0 * (1.0 - record.prompt_tokens_mean / baseline.prompt_tokens_mean), 2

@@ -25,9 +25,11 @@ from toolsearch.chat.prompt import Prompt
 from toolsearch.models.anthropic import anthropic_request_body
 from toolsearch.models.gemini import gemini_request_body
 from toolsearch.models.openai import openai_request_body
+from toolsearch.models.openai_responses import openai_responses_request_body
 from toolsearch.tokens import TokenCounter
 
 __all__ = [
+    "CONVERSATION_DEPENDENT_TOOLS",
     "INJECTIONS",
     "PROMPT_KEYS",
     "PROVIDERS",
@@ -39,24 +41,39 @@ __all__ = [
     "render_request",
 ]
 
-Provider = Literal["openai", "openai-results", "anthropic", "anthropic-defer", "gemini"]
+Provider = Literal[
+    "openai", "openai-results", "openai-responses", "anthropic", "anthropic-defer", "gemini"
+]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
 """The providers, each rendered by its adapter with its default settings, except that
 ``anthropic`` is the adapter with ``tool_search="none"`` (every tool in full; its default
 since issue 31 is ``anthropic-defer``)."""
-REQUEST_SHAPES: tuple[Provider, ...] = (*PROVIDERS, "anthropic-defer", "openai-results")
+REQUEST_SHAPES: tuple[Provider, ...] = (
+    *PROVIDERS,
+    "anthropic-defer",
+    "openai-results",
+    "openai-responses",
+)
 """The request shapes the bench counts: the providers; ``anthropic-defer``, the
 Anthropic adapter with ``tool_search="defer_loading"`` (search results as
 ``tool_reference`` blocks, the tools they name deferred); and ``openai-results``, the
 OpenAI adapter with the advisor's ``injection="results"`` (a fixed tool list, search
-results carrying the definitions, calls through the call tool)."""
+results carrying the definitions, calls through the call tool); ``openai-responses``, the
+Responses API adapter with its default client-executed ``tool_search`` (discovered
+definitions in ``tool_search_output`` items, the tools list fixed)."""
 
 INJECTIONS: dict[Provider, str] = {"openai-results": "results"}
+
+CONVERSATION_DEPENDENT_TOOLS: frozenset[Provider] = frozenset(
+    {"anthropic-defer", "openai-responses"}
+)
+"""Shapes whose rendered tools depend on the conversation (deferred or carried tools)."""
 """The advisor's ``injection`` a request shape runs with (``"tools"`` when not listed)."""
 
 PROMPT_KEYS: dict[Provider, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openai": (("messages",), ("tools",)),
     "openai-results": (("messages",), ("tools",)),
+    "openai-responses": (("input",), ("tools",)),
     "anthropic": (("system", "messages"), ("tools",)),
     "anthropic-defer": (("system", "messages"), ("tools",)),
     "gemini": (("systemInstruction", "contents"), ("tools",)),
@@ -84,6 +101,8 @@ def adapter_request_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
     ``prompt``, settings included."""
     if provider in ("openai", "openai-results"):
         return openai_request_body(prompt, model=_MODEL)
+    if provider == "openai-responses":
+        return openai_responses_request_body(prompt, model=_MODEL)
     if provider == "anthropic":
         return anthropic_request_body(prompt, model=_MODEL, tool_search="none")
     if provider == "anthropic-defer":
@@ -167,7 +186,7 @@ def count_request(
     """
     count = counter.count if hasattr(counter, "count") else counter
     key = (provider, tuple(t.fingerprint for t in prompt.tool_definitions))
-    if provider == "anthropic-defer":
+    if provider in CONVERSATION_DEPENDENT_TOOLS:
         cache = None  # what is deferred depends on the conversation, not the tool list
     if cache is not None and key in cache:
         conversation_part = _parts(

@@ -21,6 +21,7 @@ from toolsearch.bench.data import Catalog, Query, QuerySet
 from toolsearch.bench.live import SyntheticTool
 from toolsearch.bench.metrics import percentile
 from toolsearch.bench.render import (
+    CONVERSATION_DEPENDENT_TOOLS,
     INJECTIONS,
     Provider,
     adapter_request_body,
@@ -163,7 +164,7 @@ def prompt_blocks(
             found = counts[text] = counter.count(text)
         return int(found)
 
-    if provider == "anthropic-defer":  # deferred tools and references depend on the messages
+    if provider in CONVERSATION_DEPENDENT_TOOLS:  # deferred or carried tools: per conversation
         return request_blocks(prompt_body(prompt, provider), provider, count)
     key = ("blocks", provider, tuple(t.fingerprint for t in prompt.tool_definitions))
     tools = counts.get(key)
