@@ -289,3 +289,12 @@ def test_anthropic_defer_loading_keeps_the_read_prefix_across_a_discovery() -> N
         loaded_after = [t for t in after["tools"] if not t.get("defer_loading")]
         assert compact(loaded_before) == compact(loaded_after)
         assert prefix_kept(before, after, ["system"], "messages")
+
+
+def test_other_front_doors_refuse_the_native_search() -> None:
+    from toolsearch.search import ToolSearchOptions
+
+    with pytest.raises(ValueError, match="search='native' is the tool-search advisor's"):
+        ToolSearchSessions(
+            RegexToolIndex(), options=ToolSearchOptions(search="native"), door="mcp-proxy"
+        )

@@ -161,12 +161,18 @@ class ToolSearchSessions:
             else SessionRegistry(resolve_index(index), eviction_strategy, store=store)
         )
         self.options = options if options is not None else ToolSearchOptions()
-        if self.options.injection != "tools" and door not in ("advisor", ""):
-            raise ValueError(
-                f"injection={self.options.injection!r} is the tool-search advisor's: the "
-                f"{door or 'this'} front door adds discovered tools to the tool list "
-                "(injection='tools')"
-            )
+        if door not in ("advisor", ""):
+            if self.options.injection != "tools":
+                raise ValueError(
+                    f"injection={self.options.injection!r} is the tool-search advisor's: the "
+                    f"{door} front door adds discovered tools to the tool list "
+                    "(injection='tools')"
+                )
+            if self.options.search != "toolsearch":
+                raise ValueError(
+                    "search='native' is the tool-search advisor's: the "
+                    f"{door} front door runs toolsearch's own search (search='toolsearch')"
+                )
         self.search_log = search_log
         self.door = door
         self._listeners: list[SearchListener] = list(search_listeners)
