@@ -298,3 +298,22 @@ def test_other_front_doors_refuse_the_native_search() -> None:
         ToolSearchSessions(
             RegexToolIndex(), options=ToolSearchOptions(search="native"), door="mcp-proxy"
         )
+
+
+def test_the_call_tool_called_directly_runs_the_named_tool_or_answers_the_refusal() -> None:
+    from toolsearch.search import ToolSearchOptions
+
+    CALLS.clear()
+    sessions = ToolSearchSessions(RegexToolIndex(), options=ToolSearchOptions(injection="results"))
+    callbacks = {t.definition.name: t for t in TOOLS}
+    with sessions.open("s", tools=[t.definition for t in TOOLS]) as run:
+        call_tool = run.call_tool(callbacks.get)
+        assert call_tool is not None
+        assert call_tool.definition.name == "callTool"
+        run.search("email")
+        assert (
+            call_tool.call('{"name": "send_email", "arguments": {"to": "di"}}') == "send_email done"
+        )
+        assert "no tool named 'nope'" in call_tool.call('{"name": "nope"}')
+        assert asyncio.run(call_tool.acall('{"name": "send_email"}')) == "send_email done"
+    assert CALLS == [("send_email", {"to": "di"}), ("send_email", {})]

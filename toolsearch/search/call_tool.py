@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.tools.callback import ToolCallback
@@ -90,19 +90,31 @@ def unwrap_call(call_tool_name: str, input_json: str | None) -> CallThrough:
     return CallThrough(name.strip(), json.dumps(arguments, ensure_ascii=False))
 
 
+class _Decision(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def allowed(self) -> bool: ...
+
+    @property
+    def message(self) -> str | None: ...
+
+
 class CallTool:
     """The call tool as a ``ToolCallback``. The advisor unwraps its calls before they run;
-    called directly, it checks the named tool with ``check`` (a name to the tool's own
-    name, or a refusal message) and runs the callback ``lookup`` finds."""
+    called directly, it asks ``resolve`` (the run's
+    :meth:`~toolsearch.search.run.SearchRun.unwrap_call`) for the decision on the named
+    tool and its arguments, and runs the callback ``lookup`` finds, or answers the refusal."""
 
     def __init__(
         self,
         definition: ToolDefinition,
-        check: Callable[[str], tuple[str, str | None]],
+        resolve: Callable[[str | None], tuple[_Decision, str]],
         lookup: Callable[[str], ToolCallback | None],
     ) -> None:
         self._definition = definition
-        self._check = check
+        self._resolve = resolve
         self._lookup = lookup
 
     @property
@@ -114,10 +126,9 @@ class CallTool:
         return ToolMetadata()
 
     def _target(self, input_json: str) -> tuple[ToolCallback | str, str]:
-        through = unwrap_call(self._definition.name, input_json)
-        own, refusal = self._check(through.name)
-        callback = self._lookup(own) if refusal is None else None
-        return (callback if callback is not None else (refusal or "")), through.arguments
+        decision, arguments = self._resolve(input_json)
+        callback = self._lookup(decision.name) if decision.allowed else None
+        return (callback if callback is not None else (decision.message or "")), arguments
 
     def call(self, input_json: str, context: ToolContext | None = None) -> str:
         target, arguments = self._target(input_json)

@@ -9,7 +9,6 @@ and reports every search to its owner's sinks (spans, listeners, search log).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -26,6 +25,7 @@ from toolsearch.search.events import ToolSearchEvent
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.results import render_result
 from toolsearch.search.search_tool import ToolSearchTool
 from toolsearch.search.session_ref import (
     EPHEMERAL_PREFIX,
@@ -263,14 +263,7 @@ class SearchRun:
         """The call tool (``injection="results"``) as a ``ToolCallback`` bound to this run,
         running the callbacks ``lookup`` finds by name; ``None`` without it."""
         definition = self.sessions.call_definition()
-        if definition is None:
-            return None
-
-        def check(name: str) -> tuple[str, str | None]:
-            decision = self.check_call(name, visible=self.loaded())
-            return decision.name, None if decision.allowed else decision.message
-
-        return CallTool(definition, check, lookup)
+        return CallTool(definition, self.unwrap_call, lookup) if definition else None
 
     def unwrap_call(self, input_json: str | None) -> tuple[CallDecision, str]:
         """A call of the call tool: the decision on the tool it names (as
@@ -349,33 +342,12 @@ class SearchRun:
         return result
 
     def render(self, result: SearchResult) -> str:
-        """A search's result as the model reads it: a JSON list of the names found (the
-        run's wire names), or of ``{"name", "summary"}`` objects with summaries on, or of
-        ``{"name", "description", "parameters"}`` definitions with
-        ``injection="results"``; the index's error object when it refused the query."""
-        wire = self.wire
-        if result.error is not None:
-            return json.dumps(result.error)
-        if self.sessions.call_tool_name is not None:  # injection="results"
-            carried = [self.tools[hit.name] for hit in result.hits if hit.name in self.tools]
-            return json.dumps(
-                [
-                    {
-                        "name": wire(d.name),
-                        "description": d.description,
-                        "parameters": dict(d.input_schema),
-                    }
-                    for d in carried
-                ],
-                ensure_ascii=False,
-            )
-        if self.options.search_results_with_summaries:
-            shown: list[Any] = [
-                {"name": wire(hit.name), "summary": hit.summary or ""} for hit in result.hits
-            ]
-        else:
-            shown = [wire(hit.name) for hit in result.hits]
-        return json.dumps(shown, ensure_ascii=False)
+        """A search's result as the model reads it (:func:`~toolsearch.search.results.
+        render_result`: names, names with summaries, or definitions with
+        ``injection="results"``), under the run's wire names."""
+        carried = self.tools if self.sessions.call_tool_name is not None else None
+        summaries = self.options.search_results_with_summaries
+        return render_result(result, self.wire, summaries=summaries, definitions=carried)
 
     def _skipped(self, query: str, extra: frozenset[str]) -> frozenset[str]:
         """What a search leaves out: the loaded tools (with ``exclude_loaded_tools``) and
