@@ -341,3 +341,90 @@ def test_live_mode_runs_ours_and_the_native_search_side_by_side() -> None:
     assert server.refused == []
     native_first = server.requests[5]
     assert native_first["tools"][-1] == {"type": "tool_search"}
+
+
+class _Categorized:
+    """A tool with a category (as MCP tools carry their server's name)."""
+
+    def __init__(self, category: str) -> None:
+        from toolsearch.tools.definition import ToolDefinition, ToolMetadata
+
+        self.definition = ToolDefinition(
+            "get_weather",
+            "Current weather for a city.",
+            {"type": "object", "properties": {"city": {"type": "string"}}},
+            category,
+        )
+        self.metadata = ToolMetadata()
+
+    def call(self, input_json: str, context: Any = None) -> str:
+        weather_calls.append(json.loads(input_json)["city"])
+        return "sunny"
+
+    async def acall(self, input_json: str, context: Any = None) -> str:
+        return self.call(input_json)
+
+
+@pytest.mark.parametrize("namespaces", [True, False])
+def test_found_tools_go_in_a_namespace_per_category(namespaces: bool) -> None:
+    server = Server("response_tool_search.json", "response_tool_call.json", "response_final.json")
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+    model = server.model(namespaces=namespaces)
+    client = ChatClient.builder(model).default_advisors(advisor).build()
+    client.prompt("Weather in Paris?").tools(_Categorized("weather service")).call()
+    assert server.refused == []
+    assert weather_calls == ["Paris"]
+    loaded = server.requests[1]["input"][-1]["tools"]
+    call = server.requests[2]["input"][-2]
+    if namespaces:
+        assert [(t["type"], t["name"]) for t in loaded] == [("namespace", "weather_service")]
+        assert [t["name"] for t in loaded[0]["tools"]] == ["get_weather"]
+        assert call["namespace"] == "weather_service"
+    else:
+        assert [(t["type"], t["name"]) for t in loaded] == [("function", "get_weather")]
+        assert "namespace" not in call
+
+
+@pytest.mark.parametrize("mode", ["call", "stream", "acall"])
+def test_a_model_without_tool_search_gets_every_tool_as_a_function_from_then_on(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    final = "stream_final.sse" if mode == "stream" else "response_final.json"
+    server = Server((400, "error_400_tool_search.json"), final)
+    model = server.model()
+    search = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+    client = ChatClient.builder(model).default_advisors(search).build()
+    spec = client.prompt("hi").tools(get_weather)
+    with caplog.at_level("WARNING", logger="toolsearch.models.openai_responses"):
+        if mode == "call":
+            text = spec.call().content()
+        elif mode == "acall":
+            text = asyncio.run(spec.acall()).content()
+        else:
+            text = "".join(c.message.content or "" for c in spec.stream().chat_responses())
+    assert text == "It is sunny in Paris."
+    refused, resent = server.requests
+    assert refused["tools"][0]["type"] == "tool_search"
+    assert [(t["type"], t["name"]) for t in resent["tools"]] == [("function", "toolSearchTool")]
+    assert model.tool_search == "none"
+    assert len(caplog.records) == 1
+    assert "refused OpenAI's tool search" in caplog.records[0].message
+
+
+def test_another_400_is_raised_as_it_is() -> None:
+    server = Server((400, "error_400_tool_search.json"))
+    model = server.model(tool_search="none")
+    with pytest.raises(ProviderError):
+        model.call(Prompt.of("hi"))
+    assert len(server.requests) == 1
+
+
+def test_with_injection_results_the_search_tool_stays_a_function_whose_text_is_read() -> None:
+    server = Server("response_final.json")
+    search = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), injection="results")
+    client = ChatClient.builder(server.model()).default_advisors(search).build()
+    client.prompt("hi").tools(get_weather).call()
+    assert [(t["type"], t["name"]) for t in server.requests[0]["tools"]] == [
+        ("function", "toolSearchTool"),
+        ("function", "callTool"),
+    ]

@@ -22,6 +22,10 @@ Tool search, ``tool_search=``:
   (``metadata["openai_responses_items"]``) and sent back with it.
 * ``"none"``: every tool, the search tool too, as a plain function.
 
+A model or endpoint without tool search answers the first two with a 400 (naming
+``tool_search``, ``defer_loading`` or a namespace): the adapter logs a warning, sends the
+same request again as ``"none"`` and stays so (a stream only when nothing had arrived yet).
+
 :func:`openai_responses_request_body` is the request mapping on its own (pure: no SDK, no
 network). The adapter is stateless (``store`` is not sent, no ``previous_response_id``):
 each request carries the whole conversation, as every other adapter's does.
@@ -29,8 +33,9 @@ each request carries the whole conversation, as every other adapter's does.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+import logging
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Literal
 
 from toolsearch.chat.messages import (
@@ -44,20 +49,25 @@ from toolsearch.chat.messages import (
 )
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
-from toolsearch.chat.response import ChatResponse, FinishReason, Usage
+from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ProviderError
 from toolsearch.models._provider import (
     SdkChatModel,
     arguments_object,
     body_extra,
-    new_call_id,
     parameters_of,
     require,
     sdk_arguments,
 )
 from toolsearch.models.openai import translate_openai_error
+from toolsearch.models.openai_responses_output import (
+    ITEMS_METADATA_KEY,
+    PROVIDER,
+    ResponsesNames,
+    ResponsesStreamState,
+    response_from_responses,
+)
 from toolsearch.models.wire_names import (
-    OPENAI_NAMES,
     WireNames,
     mentioned_names,
     wire_result_text,
@@ -73,28 +83,10 @@ __all__ = [
     "response_from_responses",
 ]
 
-PROVIDER = "openai-responses"
+_log = logging.getLogger(__name__)
 
+_SEARCH_WORDS = re.compile(r"tool_search|tool search|defer_loading|namespace", re.IGNORECASE)
 ResponsesToolSearch = Literal["client", "hosted", "none"]
-
-ITEMS_METADATA_KEY = "openai_responses_items"
-"""``AssistantMessage.metadata`` key of output items sent back as they came (the server's
-tool-search items in ``"hosted"`` mode)."""
-
-_ECHOED_FIELDS = {
-    "tool_search_call": ("type", "id", "call_id", "execution", "status", "arguments"),
-    "tool_search_output": ("type", "id", "call_id", "execution", "status", "tools"),
-}
-"""The output items kept for the next request, with the fields their input form takes."""
-
-
-class ResponsesNames(WireNames):
-    """A request's wire names, and the name of its search tool (``None``: none sent as
-    OpenAI's ``tool_search``), which the model's ``tool_search_call`` items are calls of."""
-
-    def __init__(self, names: Sequence[str], search_tool: str | None) -> None:
-        super().__init__(OPENAI_NAMES, names)
-        self.search_tool = search_tool
 
 
 class OpenAIResponsesChatModel(SdkChatModel):
@@ -105,6 +97,9 @@ class OpenAIResponsesChatModel(SdkChatModel):
         api_key, base_url, client, async_client: As for
             :class:`~toolsearch.models.OpenAIChatModel`.
         tool_search: ``"client"`` (default), ``"hosted"`` or ``"none"`` (module doc).
+        namespaces: In ``"client"`` mode, the found tools that have a category go back in
+            one ``namespace`` per category (MCP tools: their server), as OpenAI groups
+            deferred tools; ``False``: every found tool as a plain function.
         options: Default :class:`ChatOptions`. ``ChatOptions.stop`` is refused (the
             Responses API has no stop sequences); ``extra`` is passed through: keys
             ``responses.create`` accepts (``reasoning``, ``tool_choice``,
@@ -122,9 +117,12 @@ class OpenAIResponsesChatModel(SdkChatModel):
         client: Any | None = None,
         async_client: Any | None = None,
         tool_search: ResponsesToolSearch = "client",
+        namespaces: bool = True,
         options: ChatOptions | None = None,
     ) -> None:
         super().__init__(options=options, sync_only=client is not None and async_client is None)
+        self.namespaces = namespaces
+        self._native_refused = False
         if tool_search not in ("client", "hosted", "none"):
             raise ValueError("tool_search must be 'client', 'hosted' or 'none'")
         self._sdk = require("openai", extra="openai", feature="OpenAIResponsesChatModel")
@@ -165,8 +163,9 @@ class OpenAIResponsesChatModel(SdkChatModel):
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
         options = self.effective_options(prompt)
         effective = prompt.with_options(options)
-        mode: ResponsesToolSearch = "hosted" if options.native_tool_search else self.tool_search
-        names = responses_names(effective, mode)
+        native = options.native_tool_search and not self._native_refused
+        mode: ResponsesToolSearch = "hosted" if native else self.tool_search
+        names = responses_names(effective, mode, namespaces=self.namespaces)
         body = openai_responses_request_body(
             effective, model=self.model, tool_search=mode, stream=stream, names=names
         )
@@ -174,6 +173,64 @@ class OpenAIResponsesChatModel(SdkChatModel):
 
         create = resource.Responses.create
         return sdk_arguments(body, options, parameters_of(create)), names
+
+    # -- a model without tool search: the same request again, every tool a function --------
+
+    def _falls_back(self, exc: ProviderError, prompt: Prompt) -> bool:
+        """Whether ``exc`` refused OpenAI's tool search (a 400 naming tool_search,
+        defer_loading or a namespace) on a request that used it; the model object stays on
+        ``tool_search="none"`` from then on."""
+        mode = "hosted" if self.effective_options(prompt).native_tool_search else self.tool_search
+        if mode == "none" or exc.status_code != 400 or not _SEARCH_WORDS.search(str(exc)):
+            return False
+        _log.warning(
+            "%s refused OpenAI's tool search (%s); sending every tool as a function from now "
+            "on (OpenAIResponsesChatModel(tool_search='none') skips the first try)",
+            self.model,
+            exc,
+        )
+        self.tool_search = "none"
+        self._native_refused = True
+        return True
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        try:
+            return super().call(prompt)
+        except ProviderError as exc:
+            if not self._falls_back(exc, prompt):
+                raise
+            return super().call(prompt)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        try:
+            return await super().acall(prompt)
+        except ProviderError as exc:
+            if not self._falls_back(exc, prompt):
+                raise
+            return await super().acall(prompt)
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        started = False
+        try:
+            for chunk in super().stream(prompt):
+                started = True
+                yield chunk
+        except ProviderError as exc:
+            if started or not self._falls_back(exc, prompt):
+                raise
+            yield from super().stream(prompt)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        started = False
+        try:
+            async for chunk in super().astream(prompt):
+                started = True
+                yield chunk
+        except ProviderError as exc:
+            if started or not self._falls_back(exc, prompt):
+                raise
+            async for chunk in super().astream(prompt):
+                yield chunk
 
     def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
         return self.client.responses.create(**arguments)
@@ -213,7 +270,9 @@ def _search_tool(prompt: Prompt, tool_search: ResponsesToolSearch) -> str | None
     return None
 
 
-def responses_names(prompt: Prompt, tool_search: ResponsesToolSearch) -> ResponsesNames:
+def responses_names(
+    prompt: Prompt, tool_search: ResponsesToolSearch, *, namespaces: bool = True
+) -> ResponsesNames:
     """The request's wire names (OpenAI's rule) and its client-executed search tool."""
     tools = [callback.definition.name for callback in prompt.options.tool_callbacks]
     tools += [
@@ -221,7 +280,9 @@ def responses_names(prompt: Prompt, tool_search: ResponsesToolSearch) -> Respons
         for item in prompt.options.deferred_tools
     ]
     return ResponsesNames(
-        mentioned_names(tools, prompt.messages), _search_tool(prompt, tool_search)
+        mentioned_names(tools, prompt.messages),
+        _search_tool(prompt, tool_search),
+        namespaces=namespaces,
     )
 
 
@@ -346,12 +407,15 @@ def _call_item(call: ToolCall, names: ResponsesNames) -> dict[str, Any]:
             "status": "completed",
             "arguments": arguments_object(call.arguments),
         }
-    return {
+    item = {
         "type": "function_call",
         "call_id": call.id,
         "name": names.wire(call.name),
         "arguments": call.arguments or "{}",
     }
+    if call.name in names.carried_in:  # a tool loaded inside a namespace is called in it
+        item["namespace"] = names.carried_in[call.name]
+    return item
 
 
 def _result_item(
@@ -368,7 +432,7 @@ def _result_item(
             "call_id": response.id,
             "execution": "client",
             "status": "completed",
-            "tools": [_function(d, names, deferred=True) for d in found],
+            "tools": _loaded_tools(found, names),
         }
     return {
         "type": "function_call_output",
@@ -377,137 +441,26 @@ def _result_item(
     }
 
 
-# -- mapping: Responses -> toolsearch ---------------------------------------------------------
-
-
-def usage_from_responses(usage: Any) -> tuple[Usage | None, dict[str, Any]]:
-    """Our ``Usage`` (input tokens include the cached ones, as OpenAI counts) and the raw
-    details; ``None`` when the answer carried no usage."""
-    if usage is None:
-        return None, {}
-    details = getattr(usage, "input_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
-    raw = usage.model_dump(exclude_none=True) if hasattr(usage, "model_dump") else {}
-    return (
-        Usage(
-            prompt_tokens=usage.input_tokens or 0,
-            completion_tokens=usage.output_tokens or 0,
-            cached_tokens=cached,
-        ),
-        raw,
-    )
-
-
-def _finish(response: Any, has_calls: bool) -> str:
-    status = getattr(response, "status", None)
-    if status == "incomplete":
-        details = getattr(response, "incomplete_details", None)
-        reason = getattr(details, "reason", None)
-        return FinishReason.LENGTH if reason == "max_output_tokens" else str(reason or "length")
-    return FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
-
-
-def _dump(item: Any) -> dict[str, Any]:
-    return item.model_dump(exclude_none=True) if hasattr(item, "model_dump") else dict(item)
-
-
-class _Output:
-    """Output items folded into text, calls and the items to send back."""
-
-    def __init__(self, names: ResponsesNames) -> None:
-        self.names = names
-        self.text: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.echoed: list[dict[str, Any]] = []
-
-    def add(self, item: Any, *, with_text: bool = True) -> None:
-        kind = getattr(item, "type", None)
-        if kind == "message" and with_text:
-            for part in getattr(item, "content", None) or ():
-                if getattr(part, "type", None) == "output_text":
-                    self.text.append(part.text)
-        elif kind == "function_call":
-            self.calls.append(
-                ToolCall(
-                    id=item.call_id or new_call_id(),
-                    name=self.names.real(item.name),
-                    arguments=item.arguments or "{}",
-                )
-            )
-        elif kind == "tool_search_call" and getattr(item, "execution", None) == "client":
-            arguments = item.arguments if isinstance(item.arguments, dict) else {}
-            self.calls.append(
-                ToolCall(
-                    id=item.call_id or item.id or new_call_id(),
-                    name=self.names.search_tool or "tool_search",
-                    arguments=json.dumps(arguments, ensure_ascii=False),
-                )
-            )
-        elif kind in _ECHOED_FIELDS:  # the server's own search: sent back as it came
-            raw = _dump(item)
-            self.echoed.append({k: raw[k] for k in _ECHOED_FIELDS[kind] if k in raw})
-
-    def message(self, text: str | None = None) -> AssistantMessage:
-        metadata = {ITEMS_METADATA_KEY: self.echoed} if self.echoed else {}
-        content = "".join(self.text) if text is None else text
-        return AssistantMessage(
-            content=content or None, tool_calls=tuple(self.calls), metadata=metadata
-        )
-
-
-def response_from_responses(response: Any, names: ResponsesNames) -> ChatResponse:
-    """A ``Response`` as our ``ChatResponse``: its text, calls and usage."""
-    output = _Output(names)
-    for item in getattr(response, "output", None) or ():
-        output.add(item)
-    usage, raw = usage_from_responses(getattr(response, "usage", None))
-    metadata: dict[str, Any] = {"provider": PROVIDER, "model": response.model, "id": response.id}
-    if raw:
-        metadata["usage"] = raw
-    metadata["provider_finish_reason"] = getattr(response, "status", None)
-    return ChatResponse(output.message(), _finish(response, bool(output.calls)), usage, metadata)
-
-
-class ResponsesStreamState:
-    """Folds Responses stream events: text deltas pass on at once; each call is handed on
-    whole, with the status and usage, when the response completes."""
-
-    def __init__(self, names: ResponsesNames) -> None:
-        self.output = _Output(names)
-        self.final: Any = None
-        self.metadata: dict[str, Any] = {"provider": PROVIDER}
-
-    def feed(self, event: Any) -> ChatResponse | None:
-        kind = getattr(event, "type", "")
-        if kind == "response.output_text.delta" and event.delta:
-            return ChatResponse(AssistantMessage(content=event.delta))
-        if kind == "response.output_item.done":
-            self.output.add(event.item, with_text=False)
-        elif kind in ("response.completed", "response.incomplete"):
-            self.final = event.response
-        elif kind in ("response.failed", "error"):
-            error = getattr(getattr(event, "response", None), "error", None) or event
-            message = getattr(error, "message", None) or "the response failed"
-            raise ProviderError(PROVIDER, str(message), retryable=True)
-        return None
-
-    def finish(self) -> ChatResponse:
-        if self.final is None:
-            raise ProviderError(
-                PROVIDER, "the stream ended before the response completed", retryable=True
-            )
-        usage, raw = usage_from_responses(getattr(self.final, "usage", None))
-        metadata = {
-            **self.metadata,
-            "model": self.final.model,
-            "id": self.final.id,
-            "provider_finish_reason": getattr(self.final, "status", None),
-        }
-        if raw:
-            metadata["usage"] = raw
-        return ChatResponse(
-            self.output.message(text=""),
-            _finish(self.final, bool(self.output.calls)),
-            usage,
-            metadata,
-        )
+def _loaded_tools(found: Sequence[ToolDefinition], names: ResponsesNames) -> list[dict[str, Any]]:
+    """A search output's tools: plain functions, or one namespace per category (in the
+    order the categories first appear) when ``names.namespaces``."""
+    if not names.namespaces:
+        return [_function(d, names, deferred=True) for d in found]
+    loaded: list[dict[str, Any]] = []
+    spaces: dict[str, dict[str, Any]] = {}
+    for definition in found:
+        if not definition.category:
+            loaded.append(_function(definition, names, deferred=True))
+            continue
+        space = names.namespace(definition.category)
+        if space not in spaces:
+            spaces[space] = {
+                "type": "namespace",
+                "name": space,
+                "description": f"Tools of {definition.category}.",
+                "tools": [],
+            }
+            loaded.append(spaces[space])
+        spaces[space]["tools"].append(_function(definition, names, deferred=True))
+        names.carried_in[definition.name] = space
+    return loaded

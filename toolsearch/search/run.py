@@ -257,7 +257,8 @@ class SearchRun:
 
     def search_tool(self) -> ToolSearchTool:
         """The search tool as a ``ToolCallback`` bound to this run."""
-        return ToolSearchTool(self, self.sessions.search_definition())
+        native = self.sessions.call_tool_name is None  # results mode: its text is the point
+        return ToolSearchTool(self, self.sessions.search_definition(), native=native)
 
     def call_tool(self, lookup: Callable[[str], ToolCallback | None]) -> CallTool | None:
         """The call tool (``injection="results"``) as a ``ToolCallback`` bound to this run,

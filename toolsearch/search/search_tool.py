@@ -157,9 +157,15 @@ class ToolSearchTool:
     :meth:`acall` searches on a worker thread, so an async loop never blocks on ranking.
     """
 
-    def __init__(self, run: SearchBackend, definition: ToolDefinition) -> None:
+    def __init__(
+        self, run: SearchBackend, definition: ToolDefinition, *, native: bool = True
+    ) -> None:
+        """``native``: adapters may send it as the provider's own search tool (its
+        metadata's ``tool_search``); off when its results are text the model must read as
+        such (``injection="results"``: they carry the definitions)."""
         self._run = run
         self._definition = definition
+        self._native = native
         properties = definition.input_schema.get("properties", {})
         self._multi_query = "queries" in properties
 
@@ -169,7 +175,7 @@ class ToolSearchTool:
 
     @property
     def metadata(self) -> ToolMetadata:
-        return ToolMetadata(tool_search=True)
+        return ToolMetadata(tool_search=self._native)
 
     def call(self, input_json: str, context: ToolContext | None = None) -> str:
         queries, limit = self.arguments(input_json)
