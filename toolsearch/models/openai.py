@@ -11,7 +11,7 @@ sends for a prompt, built without the SDK or the network (the benchmark counts i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from toolsearch.chat.messages import (
@@ -49,6 +49,7 @@ from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
     "OpenAIChatModel",
+    "OpenAIClients",
     "openai_messages",
     "openai_request_body",
     "openai_tools",
@@ -62,7 +63,42 @@ _OPENAI_HOST = "api.openai.com"
 MaxTokensParameter = Literal["auto", "max_tokens", "max_completion_tokens"]
 
 
-class OpenAIChatModel(SdkChatModel):
+class OpenAIClients:
+    """The ``openai`` SDK clients of an OpenAI adapter, created on first use from its
+    ``api_key`` and ``base_url`` (or given as ``client`` / ``async_client``): shared by
+    :class:`OpenAIChatModel` and the Responses API adapter."""
+
+    _sdk: Any
+    _api_key: str | None
+    _base_url: str | None
+    _lazy_client: Callable[[str, Callable[[], Any]], Any]
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        import os
+
+        kwargs: dict[str, Any] = {}
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key
+        elif self._base_url is not None and not os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = "unused"  # local servers ignore it; the SDK insists on one
+        if self._base_url is not None:
+            kwargs["base_url"] = self._base_url
+        return kwargs
+
+    @property
+    def client(self) -> Any:
+        """The ``openai.OpenAI`` client (created on first use)."""
+        return self._lazy_client("_client", lambda: self._sdk.OpenAI(**self._client_kwargs()))
+
+    @property
+    def async_client(self) -> Any:
+        """The ``openai.AsyncOpenAI`` client (created on first use)."""
+        return self._lazy_client(
+            "_async_client", lambda: self._sdk.AsyncOpenAI(**self._client_kwargs())
+        )
+
+
+class OpenAIChatModel(OpenAIClients, SdkChatModel):
     """A chat model on the OpenAI chat completions API (or a compatible server).
 
     Args:
@@ -108,32 +144,6 @@ class OpenAIChatModel(SdkChatModel):
         self._client = client
         self._async_client = async_client
         self.max_tokens_parameter = max_tokens_parameter
-
-    # -- clients ---------------------------------------------------------------------------
-
-    def _client_kwargs(self) -> dict[str, Any]:
-        import os
-
-        kwargs: dict[str, Any] = {}
-        if self._api_key is not None:
-            kwargs["api_key"] = self._api_key
-        elif self._base_url is not None and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "unused"  # local servers ignore it; the SDK insists on one
-        if self._base_url is not None:
-            kwargs["base_url"] = self._base_url
-        return kwargs
-
-    @property
-    def client(self) -> Any:
-        """The ``openai.OpenAI`` client (created on first use)."""
-        return self._lazy_client("_client", lambda: self._sdk.OpenAI(**self._client_kwargs()))
-
-    @property
-    def async_client(self) -> Any:
-        """The ``openai.AsyncOpenAI`` client (created on first use)."""
-        return self._lazy_client(
-            "_async_client", lambda: self._sdk.AsyncOpenAI(**self._client_kwargs())
-        )
 
     # -- requests --------------------------------------------------------------------------
 

@@ -59,7 +59,7 @@ from toolsearch.models._provider import (
     require,
     sdk_arguments,
 )
-from toolsearch.models.openai import translate_openai_error
+from toolsearch.models.openai import OpenAIClients, translate_openai_error
 from toolsearch.models.openai_responses_output import (
     ITEMS_METADATA_KEY,
     PROVIDER,
@@ -89,7 +89,7 @@ _SEARCH_WORDS = re.compile(r"tool_search|tool search|defer_loading|namespace", r
 ResponsesToolSearch = Literal["client", "hosted", "none"]
 
 
-class OpenAIResponsesChatModel(SdkChatModel):
+class OpenAIResponsesChatModel(OpenAIClients, SdkChatModel):
     """A chat model on the OpenAI Responses API (or a server that speaks it).
 
     Args:
@@ -135,30 +135,6 @@ class OpenAIResponsesChatModel(SdkChatModel):
         self._base_url = base_url
         self._client = client
         self._async_client = async_client
-
-    def _client_kwargs(self) -> dict[str, Any]:
-        import os
-
-        kwargs: dict[str, Any] = {}
-        if self._api_key is not None:
-            kwargs["api_key"] = self._api_key
-        elif self._base_url is not None and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "unused"
-        if self._base_url is not None:
-            kwargs["base_url"] = self._base_url
-        return kwargs
-
-    @property
-    def client(self) -> Any:
-        """The ``openai.OpenAI`` client (created on first use)."""
-        return self._lazy_client("_client", lambda: self._sdk.OpenAI(**self._client_kwargs()))
-
-    @property
-    def async_client(self) -> Any:
-        """The ``openai.AsyncOpenAI`` client (created on first use)."""
-        return self._lazy_client(
-            "_async_client", lambda: self._sdk.AsyncOpenAI(**self._client_kwargs())
-        )
 
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
         options = self.effective_options(prompt)
