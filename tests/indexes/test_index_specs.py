@@ -48,8 +48,10 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> _Loads:
 def test_every_embedder_spec_gives_a_factory_without_loading(tmp_path: Path, loads) -> None:
     assert specs.embedder_factory("hashing") is HashingEmbedder
     assert specs.embedder_factory(" static ") == specs.StaticEmbedder.from_packaged_minilm
-    assert specs.embedder_factory("minilm") is loads
-    assert specs.embedder_factory("sentence-transformers/all-MiniLM-L6-v2") is loads
+    assert specs.embedder_factory("minilm") is specs.minilm_embedder  # ONNX where installed
+    assert specs.embedder_factory("sentence-transformers/all-MiniLM-L6-v2") is specs.minilm_embedder
+    assert specs.embedder_factory("minilm-torch") is loads
+    assert callable(specs.embedder_factory("minilm-onnx"))
     for spec in (
         "hashing-32",
         "model2vec/static-all-MiniLM-L6-v2-pca128",
@@ -73,7 +75,7 @@ def test_an_unknown_embedder_names_the_valid_ones() -> None:
     for bad in ("nope", "", "hashing-x", "/no/such/folder"):
         with pytest.raises(ValueError, match="unknown embedder") as info:
             specs.embedder_factory(bad)
-        assert "minilm, static, tuned, hashing, hashing-DIM" in str(info.value)
+        assert "minilm, minilm-onnx, minilm-torch, static, tuned, hashing" in str(info.value)
 
 
 def test_tuned_without_a_model_says_how_to_make_it(tmp_path: Path, monkeypatch) -> None:

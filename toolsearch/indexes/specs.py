@@ -42,6 +42,7 @@ from toolsearch.indexes.embedders import (
     HashingEmbedder,
     SentenceTransformerEmbedder,
     StaticEmbedder,
+    minilm_embedder,
 )
 from toolsearch.indexes.tuned import default_tuned_model_path
 
@@ -129,7 +130,13 @@ def embedder_factory(name: str, *, local_only: bool = False) -> Callable[[], Emb
     if spec.startswith("model2vec/static-all-MiniLM-L6-v2-pca") and spec[37:].isdigit():
         return lambda: StaticEmbedder.from_packaged_minilm(pca_dims=int(spec[37:]))
     if spec in ("minilm", "sentence-transformers/all-MiniLM-L6-v2"):
+        return minilm_embedder
+    if spec == "minilm-torch":
         return SentenceTransformerEmbedder
+    if spec == "minilm-onnx":
+        from toolsearch.indexes.onnx_embedder import OnnxEmbedder
+
+        return OnnxEmbedder.from_packaged_minilm
     if spec.startswith("sentence-transformers/"):  # "#id" names a fine-tuned model's weights
         model = spec.split("/", 1)[1].split("#", 1)[0]
         if local_only and not Path(model).expanduser().is_dir():
@@ -147,9 +154,9 @@ def embedder_factory(name: str, *, local_only: bool = False) -> Callable[[], Emb
     if spec and Path(spec).expanduser().is_dir():
         return lambda: SentenceTransformerEmbedder(Path(spec).expanduser())
     raise ValueError(
-        f"unknown embedder {name!r}: use minilm, static, tuned, hashing, hashing-DIM, "
-        "openai:MODEL, gemini:MODEL or the folder of a sentence-transformers model (or pass "
-        "an Embedder object)"
+        f"unknown embedder {name!r}: use minilm, minilm-onnx, minilm-torch, static, tuned, "
+        "hashing, hashing-DIM, openai:MODEL, gemini:MODEL or the folder of a "
+        "sentence-transformers model (or pass an Embedder object)"
     )
 
 

