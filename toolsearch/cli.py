@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -192,6 +193,9 @@ def _app() -> Any:
             out = default_out()
         given = dict(locals())
         command = command_line(bench, given, out)
+        # build times are measured cold: local models embed every tool, unless the user
+        # names a disk cache (an API embedder's runs then reuse their paid vectors)
+        os.environ.setdefault("TOOLSEARCH_EMBEDDING_CACHE", "off")  # embedding_cache.CACHE_ENV
         if replay is not None:
             if queries_file is not None or live is not None or search_log is not None:
                 raise usage_error("--replay goes without --queries, --live and --search-log")

@@ -87,3 +87,44 @@ def test_a_process_that_only_searches_never_imports_torch(onnx: OnnxEmbedder) ->
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["send_email", "False"]
+
+
+def test_a_second_process_over_the_same_tools_embeds_nothing(tmp_path: Path) -> None:
+    """Document vectors are kept on disk (the API embedders' cache): a restarted process or
+    a second worker indexing the same 300 tools runs the model on 0 texts."""
+    script = textwrap.dedent(
+        """
+        import sys
+        from toolsearch.indexes import VectorToolIndex
+        from toolsearch.indexes.onnx_embedder import OnnxEmbedder
+        from toolsearch.tools.definition import ToolDefinition
+
+        embedder = OnnxEmbedder.from_packaged_minilm(cache=sys.argv[1])
+        tools = [ToolDefinition(f"tool_{i}", f"Operation {i} on file {i}") for i in range(300)]
+        VectorToolIndex(embedder=embedder).index_tools("s", tools)
+        print(embedder.embedded)
+        """
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    first, second = int(runs[0][-1]), int(runs[1][-1])
+    assert first >= 300  # every tool (each of its views) embedded once
+    assert second == 0
+
+
+def test_cached_rows_equal_fresh_ones(tmp_path: Path) -> None:
+    texts = _texts()[:20]
+    fresh = OnnxEmbedder.from_packaged_minilm(cache=False).embed_documents(texts)
+    cached = OnnxEmbedder.from_packaged_minilm(cache=tmp_path)
+    cached.embed_documents(texts[:10])
+    rows = cached.embed_documents([*texts, texts[0]])  # 10 from disk, 10 new, one repeated
+    assert cached.embedded == 20
+    assert np.allclose(rows[:20], fresh, atol=1e-6)
+    assert np.array_equal(rows[20], rows[0])

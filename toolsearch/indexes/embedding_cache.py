@@ -38,7 +38,9 @@ from toolsearch.indexes.tuned import default_cache_dir
 __all__ = [
     "CACHE_ENV",
     "CACHE_FILE",
+    "CachedRows",
     "EmbeddingCache",
+    "cached_rows",
     "default_embedding_cache",
     "text_key",
 ]
@@ -75,6 +77,40 @@ def default_embedding_cache() -> EmbeddingCache | None:
     if configured.lower() in _OFF:
         return None
     return EmbeddingCache(configured or None)
+
+
+class CachedRows:
+    """What :func:`cached_rows` did: the rows, and how many texts it had to embed."""
+
+    def __init__(self, rows: Any, embedded: int) -> None:
+        self.rows = rows
+        self.embedded = embedded
+
+
+def cached_rows(
+    cache: EmbeddingCache | None,
+    model: str,
+    dimension: int,
+    texts: Sequence[str],
+    embed: Any,
+) -> CachedRows:
+    """Document rows for ``texts``: those ``cache`` holds for ``model``, the rest from
+    ``embed(missing_texts)`` (each distinct text once), stored for the next process. With
+    no cache, ``embed(texts)`` as it is. Rows come back in the order of ``texts``."""
+    import numpy as np
+
+    if cache is None or not texts:
+        rows = embed(list(texts))
+        return CachedRows(rows, len(texts))
+    keys = [text_key(text) for text in texts]
+    found = cache.get_many(model, list(dict.fromkeys(keys)), dimension)
+    missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+    if missing:
+        fresh = embed(list(missing.values()))
+        cache.put_many(model, list(missing), fresh)
+        found.update(zip(missing, fresh, strict=True))
+    rows = np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
+    return CachedRows(np.ascontiguousarray(rows), len(missing))
 
 
 class EmbeddingCache:

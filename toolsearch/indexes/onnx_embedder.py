@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.errors import MissingExtraError
+from toolsearch.indexes.embedding_cache import EmbeddingCache, cached_rows, default_embedding_cache
 from toolsearch.indexes.tuned import default_cache_dir
 
 __all__ = ["MINILM_NAME", "OnnxEmbedder", "export_minilm_onnx", "onnx_available"]
@@ -125,6 +126,16 @@ def export_minilm_onnx(source: Path, target: Path) -> Path:
     return target
 
 
+def _cache_of(option: EmbeddingCache | str | Path | bool) -> EmbeddingCache | None:
+    if option is True:
+        return default_embedding_cache()
+    if option is False:
+        return None
+    if isinstance(option, EmbeddingCache):
+        return option
+    return EmbeddingCache(option)
+
+
 class OnnxEmbedder:
     """The packaged all-MiniLM-L6-v2 (or another exported BERT-style sentence model) on
     ONNX Runtime: unit float32 rows, the vectors sentence-transformers gives.
@@ -136,6 +147,11 @@ class OnnxEmbedder:
         name: The model's name (embeddings are cached under it).
         dimension: The vectors' length.
         threads: Chunks of a document batch run at once (default: the CPU count).
+        cache: Document vectors kept on disk across processes
+            (:class:`~toolsearch.indexes.embedding_cache.EmbeddingCache`): ``True`` (default)
+            for the default cache (``$TOOLSEARCH_EMBEDDING_CACHE``, ``off`` for none),
+            ``False`` for none, or a cache or folder of your own. A second process over
+            the same tools embeds nothing.
     """
 
     def __init__(
@@ -147,6 +163,7 @@ class OnnxEmbedder:
         name: str = MINILM_NAME,
         dimension: int = 384,
         threads: int | None = None,
+        cache: EmbeddingCache | str | Path | bool = True,
     ) -> None:
         try:
             import onnxruntime
@@ -169,11 +186,17 @@ class OnnxEmbedder:
         self._dimension = dimension
         self._threads = max(1, threads or os.cpu_count() or 1)
         self._queries = _QueryCache()
+        self.cache = _cache_of(cache)
+        self.embedded = 0
+        """Texts this embedder ran through the model (the rest came from the cache)."""
 
     @classmethod
-    def from_packaged_minilm(cls, *, cache_dir: str | Path | None = None) -> OnnxEmbedder:
+    def from_packaged_minilm(
+        cls, *, cache_dir: str | Path | None = None, **options: Any
+    ) -> OnnxEmbedder:
         """Load (or, the first time on this machine, export and then load) the packaged
-        MiniLM as ONNX, cached under ``cache_dir`` (default: the toolsearch cache)."""
+        MiniLM as ONNX, cached under ``cache_dir`` (default: the toolsearch cache);
+        ``options``: ``threads``, ``cache``."""
         source, version = _packaged()
         folder = Path(cache_dir or default_cache_dir()) / f"onnx-all-MiniLM-L6-v2-{version}"
         model_file = folder / "model.onnx"
@@ -184,6 +207,7 @@ class OnnxEmbedder:
             model_file,
             source / "tokenizer.json",
             max_length=int(config.get("max_seq_length", 256)),
+            **options,
         )
 
     @property
@@ -216,9 +240,16 @@ class OnnxEmbedder:
         return np.ascontiguousarray(pooled / norms, dtype=np.float32)
 
     def embed_documents(self, texts: Sequence[str]) -> Any:
-        """Embed a batch: texts tokenized once, sorted by length (little padding), run in
-        chunks of at most :data:`TOKENS_PER_RUN` padded tokens spread over ``threads``
-        threads; rows in the order given."""
+        """Embed a batch: the cached rows from the disk cache, the others through the
+        model (:meth:`embed_uncached`), which the cache then keeps."""
+        done = cached_rows(self.cache, self._name, self._dimension, texts, self.embed_uncached)
+        self.embedded += done.embedded
+        return done.rows
+
+    def embed_uncached(self, texts: Sequence[str]) -> Any:
+        """Embed a batch through the model: texts tokenized once, sorted by length (little
+        padding), run in chunks of at most :data:`TOKENS_PER_RUN` padded tokens spread
+        over ``threads`` threads; rows in the order given."""
         import numpy as np
 
         if not texts:
