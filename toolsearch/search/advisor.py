@@ -126,12 +126,12 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     ``reference_tool_name_accumulation``, ``session_id_key_name``, ``order``,
     ``search_tool_name``, ``undiscovered_tool_policy``, ``search_results_with_summaries``,
     ``exclude_loaded_tools``, ``multi_query``, ``search``, ``injection``, ``call_tool_name``,
-    and the
-    unloading of idle tools: ``max_loaded_tools``, ``unload_idle_turns``, ``unload_at``)
-    are the fields of :class:`ToolSearchOptions`, documented and defaulted there. Give
-    them as keyword arguments or as one ``options=`` object, not both: an option given
-    both ways raises ``TypeError`` (``options.replace(max_results=3)`` makes a changed
-    copy). Bad values raise ``ValueError`` (``max_results must be between 1 and 10``).
+    and the unloading of idle tools: ``max_loaded_tools``, ``unload_idle_turns``,
+    ``unload_at``) are the fields of :class:`ToolSearchOptions`, documented and defaulted
+    there. Give them as keyword arguments or as one ``options=`` object, not both: an
+    option given both ways raises ``TypeError`` (``options.replace(max_results=3)`` makes
+    a changed copy). Bad values raise ``ValueError`` (``max_results must be between 1 and
+    10``).
     ``advisor.options`` is the effective object, and each option is readable as an
     attribute (``advisor.max_results``).
 
