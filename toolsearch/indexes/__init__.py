@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from toolsearch.indexes.embedding_cache import EmbeddingCache
     from toolsearch.indexes.hybrid import HybridRanker, HybridToolIndex
     from toolsearch.indexes.milvus import MilvusRanker, MilvusToolIndex
+    from toolsearch.indexes.onnx_embedder import OnnxEmbedder
     from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
     from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
     from toolsearch.indexes.regex import RegexRanker, RegexToolIndex
@@ -73,6 +74,7 @@ _LOCATIONS = {
     "HashingEmbedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "StaticEmbedder": "embedders",
+    "OnnxEmbedder": "onnx_embedder",
     "embedder_factory": "specs",
     "index_factory": "specs",
     "load_embedder": "specs",
@@ -114,6 +116,7 @@ __all__ = [
     "HybridToolIndex",
     "MilvusRanker",
     "MilvusToolIndex",
+    "OnnxEmbedder",
     "OpenAIEmbedder",
     "PreparedTool",
     "Ranker",
