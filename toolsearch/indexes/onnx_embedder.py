@@ -35,7 +35,13 @@ from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.embedding_cache import EmbeddingCache, cached_rows, default_embedding_cache
 from toolsearch.indexes.tuned import default_cache_dir
 
-__all__ = ["MINILM_NAME", "OnnxEmbedder", "export_minilm_onnx", "onnx_available"]
+__all__ = [
+    "MINILM_NAME",
+    "OnnxEmbedder",
+    "export_minilm_onnx",
+    "minilm_embedder",
+    "onnx_available",
+]
 
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 """The name both MiniLM embedders carry: their vectors are the same, so embedding caches
@@ -57,6 +63,18 @@ def onnx_available() -> bool:
     import importlib.util
 
     return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "tokenizers"))
+
+
+def minilm_embedder() -> Any:
+    """The packaged all-MiniLM-L6-v2, the vector and hybrid indexes' default model: on ONNX
+    Runtime where ``onnxruntime`` and ``tokenizers`` are installed (exported once, then no
+    torch in the process), else on PyTorch through sentence-transformers. Both give the
+    same vectors under the same name."""
+    if onnx_available():
+        return OnnxEmbedder.from_packaged_minilm()
+    from toolsearch.indexes.embedders import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
 
 
 def _packaged() -> tuple[Path, str]:

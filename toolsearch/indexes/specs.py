@@ -42,8 +42,8 @@ from toolsearch.indexes.embedders import (
     HashingEmbedder,
     SentenceTransformerEmbedder,
     StaticEmbedder,
-    minilm_embedder,
 )
+from toolsearch.indexes.onnx_embedder import minilm_embedder
 from toolsearch.indexes.tuned import default_tuned_model_path
 
 _log = logging.getLogger(__name__)
