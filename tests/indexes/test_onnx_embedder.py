@@ -127,3 +127,16 @@ def test_cached_rows_equal_fresh_ones(tmp_path: Path) -> None:
     assert cached.embedded == 20
     assert np.allclose(rows[:20], fresh, atol=1e-6)
     assert np.array_equal(rows[20], rows[0])
+
+
+def test_a_damaged_cached_export_is_made_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
+    [model] = list(tmp_path.glob("onnx-all-MiniLM-L6-v2-*/model.onnx"))
+    model.write_bytes(b"not an onnx model")
+    with caplog.at_level("WARNING", logger="toolsearch.indexes.onnx_embedder"):
+        embedder = OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
+    assert "exporting it again" in caplog.text
+    assert embedder.embed_query("send an email").shape == (384,)
+    assert model.stat().st_size > 1_000_000

@@ -24,6 +24,7 @@ run in parallel on a thread pool (``session.run`` is thread-safe), one per core.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
 from collections.abc import Sequence
@@ -34,6 +35,8 @@ from typing import Any
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.embedding_cache import EmbeddingCache, cached_rows, default_embedding_cache
 from toolsearch.indexes.tuned import default_cache_dir
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "MINILM_NAME",
@@ -214,19 +217,33 @@ class OnnxEmbedder:
     ) -> OnnxEmbedder:
         """Load (or, the first time on this machine, export and then load) the packaged
         MiniLM as ONNX, cached under ``cache_dir`` (default: the toolsearch cache);
-        ``options``: ``threads``, ``cache``."""
+        ``options``: ``threads``, ``cache``. A cached file ONNX Runtime cannot load (a
+        damaged disk, a foreign file) is exported again, once, with a warning."""
         source, version = _packaged()
         folder = Path(cache_dir or default_cache_dir()) / f"onnx-all-MiniLM-L6-v2-{version}"
         model_file = folder / "model.onnx"
         if not model_file.exists():
             export_minilm_onnx(source, model_file)
         config = json.loads((source / "sentence_bert_config.json").read_text())
-        return cls(
-            model_file,
-            source / "tokenizer.json",
-            max_length=int(config.get("max_seq_length", 256)),
-            **options,
-        )
+
+        def load() -> OnnxEmbedder:
+            return cls(
+                model_file,
+                source / "tokenizer.json",
+                max_length=int(config.get("max_seq_length", 256)),
+                **options,
+            )
+
+        try:
+            return load()
+        except MissingExtraError:
+            raise
+        except Exception as exc:  # onnxruntime's load errors have no common public base
+            _log.warning(
+                "the cached ONNX MiniLM at %s is unusable (%s); exporting it again", model_file, exc
+            )
+            export_minilm_onnx(source, model_file)
+            return load()
 
     @property
     def name(self) -> str:
