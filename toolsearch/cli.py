@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -193,88 +195,104 @@ def _app() -> Any:
             out = default_out()
         given = dict(locals())
         command = command_line(bench, given, out)
-        # build times are measured cold: local models embed every tool, unless the user
-        # names a disk cache (an API embedder's runs then reuse their paid vectors)
-        os.environ.setdefault("TOOLSEARCH_EMBEDDING_CACHE", "off")  # embedding_cache.CACHE_ENV
-        if replay is not None:
-            if queries_file is not None or live is not None or search_log is not None:
-                raise usage_error("--replay goes without --queries, --live and --search-log")
-            run_replay(
-                replay,
+        with _cold_embeddings():  # build times are measured cold (see _cold_embeddings)
+            if replay is not None:
+                if queries_file is not None or live is not None or search_log is not None:
+                    raise usage_error("--replay goes without --queries, --live and --search-log")
+                run_replay(
+                    replay,
+                    indexes,
+                    peers=peers,
+                    catalog_file=catalog_file,
+                    sessions=sessions,
+                    out=out,
+                    json_path=json_path,
+                    command=command,
+                )
+                return
+            if sessions is not None:
+                raise usage_error("--sessions goes with --replay")
+            if search_log is not None and (live is not None or search_log.is_dir()):
+                raise usage_error(
+                    "--search-log: a file to append to, and the simulated agent only (not --live)"
+                )
+            if live_search not in ("toolsearch", "native", "both"):
+                raise usage_error("--live-search: toolsearch, native or both")
+            if (base_url is not None or live_search != "toolsearch") and live is None:
+                raise usage_error("--base-url and --live-search go with --live")
+            model_factory = live_model_factory(live, base_url) if live is not None else None
+            from toolsearch.bench.cache import cache_shape
+
+            counter, specs, loaders = prepare_run(
+                datasets,
                 indexes,
                 peers=peers,
+                provider=provider,
+                tokenizer=tokenizer,
                 catalog_file=catalog_file,
-                sessions=sessions,
+                queries_file=queries_file,
                 out=out,
-                json_path=json_path,
-                command=command,
             )
-            return
-        if sessions is not None:
-            raise usage_error("--sessions goes with --replay")
-        if search_log is not None and (live is not None or search_log.is_dir()):
-            raise usage_error(
-                "--search-log: a file to append to, and the simulated agent only (not --live)"
-            )
-        if live_search not in ("toolsearch", "native", "both"):
-            raise usage_error("--live-search: toolsearch, native or both")
-        if (base_url is not None or live_search != "toolsearch") and live is None:
-            raise usage_error("--base-url and --live-search go with --live")
-        model_factory = live_model_factory(live, base_url) if live is not None else None
-        from toolsearch.bench.cache import cache_shape
-
-        counter, specs, loaders = prepare_run(
-            datasets,
-            indexes,
-            peers=peers,
-            provider=provider,
-            tokenizer=tokenizer,
-            catalog_file=catalog_file,
-            queries_file=queries_file,
-            out=out,
-        )
-        console = Console()
-        if model_factory is not None:
-            run_live_command(
-                console,
-                model_factory,
-                loaders,
-                specs,
-                max_results=max_results,
-                limit=live_limit or None,
-                out=out,
-                json_path=json_path,
-                command=command,
-                searches=("toolsearch", "native") if live_search == "both" else (live_search,),
-            )
-            return
-        records = []
-        with PhaseProgress(Console(stderr=True)) as progress:
-            for catalog, queries in load_all(progress, loaders):
-                name = catalog.name
-                records += run_dataset(
-                    catalog,
-                    queries,
+            console = Console()
+            if model_factory is not None:
+                run_live_command(
+                    console,
+                    model_factory,
+                    loaders,
                     specs,
-                    counter=counter,
-                    provider=provider,  # type: ignore[arg-type]
-                    policy=QueryPolicy(max_rounds, multi_query=multi_query),
                     max_results=max_results,
-                    runs=runs,
-                    on_phase=partial(progress.phase, name),
-                    on_task=progress.advance,
-                    memory=memory,
-                    cache=cache_shape(provider, cache_read),
+                    limit=live_limit or None,
+                    out=out,
+                    json_path=json_path,
+                    command=command,
+                    searches=("toolsearch", "native") if live_search == "both" else (live_search,),
                 )
-                if search_log is not None:
-                    record_log(
-                        progress, catalog, queries, specs, search_log, max_rounds, max_results
+                return
+            records = []
+            with PhaseProgress(Console(stderr=True)) as progress:
+                for catalog, queries in load_all(progress, loaders):
+                    name = catalog.name
+                    records += run_dataset(
+                        catalog,
+                        queries,
+                        specs,
+                        counter=counter,
+                        provider=provider,  # type: ignore[arg-type]
+                        policy=QueryPolicy(max_rounds, multi_query=multi_query),
+                        max_results=max_results,
+                        runs=runs,
+                        on_phase=partial(progress.phase, name),
+                        on_task=progress.advance,
+                        memory=memory,
+                        cache=cache_shape(provider, cache_read),
                     )
-                progress.finish(name)
-        print_table(console, records)
-        write_results(console, write_report, records, out, command=command, json_path=json_path)
+                    if search_log is not None:
+                        record_log(
+                            progress, catalog, queries, specs, search_log, max_rounds, max_results
+                        )
+                    progress.finish(name)
+            print_table(console, records)
+            write_results(console, write_report, records, out, command=command, json_path=json_path)
 
     return app
+
+
+@contextlib.contextmanager
+def _cold_embeddings() -> Iterator[None]:
+    """Within ``toolsearch bench``: no disk embedding cache (``TOOLSEARCH_EMBEDDING_CACHE``,
+    read by new embedders and the memory-measuring child processes), so local models embed
+    every tool and build times are cold, unless the user names a cache (an API embedder's
+    runs then reuse their paid vectors). The variable is restored afterwards, so a caller
+    running the command in-process keeps its own setting."""
+    name = "TOOLSEARCH_EMBEDDING_CACHE"  # toolsearch.indexes.embedding_cache.CACHE_ENV
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = "off"
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """`toolsearch bench` end to end on the bundled catalog (one index, no peers, one run)."""
 
 import json
+import os
 import re
 
 import pytest
@@ -521,3 +522,28 @@ def test_bench_a_dataset_that_is_not_installed_is_a_short_error(tmp_path, monkey
         "install it with: pip install --no-deps bfcl-eval",
     ]
     assert re.fullmatch(r"\[bench\] bfcl: loading \.\.\. stopped after 0\.\d s", lines[0])
+
+
+def test_bench_runs_without_the_disk_embedding_cache_and_restores_the_setting(
+    tmp_path, monkeypatch
+):
+    """Build times are cold (no disk embedding cache) during the command, unless the user
+    named one; a caller running it in-process gets its own setting back."""
+    from toolsearch import cli
+    from toolsearch.bench import runner
+
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(os.environ.get("TOOLSEARCH_EMBEDDING_CACHE"))
+        return []
+
+    monkeypatch.setattr(runner, "run_dataset", spy)
+    arguments = ["bench", "--index", "bm25", "--no-peers", "--out", str(tmp_path / "out")]
+    monkeypatch.delenv("TOOLSEARCH_EMBEDDING_CACHE", raising=False)
+    typer_testing.CliRunner().invoke(cli._app(), arguments)
+    assert "TOOLSEARCH_EMBEDDING_CACHE" not in os.environ
+    monkeypatch.setenv("TOOLSEARCH_EMBEDDING_CACHE", str(tmp_path / "mine"))
+    typer_testing.CliRunner().invoke(cli._app(), arguments)
+    assert seen == ["off", str(tmp_path / "mine")]
+    assert os.environ["TOOLSEARCH_EMBEDDING_CACHE"] == str(tmp_path / "mine")
