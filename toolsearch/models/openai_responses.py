@@ -136,11 +136,16 @@ class OpenAIResponsesChatModel(OpenAIClients, SdkChatModel):
         self._client = client
         self._async_client = async_client
 
+    def _mode(self, options: ChatOptions) -> ResponsesToolSearch:
+        """This request's tool-search shape: ``"hosted"`` when the request asks for the
+        native search (and the model did not refuse it), else ``tool_search``."""
+        native = options.native_tool_search and not self._native_refused
+        return "hosted" if native else self.tool_search
+
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
         options = self.effective_options(prompt)
         effective = prompt.with_options(options)
-        native = options.native_tool_search and not self._native_refused
-        mode: ResponsesToolSearch = "hosted" if native else self.tool_search
+        mode = self._mode(options)
         names = responses_names(effective, mode, namespaces=self.namespaces)
         body = openai_responses_request_body(
             effective, model=self.model, tool_search=mode, stream=stream, names=names
@@ -156,8 +161,11 @@ class OpenAIResponsesChatModel(OpenAIClients, SdkChatModel):
         """Whether ``exc`` refused OpenAI's tool search (a 400 naming tool_search,
         defer_loading or a namespace) on a request that used it; the model object stays on
         ``tool_search="none"`` from then on."""
-        mode = "hosted" if self.effective_options(prompt).native_tool_search else self.tool_search
-        if mode == "none" or exc.status_code != 400 or not _SEARCH_WORDS.search(str(exc)):
+        if (
+            self._mode(self.effective_options(prompt)) == "none"
+            or exc.status_code != 400
+            or not _SEARCH_WORDS.search(str(exc))
+        ):
             return False
         _log.warning(
             "%s refused OpenAI's tool search (%s); sending every tool as a function from now "

@@ -75,14 +75,13 @@ def unwrap_call(call_tool_name: str, input_json: str | None) -> CallThrough:
     name = parsed.get("name")
     if not isinstance(name, str) or not name.strip():
         raise InvalidToolArgumentsError(call_tool_name, "name: the exact name of a tool found")
-    arguments: Any = parsed.get("arguments", {})
+    arguments: Any = parsed.get("arguments")
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            arguments = json.loads(arguments) if arguments.strip() else None
         except ValueError:
             arguments = None
-    if arguments is None:
-        arguments = {}
+    arguments = {} if arguments is None else arguments
     if not isinstance(arguments, dict):
         raise InvalidToolArgumentsError(
             call_tool_name, "arguments: an object of the tool's parameters"

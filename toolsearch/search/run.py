@@ -155,8 +155,6 @@ class SearchRun:
         self._fingerprints: frozenset[str] | None = None
         self.turn: int | None = None
         """The session's turn this run is (counted once, at the first registration)."""
-        self.unloaded: list[str] = []
-        """The tools this run unloaded (:meth:`unload_idle`), in order."""
         sessions.registry.acquire(self.session_id, tracked=not self.ephemeral)
 
     # -- registration -----------------------------------------------------------------------
@@ -475,7 +473,6 @@ class SearchRun:
         with self._lock:
             removed = set(gone)
             self._discovered = [n for n in self._discovered if n not in removed]
-            self.unloaded.extend(gone)
         _log.debug("unloaded %d idle tools: %s", len(gone), ", ".join(gone))
         return gone
 

@@ -176,8 +176,7 @@ class ToolSearchSessions:
         self.search_log = search_log
         self.door = door
         self._listeners: list[SearchListener] = list(search_listeners)
-        self._search_definition: ToolDefinition | None = None
-        self._call_definition: ToolDefinition | None = None
+        self._definitions: dict[tuple[str, ...], ToolDefinition] = {}
         self.loaded_tools = LoadedTracker(token_counter)
         """The latest tools each session's model saw (:meth:`loaded`)."""
 
@@ -191,13 +190,13 @@ class ToolSearchSessions:
 
     def search_definition(self) -> ToolDefinition:
         """The search tool's definition as the model receives it."""
-        if self._search_definition is None:
-            self._search_definition = search_tool_definition(
-                self.search_tool_name,
-                multi_query=self.options.multi_query,
-                call_tool_name=self.call_tool_name,
+        multi, call = self.options.multi_query, self.call_tool_name
+        key = ("search", self.search_tool_name, str(multi), call or "")
+        if key not in self._definitions:  # keyed by the options: they may be replaced
+            self._definitions[key] = search_tool_definition(
+                self.search_tool_name, multi_query=multi, call_tool_name=call
             )
-        return self._search_definition
+        return self._definitions[key]
 
     @property
     def call_tool_name(self) -> str | None:
@@ -206,11 +205,12 @@ class ToolSearchSessions:
 
     def call_definition(self) -> ToolDefinition | None:
         """The call tool's definition with ``injection="results"``, else ``None``."""
-        if self.call_tool_name is None:
+        name = self.call_tool_name
+        if name is None:
             return None
-        if self._call_definition is None:
-            self._call_definition = call_tool_definition(self.call_tool_name)
-        return self._call_definition
+        if ("call", name) not in self._definitions:
+            self._definitions["call", name] = call_tool_definition(name)
+        return self._definitions["call", name]
 
     def add_search_listener(self, listener: SearchListener) -> None:
         """Call ``listener`` with a :class:`ToolSearchEvent` after every search."""
