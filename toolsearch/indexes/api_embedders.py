@@ -63,7 +63,11 @@ from toolsearch.indexes.api_names import (
     model_name,
 )
 from toolsearch.indexes.embedders import _normalize, _QueryCache
-from toolsearch.indexes.embedding_cache import EmbeddingCache, default_embedding_cache, text_key
+from toolsearch.indexes.embedding_cache import (
+    CacheOption,
+    cache_from_option,
+    text_key,
+)
 
 __all__ = ["ApiEmbedder", "GeminiEmbedder", "OpenAIEmbedder"]
 
@@ -88,9 +92,6 @@ def _numpy() -> Any:
     except ImportError as exc:
         raise MissingExtraError("API embedders", "openai-embeddings", "numpy") from exc
     return numpy
-
-
-CacheOption = EmbeddingCache | str | os.PathLike[str] | bool
 
 
 class ApiEmbedder:
@@ -147,7 +148,7 @@ class ApiEmbedder:
         self._client = client
         self._client_lock = threading.Lock()
         self._name = embedder_name(provider, self.model, dimensions, self._endpoint)
-        self.cache = _cache(cache)
+        self.cache = cache_from_option(cache)
         self._sleep = sleep or time.sleep
         self._dimension: int | None = dimensions
         self._queries = _QueryCache()
@@ -388,16 +389,6 @@ class ApiEmbedder:
         where = f", base_url={self._endpoint!r}" if self._endpoint else ""
         size = f", dimensions={self.dimensions}" if self.dimensions is not None else ""
         return f"{type(self).__name__}({self.model!r}{where}{size})"
-
-
-def _cache(option: CacheOption) -> EmbeddingCache | None:
-    if option is True:
-        return default_embedding_cache()
-    if option is False:
-        return None
-    if isinstance(option, EmbeddingCache):
-        return option
-    return EmbeddingCache(option)
 
 
 # -- the providers ---------------------------------------------------------------------------

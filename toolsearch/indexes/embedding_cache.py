@@ -40,6 +40,8 @@ __all__ = [
     "CACHE_FILE",
     "CachedRows",
     "EmbeddingCache",
+    "CacheOption",
+    "cache_from_option",
     "cached_rows",
     "default_embedding_cache",
     "text_key",
@@ -289,6 +291,22 @@ class EmbeddingCache:
 
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.folder)!r})"
+
+
+CacheOption = EmbeddingCache | str | os.PathLike[str] | bool
+"""What an embedder's ``cache`` argument takes (:func:`cache_from_option`)."""
+
+
+def cache_from_option(option: CacheOption) -> EmbeddingCache | None:
+    """An embedder's ``cache`` argument as a cache: ``True`` the default cache
+    (:func:`default_embedding_cache`), ``False`` none, a cache as it is, else a folder."""
+    if option is True:
+        return default_embedding_cache()
+    if option is False:
+        return None
+    if isinstance(option, EmbeddingCache):
+        return option
+    return EmbeddingCache(option)
 
 
 def _default_folder() -> Path:

@@ -33,7 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.embedding_cache import EmbeddingCache, cached_rows, default_embedding_cache
+from toolsearch.indexes.embedders import (
+    SentenceTransformerEmbedder,
+    _ModelEmbedder,
+    _QueryCache,
+    packaged_minilm_path,
+)
+from toolsearch.indexes.embedding_cache import CacheOption, cache_from_option, cached_rows
 from toolsearch.indexes.tuned import default_cache_dir
 
 _log = logging.getLogger(__name__)
@@ -75,15 +81,11 @@ def minilm_embedder() -> Any:
     same vectors under the same name."""
     if onnx_available():
         return OnnxEmbedder.from_packaged_minilm()
-    from toolsearch.indexes.embedders import SentenceTransformerEmbedder
-
     return SentenceTransformerEmbedder()
 
 
 def _packaged() -> tuple[Path, str]:
     """The packaged MiniLM's folder and the package version (part of the cache key)."""
-    from toolsearch.indexes.embedders import packaged_minilm_path
-
     path = packaged_minilm_path()
     if path is None:
         raise MissingExtraError(
@@ -147,17 +149,7 @@ def export_minilm_onnx(source: Path, target: Path) -> Path:
     return target
 
 
-def _cache_of(option: EmbeddingCache | str | Path | bool) -> EmbeddingCache | None:
-    if option is True:
-        return default_embedding_cache()
-    if option is False:
-        return None
-    if isinstance(option, EmbeddingCache):
-        return option
-    return EmbeddingCache(option)
-
-
-class OnnxEmbedder:
+class OnnxEmbedder(_ModelEmbedder):
     """The packaged all-MiniLM-L6-v2 (or another exported BERT-style sentence model) on
     ONNX Runtime: unit float32 rows, the vectors sentence-transformers gives.
 
@@ -184,15 +176,13 @@ class OnnxEmbedder:
         name: str = MINILM_NAME,
         dimension: int = 384,
         threads: int | None = None,
-        cache: EmbeddingCache | str | Path | bool = True,
+        cache: CacheOption = True,
     ) -> None:
         try:
             import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise MissingExtraError("OnnxEmbedder", "vector", "onnxruntime") from exc
-        from toolsearch.indexes.embedders import _QueryCache
-
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -207,7 +197,7 @@ class OnnxEmbedder:
         self._dimension = dimension
         self._threads = max(1, threads or os.cpu_count() or 1)
         self._queries = _QueryCache()
-        self.cache = _cache_of(cache)
+        self.cache = cache_from_option(cache)
         self.embedded = 0
         """Texts this embedder ran through the model (the rest came from the cache)."""
 
@@ -244,14 +234,6 @@ class OnnxEmbedder:
             )
             export_minilm_onnx(source, model_file)
             return load()
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     def _encode(self, texts: Sequence[str]) -> Any:
         return self._run([e.ids for e in self._tokenizer.encode_batch(list(texts))])
@@ -310,12 +292,9 @@ class OnnxEmbedder:
             rows[chunk] = part
         return rows
 
-    def embed_query(self, text: str) -> Any:
-        found = self._queries.get(text)
-        if found is None:
-            found = self._encode([text])[0]
-            self._queries.put(text, found)
-        return found
+    def _embed_one(self, text: str) -> Any:
+        """One query through the model (:meth:`embed_query` caches it)."""
+        return self._encode([text])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> Any:
         """Several queries in one run, each cached."""
@@ -329,10 +308,6 @@ class OnnxEmbedder:
                 self._queries.put(texts[i], row)
                 rows[i] = row
         return np.stack(rows)
-
-    def clear_query_cache(self) -> None:
-        """Forget cached query embeddings (benchmarks time cold queries)."""
-        self._queries.clear()
 
     def __repr__(self) -> str:
         return f"OnnxEmbedder({self._name!r})"
