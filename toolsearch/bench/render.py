@@ -63,12 +63,12 @@ Responses API adapter with its default client-executed ``tool_search`` (discover
 definitions in ``tool_search_output`` items, the tools list fixed)."""
 
 INJECTIONS: dict[Provider, str] = {"openai-results": "results"}
+"""The advisor's ``injection`` a request shape runs with (``"tools"`` when not listed)."""
 
 CONVERSATION_DEPENDENT_TOOLS: frozenset[Provider] = frozenset(
     {"anthropic-defer", "openai-responses"}
 )
 """Shapes whose rendered tools depend on the conversation (deferred or carried tools)."""
-"""The advisor's ``injection`` a request shape runs with (``"tools"`` when not listed)."""
 
 PROMPT_KEYS: dict[Provider, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openai": (("messages",), ("tools",)),
