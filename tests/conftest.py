@@ -1,6 +1,7 @@
 """Test-wide setup: everything runs offline."""
 
 import contextlib
+import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,21 @@ with contextlib.suppress(ImportError):
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def _embedding_caches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("embedding-caches")
+
+
+@pytest.fixture(autouse=True)
+def own_embedding_cache(
+    monkeypatch: pytest.MonkeyPatch, _embedding_caches: Path, request: pytest.FixtureRequest
+) -> None:
+    """Each test's local embedders get a disk embedding cache of their own (created on first
+    write), never the user's: no test reads rows another test, or an earlier run, wrote."""
+    folder = _embedding_caches / hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    monkeypatch.setenv("TOOLSEARCH_EMBEDDING_CACHE", str(folder))
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from toolsearch.indexes.onnx_embedder import MINILM_NAME, OnnxEmbedder, minilm_e
 
 @pytest.fixture(scope="module")
 def onnx() -> OnnxEmbedder:
-    return OnnxEmbedder.from_packaged_minilm()
+    return OnnxEmbedder.from_packaged_minilm(cache=False)  # every row from the model
 
 
 def _texts() -> list[str]:
@@ -33,7 +33,7 @@ def test_the_same_vectors_as_sentence_transformers(onnx: OnnxEmbedder) -> None:
     from toolsearch.indexes.embedders import SentenceTransformerEmbedder
 
     texts = _texts()
-    torch_rows = SentenceTransformerEmbedder().embed_documents(texts)
+    torch_rows = SentenceTransformerEmbedder(cache=False).embed_documents(texts)
     onnx_rows = onnx.embed_documents(texts)
     cosines = (torch_rows * onnx_rows).sum(axis=1)
     assert cosines.min() >= 0.999
@@ -140,3 +140,20 @@ def test_a_damaged_cached_export_is_made_again(
     assert "exporting it again" in caplog.text
     assert embedder.embed_query("send an email").shape == (384,)
     assert model.stat().st_size > 1_000_000
+
+
+def test_the_torch_path_keeps_its_rows_on_disk_too_and_shares_them(tmp_path: Path) -> None:
+    """Fine-tuned models stay on PyTorch; their document rows are cached like ONNX's, and
+    the packaged MiniLM's rows serve both backends (same vectors, same name)."""
+    from toolsearch.indexes.embedders import SentenceTransformerEmbedder
+
+    texts = _texts()[:12]
+    first = SentenceTransformerEmbedder(cache=tmp_path)
+    rows = first.embed_documents(texts)
+    assert first.embedded == 12
+    second = SentenceTransformerEmbedder(cache=tmp_path)
+    assert np.array_equal(second.embed_documents(texts), rows)
+    assert second.embedded == 0
+    shared = OnnxEmbedder.from_packaged_minilm(cache=tmp_path)
+    assert np.array_equal(shared.embed_documents(texts), rows)
+    assert shared.embedded == 0

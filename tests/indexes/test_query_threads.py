@@ -201,7 +201,8 @@ def recording(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(sentence_transformers, "SentenceTransformer", _RecordingModel)
 
     def make(**kwargs: Any) -> tuple[SentenceTransformerEmbedder, _RecordingModel]:
-        embedder = SentenceTransformerEmbedder("recording-model", **kwargs)
+        # no disk cache: every batch reaches the model, whose thread count is the subject
+        embedder = SentenceTransformerEmbedder("recording-model", **{"cache": False, **kwargs})
         return embedder, embedder._model  # type: ignore[return-value]
 
     return make

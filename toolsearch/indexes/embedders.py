@@ -40,6 +40,7 @@ from cachetools import LRUCache
 
 from toolsearch._quiet import quiet_load
 from toolsearch.errors import MissingExtraError
+from toolsearch.indexes.embedding_cache import CacheOption, cache_from_option, cached_rows
 from toolsearch.indexes.threads import query_threads as resolve_query_threads
 from toolsearch.indexes.threads import torch_build_threads, torch_query_threads
 from toolsearch.indexes.tuned import default_cache_dir, recorded_model_id
@@ -170,6 +171,12 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
             ``TOOLSEARCH_QUERY_THREADS`` at each query, else 1; ``0`` leaves torch's own
             count. :meth:`embed_documents` (build time) always uses
             the process's full thread count.
+        cache: Document vectors kept on disk across processes
+            (:class:`~toolsearch.indexes.embedding_cache.EmbeddingCache`): ``True`` (default)
+            for the default cache (``$TOOLSEARCH_EMBEDDING_CACHE``, ``off`` for none),
+            ``False`` for none, or a cache or folder of your own. Rows are kept under the
+            model's name, which for a fine-tuned folder includes its weights' digest, so a
+            retrained model never reads its predecessor's rows.
     """
 
     def __init__(
@@ -179,6 +186,7 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
         batch_size: int = 64,
         device: str = "cpu",
         query_threads: int | None = None,
+        cache: CacheOption = True,
     ) -> None:
         if query_threads is not None:
             resolve_query_threads(query_threads)  # a bad count fails before the model loads
@@ -212,9 +220,19 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
         self.query_threads = query_threads
         self._queries = _QueryCache()
         self._lock = threading.Lock()
+        self.cache = cache_from_option(cache)
+        self.embedded = 0
+        """Texts this embedder ran through the model (the rest came from the cache)."""
 
     def embed_documents(self, texts: Sequence[str]) -> Any:
-        """Embed a batch (build time) with every core torch has."""
+        """Embed a batch: the rows the disk cache holds, the others through the model
+        (:meth:`embed_uncached`), which the cache then keeps."""
+        done = cached_rows(self.cache, self._name, self._dimension, texts, self.embed_uncached)
+        self.embedded += done.embedded
+        return done.rows
+
+    def embed_uncached(self, texts: Sequence[str]) -> Any:
+        """Embed a batch through the model (build time) with every core torch has."""
         np = _numpy()
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)

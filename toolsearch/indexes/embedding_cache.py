@@ -11,7 +11,8 @@ the text its vector comes from changed.
 Storage is one SQLite file (stdlib ``sqlite3``, write-ahead log): every process and thread
 opens its own connection per operation, writes one transaction per batch, and waits up to
 30 s for another writer, so concurrent builds share the file safely and a build killed
-mid-way keeps the batches it finished. The default folder is
+mid-way keeps the batches it finished. The file is bounded (1 GiB of live pages by default):
+a write past the bound removes the least recently used rows. The default folder is
 ``<cache dir>/embeddings`` (:func:`~toolsearch.indexes.tuned.default_cache_dir`:
 ``$TOOLSEARCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/toolsearch``, else ``~/.cache/toolsearch``);
 ``$TOOLSEARCH_EMBEDDING_CACHE`` names another folder, or ``off`` to use none.
@@ -29,7 +30,8 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,8 @@ from toolsearch.indexes.tuned import default_cache_dir
 __all__ = [
     "CACHE_ENV",
     "CACHE_FILE",
+    "DEFAULT_MAX_BYTES",
+    "MAX_BYTES_ENV",
     "CachedRows",
     "EmbeddingCache",
     "CacheOption",
@@ -62,9 +66,24 @@ _BUSY_TIMEOUT = 30.0  # seconds a writer waits for another one
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vectors ("
     " model TEXT NOT NULL, text_sha256 BLOB NOT NULL, vector BLOB NOT NULL,"
-    " PRIMARY KEY (model, text_sha256)) WITHOUT ROWID",
+    " used INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (model, text_sha256))",
     "CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY, dimension INTEGER NOT NULL)",
 )
+_USED_INDEX = "CREATE INDEX IF NOT EXISTS vectors_by_use ON vectors (used)"
+_PAGE_SIZE = 16384
+"""Pages of a new file: with vectors of a few kilobytes in a rowid table, a MiniLM row takes
+about 1.75 KB on disk (2.1 KB with 4 KB pages; the first files, a WITHOUT ROWID table on
+4 KB pages, took 4.7 KB, and keep working as they are)."""
+
+MAX_BYTES_ENV = "TOOLSEARCH_EMBEDDING_CACHE_MAX_MB"
+"""Megabytes the default cache may fill (default :data:`DEFAULT_MAX_BYTES`)."""
+
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
+"""1 GiB: about 600,000 MiniLM rows (384 floats each), 150,000 of 1,536-float API models."""
+
+_TOUCH_AFTER = 3600  # seconds: a row read within the last hour is not rewritten as used
+_EVICT_TO = 0.9  # past the bound, the least recently used rows go down to 90 % of it
 
 
 def text_key(text: str) -> bytes:
@@ -73,12 +92,18 @@ def text_key(text: str) -> bytes:
 
 
 def default_embedding_cache() -> EmbeddingCache | None:
-    """The cache API embedders use by default: ``$TOOLSEARCH_EMBEDDING_CACHE`` (a folder, or
-    ``off`` for none), else ``<cache dir>/embeddings``."""
+    """The cache embedders use by default: ``$TOOLSEARCH_EMBEDDING_CACHE`` (a folder, or
+    ``off`` for none), else ``<cache dir>/embeddings``; bounded by
+    ``$TOOLSEARCH_EMBEDDING_CACHE_MAX_MB`` (default 1 GiB)."""
     configured = os.environ.get(CACHE_ENV, "").strip()
     if configured.lower() in _OFF:
         return None
-    return EmbeddingCache(configured or None)
+    limit = os.environ.get(MAX_BYTES_ENV, "").strip()
+    try:
+        max_bytes = int(float(limit) * 1024 * 1024) if limit else DEFAULT_MAX_BYTES
+    except ValueError:
+        raise ValueError(f"{MAX_BYTES_ENV} must be a number of megabytes, not {limit!r}") from None
+    return EmbeddingCache(configured or None, max_bytes=max_bytes)
 
 
 class CachedRows:
@@ -121,12 +146,27 @@ class EmbeddingCache:
     Args:
         folder: Where ``embeddings.sqlite3`` lives; ``None`` for ``<cache dir>/embeddings``.
             Created on the first write.
+        max_bytes: The most the file's live pages may hold. A write that takes it past
+            this removes the least recently used rows (written or read; reads are recorded
+            at most once an hour per row) down to 90 % of it, so the file stops growing
+            (SQLite reuses the freed pages).
+        clock: Seconds since the epoch, for the rows' last use (tests inject their own).
 
     Thread- and process-safe; see the module docs. Each model's vector length is recorded
     once (:meth:`dimension`), and a stored row of another length is never returned.
     """
 
-    def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        folder: str | os.PathLike[str] | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be positive, not {max_bytes}")
+        self.max_bytes = max_bytes
+        self._clock = clock
         self.folder = Path(folder).expanduser() if folder is not None else _default_folder()
         self.path = self.folder / CACHE_FILE
         self._ready = False
@@ -166,7 +206,22 @@ class EmbeddingCache:
                     vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
                     if np.isfinite(vector).all():  # a damaged row is embedded again
                         found[bytes(key)] = vector
+            if found:
+                self._touch(db, model, list(found))
         return found
+
+    def _touch(self, db: Any, model: str, keys: Sequence[bytes]) -> None:
+        """Record that ``keys`` were read (eviction removes the least recently used rows);
+        a row touched within the hour is left alone, and a writer holding the file only
+        means this read goes unrecorded."""
+        import sqlite3
+
+        now = int(self._clock())
+        with contextlib.suppress(sqlite3.OperationalError), db:
+            db.executemany(
+                "UPDATE vectors SET used = ? WHERE model = ? AND text_sha256 = ? AND used < ?",
+                [(now, model, key, now - _TOUCH_AFTER) for key in keys],
+            )
 
     def dimension(self, model: str) -> int | None:
         """The vector length recorded for ``model``, or ``None``."""
@@ -204,7 +259,8 @@ class EmbeddingCache:
         matrix = np.ascontiguousarray(vectors, dtype="<f4")
         if matrix.ndim != 2 or matrix.shape[0] != len(keys):
             raise ValueError(f"{len(keys)} keys for vectors of shape {matrix.shape}")
-        rows = [(model, key, matrix[i].tobytes()) for i, key in enumerate(keys)]
+        now = int(self._clock())
+        rows = [(model, key, matrix[i].tobytes(), now) for i, key in enumerate(keys)]
         with self._connection("write") as db:
             if db is None:
                 return
@@ -214,9 +270,40 @@ class EmbeddingCache:
                     [model, int(matrix.shape[1])],
                 )
                 db.executemany(
-                    "INSERT OR REPLACE INTO vectors (model, text_sha256, vector) VALUES (?, ?, ?)",
+                    "INSERT OR REPLACE INTO vectors (model, text_sha256, vector, used)"
+                    " VALUES (?, ?, ?, ?)",
                     rows,
                 )
+                self._evict(db)
+
+    def live_bytes(self) -> int:
+        """Bytes in the file's pages that hold data (what :attr:`max_bytes` bounds)."""
+        if not self.path.exists():
+            return 0
+        with self._connection("read") as db:
+            return 0 if db is None else _live_bytes(db)
+
+    def _evict(self, db: Any) -> None:
+        """Past :attr:`max_bytes`, delete the least recently used rows down to 90 % of it
+        (the bytes per row estimated from the file's live pages)."""
+        used = _live_bytes(db)
+        if used <= self.max_bytes:
+            return
+        (rows,) = db.execute("SELECT COUNT(*) FROM vectors").fetchone()
+        if not rows:
+            return
+        keep = int(self.max_bytes * _EVICT_TO / (used / rows))
+        db.execute(
+            "DELETE FROM vectors WHERE (model, text_sha256) IN"
+            " (SELECT model, text_sha256 FROM vectors ORDER BY used LIMIT ?)",
+            [max(1, rows - keep)],
+        )
+        _log.info(
+            "the embedding cache %s passed %d bytes: %d rows removed",
+            self.path,
+            self.max_bytes,
+            max(1, rows - keep),
+        )
 
     def clear(self, model: str | None = None) -> None:
         """Forget the vectors (and vector length) of ``model``, or of every model."""
@@ -272,10 +359,16 @@ class EmbeddingCache:
             return
         with self._lock:
             if not self._ready:
+                db.execute(f"PRAGMA page_size={_PAGE_SIZE}")  # a new, empty file only
                 with contextlib.suppress(sqlite3.OperationalError):
                     db.execute("PRAGMA journal_mode=WAL")
                 for statement in _SCHEMA:
                     db.execute(statement)
+                columns = {row[1] for row in db.execute("PRAGMA table_info(vectors)")}
+                if "used" not in columns:  # a cache written before rows were bounded
+                    with contextlib.suppress(sqlite3.OperationalError):  # another process won
+                        db.execute("ALTER TABLE vectors ADD COLUMN used INTEGER NOT NULL DEFAULT 0")
+                db.execute(_USED_INDEX)
                 db.commit()
                 self._ready = True
 
@@ -307,6 +400,13 @@ def cache_from_option(option: CacheOption) -> EmbeddingCache | None:
     if isinstance(option, EmbeddingCache):
         return option
     return EmbeddingCache(option)
+
+
+def _live_bytes(db: Any) -> int:
+    (pages,) = db.execute("PRAGMA page_count").fetchone()
+    (free,) = db.execute("PRAGMA freelist_count").fetchone()
+    (size,) = db.execute("PRAGMA page_size").fetchone()
+    return int((pages - free) * size)
 
 
 def _default_folder() -> Path:
