@@ -88,11 +88,11 @@ server.run()
 PROXY_START = """
 import asyncio, sys, time
 start = float(sys.argv[1])
-from toolsearch.mcp import McpToolProvider, ToolSearchProxy
+from toolsearch.mcp import McpSearchProxy, McpToolProvider
 servers = {"big": {"command": sys.executable, "args": ["-c", sys.argv[3], sys.argv[4]]}}
 async def main():
     provider = McpToolProvider({"servers": servers})
-    proxy = ToolSearchProxy(provider, index=f"hybrid:{sys.argv[2]}")
+    proxy = McpSearchProxy(provider, index=f"hybrid:{sys.argv[2]}")
     await proxy.start()
     found = await proxy.asearch("manage the records")
     assert found["tools"], found

