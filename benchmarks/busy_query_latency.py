@@ -16,10 +16,10 @@ import multiprocessing
 import statistics
 import time
 
-from toolsearch.bench.loaders import load_bundled
 from toolsearch.indexes.specs import embedder_factory
 from toolsearch.indexes.vector import VectorToolIndex
 from toolsearch.search import ToolSearchRequest
+from toolsearch_bench.loaders import load_bundled
 
 
 def _burn() -> None:

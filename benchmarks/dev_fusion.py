@@ -26,9 +26,9 @@ from typing import Any
 
 from dev_sets import odd_half
 
-from toolsearch.bench.loaders import load_bfcl, load_bundled
-from toolsearch.bench.metrics import recall_at
-from toolsearch.bench.retrieval import _accept_alternatives
+from toolsearch_bench.loaders import load_bfcl, load_bundled
+from toolsearch_bench.metrics import recall_at
+from toolsearch_bench.retrieval import _accept_alternatives
 
 DEPTH = 50
 RRF_K = 5.0

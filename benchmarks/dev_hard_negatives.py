@@ -13,7 +13,8 @@ About 50 minutes on two cores. Kept to reproduce a row of
 
 The mining is the one the reranker experiment used (its code left the package; see
 docs/finetune.md, "A reranker on top"), copied here unchanged so that a run draws the
-same negatives in the same order as the measured one. Needs bm25s (``toolsearch[bench]``).
+same negatives in the same order as the measured one. Needs bm25s (the harness:
+``pip install -e benchmarks/harness``).
 """
 
 from __future__ import annotations
@@ -143,9 +144,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from toolsearch.bench.loaders import load_nestful
     from toolsearch.catalog.sources import CatalogReader
-    from toolsearch.tuning import train, training_pairs
+    from toolsearch_bench.loaders import load_nestful
+    from toolsearch_bench.tuning import train, training_pairs
 
     pairs = training_pairs(CatalogReader([args.catalog]), per_group=15, seed=args.seed)
     nestful, requests = load_nestful()

@@ -36,11 +36,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.dev_sets import DevSet, dev_sets
-from toolsearch.bench.metrics import recall_at
-from toolsearch.bench.retrieval import _accept_alternatives
 from toolsearch.indexes.ranker import SessionTools
 from toolsearch.indexes.text import PreparedTool, prepare_tool
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.metrics import recall_at
+from toolsearch_bench.retrieval import _accept_alternatives
 
 CACHE = Path.home() / ".cache" / "toolsearch" / "dev"
 DEPTH = 50
@@ -405,9 +405,9 @@ def lever_structure(sets: list[DevSet]) -> dict[str, dict[str, float]]:
 
 def clause_cosines(dev: DevSet, combine: str, weight: float = 0.5) -> np.ndarray:
     """Each query scored as the whole request and as its clauses
-    (:func:`toolsearch.bench.agent.split_clauses`): ``max`` of the cosines, or the whole
+    (:func:`toolsearch_bench.agent.split_clauses`): ``max`` of the cosines, or the whole
     request's cosine plus ``weight`` times the best clause's."""
-    from toolsearch.bench.agent import split_clauses
+    from toolsearch_bench.agent import split_clauses
 
     queries = dev[2]
     docs = view_vectors(dev, ("full", "nd", "ws"))
@@ -464,7 +464,7 @@ def _expanded(dev: DevSet, requests: dict[str, list[str]]) -> DevSet:
     """The set with each tool's generated requests appended to its description."""
     from dataclasses import replace as copy
 
-    from toolsearch.bench.data import Catalog
+    from toolsearch_bench.data import Catalog
 
     name, catalog, queries = dev
     tools = tuple(

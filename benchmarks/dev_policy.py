@@ -25,8 +25,8 @@ from typing import Any
 
 from dev_sets import odd_half
 
-from toolsearch.bench.agent import split_clauses
-from toolsearch.bench.retrieval import _accept_alternatives
+from toolsearch_bench.agent import split_clauses
+from toolsearch_bench.retrieval import _accept_alternatives
 
 ROUNDS = (4, 6, 8, 12, 16)
 MAX_RESULTS = 5
@@ -58,7 +58,7 @@ def policy_queries(text: str, splitter: Callable[[str], list[str]], rounds: int)
 
 
 def load(name: str) -> tuple[Any, Any]:
-    from toolsearch.bench.loaders import load_bfcl, load_bundled, load_nestful, load_tau2
+    from toolsearch_bench.loaders import load_bfcl, load_bundled, load_nestful, load_tau2
 
     if name == "bfcl-odd":
         catalog, queries = load_bfcl()
@@ -69,7 +69,7 @@ def load(name: str) -> tuple[Any, Any]:
 def make_index(spec: str) -> Any:
     """``bm25``, ``peer`` or the hybrid index with the embedder ``spec`` names."""
     if spec == "peer":
-        from toolsearch.bench.peers import ReferenceRegexIndex
+        from toolsearch_bench.peers import ReferenceRegexIndex
 
         return ReferenceRegexIndex()
     from toolsearch.indexes import specs

@@ -20,8 +20,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.dev_sets import odd_half
-from toolsearch.bench.loaders import load_bfcl, load_bundled
-from toolsearch.bench.retrieval import evaluate_index
+from toolsearch_bench.loaders import load_bfcl, load_bundled
+from toolsearch_bench.retrieval import evaluate_index
 
 
 def main() -> None:

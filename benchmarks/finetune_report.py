@@ -39,10 +39,10 @@ def model_name(spec: str) -> str:
 
 
 def measure(spec: str) -> list[dict[str, Any]]:
-    from toolsearch.bench.loaders import load_bfcl, load_bundled, load_livemcpbench
-    from toolsearch.bench.retrieval import evaluate_index
     from toolsearch.indexes import HybridToolIndex, VectorToolIndex
     from toolsearch.indexes.specs import resolve_embedder
+    from toolsearch_bench.loaders import load_bfcl, load_bundled, load_livemcpbench
+    from toolsearch_bench.retrieval import evaluate_index
 
     loaders = {"acme": load_bundled, "livemcpbench": load_livemcpbench, "bfcl": load_bfcl}
     embedder = resolve_embedder(spec)
@@ -64,7 +64,7 @@ def measure(spec: str) -> list[dict[str, Any]]:
 def training_record(spec: str) -> dict[str, Any] | None:
     """The model's ``toolsearch-finetune.json``; the packaged base model by name, not path."""
     from toolsearch.indexes.embedders import packaged_minilm_path
-    from toolsearch.tuning import RECORD_FILE, default_tuned_model_path
+    from toolsearch_bench.tuning import RECORD_FILE, default_tuned_model_path
 
     folder = default_tuned_model_path() if spec == "tuned" else Path(spec)
     path = folder / RECORD_FILE

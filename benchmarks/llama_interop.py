@@ -6,7 +6,8 @@ Run with the Python of the environment to test (the venv above, or an existing o
 ``--no-install``). Steps, each timed:
 
 1. Install: ``torch==2.13.0`` (the CPU build, see the README), then
-   ``pip install -e '.[bench,llama]' pytest``. ``llama-cpp-python`` is a source package:
+   ``pip install -e '.[llama]' -e benchmarks/harness pytest``. ``llama-cpp-python`` is a
+   source package:
    on a clean 2-core machine pip compiles it for ~28 minutes (pip caches the wheel, so a
    second install takes seconds). Too long for CI's 30-minute budget next to the rest,
    which is why this is a command of its own and not part of ``.ci/run``.
@@ -68,7 +69,7 @@ def run(command: Sequence[str], **kwargs: Any) -> tuple[float, subprocess.Comple
 def install() -> float:
     pip = [sys.executable, "-m", "pip", "install", "-q"]
     total = 0.0
-    for args in (["torch==2.13.0"], ["-e", ".[bench,llama]", "pytest"]):
+    for args in (["torch==2.13.0"], ["-e", ".[llama]", "-e", "benchmarks/harness", "pytest"]):
         seconds, done = run([*pip, *args])
         total += seconds
         if done.returncode:
@@ -214,7 +215,8 @@ def write_report(
     else:
         lines.append(
             f"- this run, with llama-cpp-python's wheel in pip's cache: {install_seconds:.0f} s "
-            "(`pip install torch==2.13.0`, then `pip install -e '.[bench,llama]' pytest`)"
+            "(`pip install torch==2.13.0`, then "
+            "`pip install -e '.[llama]' -e benchmarks/harness pytest`)"
         )
     lines += [
         "- so it does not fit CI's 30-minute budget next to the rest (~8 min): not in "

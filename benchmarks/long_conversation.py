@@ -10,7 +10,7 @@ and with each unloading policy of ``POLICIES``.
 The benchmark's simulated agent plays the model, one agent per task, reading the
 conversation from that task's own request on. Every request of every task is rendered by
 the ``--provider`` adapter, counted with ``o200k_base`` and billed under that provider's
-cache model (:mod:`toolsearch.bench.cache`; the model answers every 5 s, a new task starts
+cache model (:mod:`toolsearch_bench.cache`; the model answers every 5 s, a new task starts
 20 s after the last answer). Reported per loop: task success, prompt tokens per task
 (raw), billed input per task, the tools loaded at the end, and the savings of search
 against the full loop, raw and billed.
@@ -26,18 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch import CONVERSATION_ID, ChatClient, ToolSearchToolCallingAdvisor
-from toolsearch.bench.agent import SimulatedAgent, called_tools
-from toolsearch.bench.cache import CACHE_SHAPES, PromptCache
-from toolsearch.bench.live import SyntheticTool
-from toolsearch.bench.loaders import load_bfcl, load_bundled
-from toolsearch.bench.render import count_request
-from toolsearch.bench.savings import CANNED_RESULT, prompt_blocks
-from toolsearch.bench.tokens import BpeTokenCounter
 from toolsearch.chat.messages import UserMessage
 from toolsearch.indexes import Bm25ToolIndex
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.memory import MessageChatMemoryAdvisor, MessageWindowChatMemory
 from toolsearch.models.function import FunctionChatModel
+from toolsearch.tokens import BpeTokenCounter
+from toolsearch_bench.agent import SimulatedAgent, called_tools
+from toolsearch_bench.cache import CACHE_SHAPES, PromptCache
+from toolsearch_bench.live import SyntheticTool
+from toolsearch_bench.loaders import load_bfcl, load_bundled
+from toolsearch_bench.render import count_request
+from toolsearch_bench.savings import CANNED_RESULT, prompt_blocks
 
 STEP = 5.0
 """Seconds between two model answers."""

@@ -13,7 +13,8 @@
    the proxy's two tools, plus what typical ``search_tools`` answers add, and writes
    ``mcp_tokens.md`` / ``mcp_tokens.json`` under ``--results``.
 
-Needs node/npm and the npm registry (or a warm cache), and ``toolsearch[mcp,bench]``.
+Needs node/npm and the npm registry (or a warm cache), ``toolsearch[mcp]`` and the harness
+(``pip install -e benchmarks/harness``).
 ``@modelcontextprotocol/server-puppeteer`` is deliberately absent: it downloads a browser.
 """
 
@@ -34,12 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.render import count_request
-from toolsearch.bench.tokens import BpeTokenCounter
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.mcp import McpSearchProxy, McpToolProvider, write_catalog
+from toolsearch.tokens import BpeTokenCounter
 from toolsearch.tools import FunctionToolCallback, ToolDefinition
+from toolsearch_bench.render import count_request
 
 ROOT = Path(__file__).resolve().parent.parent
 

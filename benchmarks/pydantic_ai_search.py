@@ -13,8 +13,9 @@ chat-completions rendering of each model request the run makes: its messages and
 definitions pydantic-ai offered on it (``AgentInfo.function_tools``), as JSON. The
 ``all tools, no search`` row sends every tool on one request instead (the cost search saves).
 
-Needs ``toolsearch[bench,pydantic-ai]`` and BFCL's data (``pip install --no-deps
-bfcl-eval``). Run: ``python benchmarks/pydantic_ai_search.py --bfcl-every 4 --out
+Needs ``toolsearch[pydantic-ai]`` with the harness (``pip install -e benchmarks/harness``)
+and BFCL's data (``pip install --no-deps bfcl-eval``). Run:
+``python benchmarks/pydantic_ai_search.py --bfcl-every 4 --out
 benchmarks/results/pydantic-ai.md`` (``--bfcl-every N`` keeps every Nth BFCL request: the
 full 2,501 take about 20 minutes on 2 cores; ``--limit N`` caps each set for a quick look).
 """
@@ -46,13 +47,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import Tool
 from pydantic_ai.toolsets import FunctionToolset
 
-from toolsearch.bench.data import Catalog, QuerySet
-from toolsearch.bench.loaders import load_bfcl, load_bundled
-from toolsearch.bench.metrics import score_rankings
-from toolsearch.bench.tokens import BpeTokenCounter
 from toolsearch.integrations.pydantic_ai import toolsearch_tool_search
 from toolsearch.models.openai import openai_tools
+from toolsearch.tokens import BpeTokenCounter
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.data import Catalog, QuerySet
+from toolsearch_bench.loaders import load_bfcl, load_bundled
+from toolsearch_bench.metrics import score_rankings
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTER = BpeTokenCounter("o200k_base")

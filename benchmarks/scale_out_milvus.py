@@ -1,7 +1,7 @@
 """Milvus against the in-process index of the same method, on BFCL and LiveMCPBench.
 
 For each dataset, one session holds the whole catalog, and every query is searched once
-(:func:`toolsearch.bench.retrieval.evaluate_index`, the retrieval benchmark's own loop and
+(:func:`toolsearch_bench.retrieval.evaluate_index`, the retrieval benchmark's own loop and
 metrics): ``Bm25ToolIndex`` vs ``MilvusToolIndex(mode="bm25")``, ``VectorToolIndex`` vs
 ``mode="vector"``, ``HybridToolIndex`` vs ``mode="hybrid"``, the vector sides all with the
 same packaged all-MiniLM-L6-v2 object. The catalog is embedded once up front, into the
@@ -33,8 +33,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.data import Catalog, QuerySet
-from toolsearch.bench.retrieval import RetrievalResult, evaluate_index
+from toolsearch_bench.data import Catalog, QuerySet
+from toolsearch_bench.retrieval import RetrievalResult, evaluate_index
 
 RESULTS = Path(__file__).resolve().parent / "results"
 METHODS = ("bm25", "vector", "hybrid")
@@ -60,7 +60,7 @@ def _single_threaded() -> None:
 
 
 def load(name: str, max_queries: int | None) -> tuple[Catalog, QuerySet]:
-    from toolsearch.bench.loaders import load_bfcl, load_livemcpbench
+    from toolsearch_bench.loaders import load_bfcl, load_livemcpbench
 
     catalog, queries = {"bfcl": load_bfcl, "livemcpbench": load_livemcpbench}[name]()
     if max_queries is not None and len(queries) > max_queries:

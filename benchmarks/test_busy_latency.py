@@ -28,11 +28,11 @@ from collections.abc import Iterator
 import pytest
 
 from toolsearch import ToolDefinition
-from toolsearch.bench.loaders import load_bundled
 from toolsearch.indexes import threads
 from toolsearch.indexes.embedders import SentenceTransformerEmbedder, packaged_minilm_path
 from toolsearch.indexes.vector import VectorToolIndex
 from toolsearch.search import ToolSearchRequest
+from toolsearch_bench.loaders import load_bundled
 
 CATALOG, QUERIES = load_bundled()
 QUERY_TEXTS = [q.text for q in QUERIES]

@@ -24,11 +24,11 @@ from toolsearch import (
     ToolSearchToolCallingAdvisor,
     UserMessage,
 )
-from toolsearch.bench.loaders import load_bundled
-from toolsearch.bench.savings import CANNED_RESULT, SyntheticTool
 from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder, RegexToolIndex, VectorToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import ToolSearchRequest
+from toolsearch_bench.loaders import load_bundled
+from toolsearch_bench.savings import CANNED_RESULT, SyntheticTool
 
 CATALOG, QUERIES = load_bundled()
 QUERY_TEXTS = [q.text for q in QUERIES]

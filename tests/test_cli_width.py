@@ -25,12 +25,27 @@ def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[
 
 
 APP = _app()
-COMMANDS = list(_commands(typer.main.get_command(APP)))
+# `bench` and `embedder` forward to the harness: their options are the harness's commands'
+from toolsearch_bench.cli import bench_app  # noqa: E402
+from toolsearch_bench.tuning.cli import embedder_app  # noqa: E402
+
+HARNESS = {
+    ("bench",): typer.main.get_command(bench_app()),
+    ("embedder",): typer.main.get_command(embedder_app()),
+}
+COMMANDS = [
+    (path, command)
+    for path, command in _commands(typer.main.get_command(APP))
+    if path not in HARNESS
+]
+for prefix, harness_command in HARNESS.items():
+    COMMANDS += [((*prefix, *path), command) for path, command in _commands(harness_command)]
 
 
 def test_the_walk_finds_the_subcommands():
     paths = {" ".join(path) for path, _ in COMMANDS}
     assert {"bench", "index build", "index search", "index info", "mcp proxy"} <= paths
+    assert "embedder finetune" in paths
 
 
 @pytest.mark.parametrize("width", [80, 100])

@@ -1,32 +1,26 @@
 """The ``toolsearch`` command line.
 
-``toolsearch bench`` (needs ``toolsearch[bench]``), ``toolsearch index ...``
-(``toolsearch[catalog]``) and ``toolsearch mcp ...`` (``toolsearch[mcp]``).
+``toolsearch index ...`` (``toolsearch[catalog]``) and ``toolsearch mcp ...``
+(``toolsearch[mcp]``) are the library's. ``toolsearch bench`` and ``toolsearch embedder ...``
+belong to the benchmark harness, a distribution of its own (``toolsearch-bench``, in the
+repository's ``benchmarks/harness``): these two commands forward their arguments to it,
+importing it only when they run, so the other commands never load the harness.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-from collections.abc import Iterator
-from functools import partial
-from pathlib import Path
 from typing import Any
 
-from toolsearch._quiet import quiet_model_loading
-from toolsearch.bench.cli_runs import live_model_factory, record_log, run_live_command, run_replay
-from toolsearch.bench.cli_support import (
-    command_line,
-    default_out,
-    load_all,
-    prepare_run,
-    print_table,
-    usage_error,
-    write_results,
-)
+__all__ = ["main"]
 
-__all__ = ["default_out", "main", "print_table"]
+_FORWARDED = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+"""A forwarding command takes every argument, ``--help`` included, as the harness's."""
+
+HARNESS_MISSING = (
+    "`toolsearch {command}` comes with the benchmark harness, which is not installed: "
+    "from a toolsearch checkout, pip install -e benchmarks/harness"
+)
 
 
 def _fit_help_options() -> None:
@@ -66,9 +60,38 @@ def _fit_help_options() -> None:
     rich_utils.Table = OptionsTable  # type: ignore[misc]
 
 
+def _harness_command(command: str) -> Any:
+    """The harness's click command for ``command`` (``bench`` or ``embedder``), or exit 2
+    saying how to install the harness."""
+    import typer
+
+    try:
+        if command == "bench":
+            from toolsearch_bench.cli import bench_app as make
+        else:
+            from toolsearch_bench.tuning.cli import embedder_app as make
+    except ImportError as exc:
+        if not (exc.name or "").startswith("toolsearch_bench"):
+            raise
+        typer.echo(HARNESS_MISSING.format(command=command), err=True)
+        raise SystemExit(2) from None
+    return typer.main.get_command(make())
+
+
+def _forward(app: Any, command: str, summary: str) -> None:
+    import typer
+
+    def forward(ctx: typer.Context) -> None:
+        _harness_command(command).main(
+            args=list(ctx.args), prog_name=f"{ctx.find_root().info_name or 'toolsearch'} {command}"
+        )
+
+    forward.__annotations__ = {"ctx": typer.Context, "return": None}  # typer is imported here
+    app.command(command, context_settings=_FORWARDED, add_help_option=False, help=summary)(forward)
+
+
 def _app() -> Any:
     import typer
-    from rich.console import Console
 
     _fit_help_options()
     app = typer.Typer(add_completion=False, help="toolsearch: tool search for LLM tool calling.")
@@ -79,220 +102,15 @@ def _app() -> Any:
 
     from toolsearch.catalog.cli import index_app
     from toolsearch.mcp.cli import mcp_app
-    from toolsearch.tuning.cli import embedder_app
 
+    _forward(
+        app, "bench", "Token savings, success rate, retrieval quality and latency (the harness)."
+    )
     app.add_typer(index_app(), name="index")
     app.add_typer(mcp_app(), name="mcp")
-    app.add_typer(embedder_app(), name="embedder")
-
-    @app.command()
-    def bench(
-        datasets: list[str] = typer.Option(
-            ["acme"],
-            "--dataset",
-            "-d",
-            help="acme (bundled), livemcpbench, bfcl, nestful, tau2; repeatable",
-        ),
-        indexes: list[str] = typer.Option(
-            ["bm25", "regex", "hybrid"],
-            "--index",
-            "-i",
-            help="regex, bm25, vector, hybrid; vector:EMBEDDER or hybrid:EMBEDDER for "
-            "another embedder (static, tuned, a model folder); repeatable",
-        ),
-        peers: bool = typer.Option(True, help="also measure the ported peer methods"),
-        runs: int = typer.Option(5, min=1, help="repetitions of the latency measurement"),
-        memory: bool = typer.Option(
-            True, help="measure each index's peak memory (one child process per index)"
-        ),
-        provider: str = typer.Option(
-            "openai",
-            help="request shape and prompt cache: openai, openai-results (the advisor's "
-            "injection='results'), openai-responses (the Responses API, client tool_search), "
-            "anthropic, anthropic-defer (its defer_loading tool search), gemini",
-        ),
-        tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
-        cache_read: float | None = typer.Option(
-            None,
-            min=0.0,
-            max=1.0,
-            help="price of a cached input token as a share of a fresh one (default: the "
-            "provider's: openai 0.1 as GPT-5, anthropic 0.1, gemini 0.25)",
-            show_default=False,
-        ),
-        max_rounds: int = typer.Option(12, min=1, help="searches per task at most"),
-        max_results: int = typer.Option(5, min=1, max=10, help="tools per search"),
-        multi_query: bool = typer.Option(
-            False, "--multi-query", help="agent sends the clauses in one search (queries)"
-        ),
-        catalog_file: Path | None = typer.Option(
-            None, "--catalog", help="your own catalog (JSONL: name, description, input_schema)"
-        ),
-        queries_file: Path | None = typer.Option(
-            None, "--queries", help="your own requests (JSONL: id, text, gold) for --catalog"
-        ),
-        out: Path | None = typer.Option(
-            None,
-            help="report folder (default: a new dated folder in toolsearch's cache, "
-            "printed at the end)",
-            show_default=False,
-        ),
-        json_path: Path | None = typer.Option(None, "--json", help="also write records here"),
-        live: str | None = typer.Option(
-            None,
-            "--live",
-            help="a real model instead of the simulated agent: PROVIDER:MODEL "
-            "(openai:gpt-4o-mini, openai-responses:..., anthropic:..., gemini:...); needs "
-            "its API key",
-        ),
-        base_url: str | None = typer.Option(
-            None, "--base-url", help="live mode: the provider's endpoint (a compatible server)"
-        ),
-        live_search: str = typer.Option(
-            "toolsearch",
-            "--live-search",
-            help="live mode: whose tool search runs: toolsearch (one row per index), native "
-            "(the provider's own, the advisor's search='native'), or both",
-        ),
-        live_limit: int = typer.Option(
-            50, min=0, help="live mode: the first N tasks of each dataset (0: all; each costs)"
-        ),
-        replay: Path | None = typer.Option(
-            None,
-            "--replay",
-            help="score the --index indexes on the searches of this search log instead "
-            "(a called tool is the relevant one); --catalog FILE searches that catalog "
-            "instead of the logged tool sets",
-            show_default=False,
-        ),
-        sessions: str | None = typer.Option(
-            None,
-            "--sessions",
-            help="with --replay: only the sessions in part K of N, by session hash (1/2, "
-            "2/2: two halves, e.g. to train on one and replay the other)",
-            show_default=False,
-        ),
-        search_log: Path | None = typer.Option(
-            None,
-            "--search-log",
-            help="also run the simulated agent through tool search with the first --index "
-            "and append its searches and calls to this search log (JSONL)",
-            show_default=False,
-        ),
-    ) -> None:
-        """Token savings, success rate, retrieval quality and latency of tool search.
-
-        Progress goes to stderr, the table to stdout and the report into --out. With
-        --replay LOG: retrieval quality of each index on a search log's searches.
-        """
-        from toolsearch.bench.agent import QueryPolicy
-        from toolsearch.bench.progress import PhaseProgress
-        from toolsearch.bench.report import write_report
-        from toolsearch.bench.runner import run_dataset
-
-        quiet_model_loading()
-        if out is None:
-            out = default_out()
-        given = dict(locals())
-        command = command_line(bench, given, out)
-        with _cold_embeddings():  # build times are measured cold (see _cold_embeddings)
-            if replay is not None:
-                if queries_file is not None or live is not None or search_log is not None:
-                    raise usage_error("--replay goes without --queries, --live and --search-log")
-                run_replay(
-                    replay,
-                    indexes,
-                    peers=peers,
-                    catalog_file=catalog_file,
-                    sessions=sessions,
-                    out=out,
-                    json_path=json_path,
-                    command=command,
-                )
-                return
-            if sessions is not None:
-                raise usage_error("--sessions goes with --replay")
-            if search_log is not None and (live is not None or search_log.is_dir()):
-                raise usage_error(
-                    "--search-log: a file to append to, and the simulated agent only (not --live)"
-                )
-            if live_search not in ("toolsearch", "native", "both"):
-                raise usage_error("--live-search: toolsearch, native or both")
-            if (base_url is not None or live_search != "toolsearch") and live is None:
-                raise usage_error("--base-url and --live-search go with --live")
-            model_factory = live_model_factory(live, base_url) if live is not None else None
-            from toolsearch.bench.cache import cache_shape
-
-            counter, specs, loaders = prepare_run(
-                datasets,
-                indexes,
-                peers=peers,
-                provider=provider,
-                tokenizer=tokenizer,
-                catalog_file=catalog_file,
-                queries_file=queries_file,
-                out=out,
-            )
-            console = Console()
-            if model_factory is not None:
-                run_live_command(
-                    console,
-                    model_factory,
-                    loaders,
-                    specs,
-                    max_results=max_results,
-                    limit=live_limit or None,
-                    out=out,
-                    json_path=json_path,
-                    command=command,
-                    searches=("toolsearch", "native") if live_search == "both" else (live_search,),
-                )
-                return
-            records = []
-            with PhaseProgress(Console(stderr=True)) as progress:
-                for catalog, queries in load_all(progress, loaders):
-                    name = catalog.name
-                    records += run_dataset(
-                        catalog,
-                        queries,
-                        specs,
-                        counter=counter,
-                        provider=provider,  # type: ignore[arg-type]
-                        policy=QueryPolicy(max_rounds, multi_query=multi_query),
-                        max_results=max_results,
-                        runs=runs,
-                        on_phase=partial(progress.phase, name),
-                        on_task=progress.advance,
-                        memory=memory,
-                        cache=cache_shape(provider, cache_read),
-                    )
-                    if search_log is not None:
-                        record_log(
-                            progress, catalog, queries, specs, search_log, max_rounds, max_results
-                        )
-                    progress.finish(name)
-            print_table(console, records)
-            write_results(console, write_report, records, out, command=command, json_path=json_path)
+    _forward(app, "embedder", "Fine-tune the embedder on your requests (the harness).")
 
     return app
-
-
-@contextlib.contextmanager
-def _cold_embeddings() -> Iterator[None]:
-    """Within ``toolsearch bench``: no disk embedding cache (``TOOLSEARCH_EMBEDDING_CACHE``,
-    read by new embedders and the memory-measuring child processes), so local models embed
-    every tool and build times are cold, unless the user names a cache (an API embedder's
-    runs then reuse their paid vectors). The variable is restored afterwards, so a caller
-    running the command in-process keeps its own setting."""
-    name = "TOOLSEARCH_EMBEDDING_CACHE"  # toolsearch.indexes.embedding_cache.CACHE_ENV
-    if name in os.environ:
-        yield
-        return
-    os.environ[name] = "off"
-    try:
-        yield
-    finally:
-        os.environ.pop(name, None)
 
 
 def main() -> None:
@@ -302,8 +120,7 @@ def main() -> None:
         print(
             f"toolsearch's command line needs typer and rich ({exc.name} is missing); "
             "install the extra of the command you want: pip install 'toolsearch[catalog]' "
-            "(toolsearch index), 'toolsearch[mcp]' (toolsearch mcp) or 'toolsearch[bench]' "
-            "(toolsearch bench)",
+            "(toolsearch index) or 'toolsearch[mcp]' (toolsearch mcp)",
             file=sys.stderr,
         )
         raise SystemExit(2) from None

@@ -3,13 +3,13 @@
 import pytest
 
 from toolsearch import ChatClient, ToolDefinition, ToolSearchToolCallingAdvisor
-from toolsearch.bench.agent import QueryPolicy, SimulatedAgent, split_clauses
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.live import SyntheticTool
-from toolsearch.bench.savings import CANNED_RESULT, run_tasks, summarize
 from toolsearch.indexes import RegexToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.tokens import WhitespaceTokenCounter
+from toolsearch_bench.agent import QueryPolicy, SimulatedAgent, split_clauses
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.live import SyntheticTool
+from toolsearch_bench.savings import CANNED_RESULT, run_tasks, summarize
 
 
 def tool(name: str, description: str) -> ToolDefinition:
@@ -150,7 +150,7 @@ def test_the_loops_are_billed_under_the_providers_prompt_cache():
     they were, and with no cache shape nothing is billed."""
     from dataclasses import replace
 
-    from toolsearch.bench.cache import CACHE_SHAPES
+    from toolsearch_bench.cache import CACHE_SHAPES
 
     queries = QuerySet(
         "q",
@@ -197,7 +197,7 @@ def test_the_results_shape_calls_discovered_tools_through_the_call_tool(monkeypa
     and every request's tool list is the same two tools."""
     queries = QuerySet("q", (Query("q1", REQUEST, ("refund_payment", "send_email")),))
     captured: list[list[str]] = []
-    from toolsearch.bench import savings
+    from toolsearch_bench import savings
 
     real = savings.FunctionChatModel
 
@@ -220,8 +220,8 @@ def test_the_results_shape_calls_discovered_tools_through_the_call_tool(monkeypa
 
 
 def test_the_agent_counts_a_call_through_as_a_call_of_the_tool_it_names():
-    from toolsearch.bench.agent import called_tools
     from toolsearch.chat.messages import AssistantMessage, ToolCall
+    from toolsearch_bench.agent import called_tools
 
     message = AssistantMessage(
         tool_calls=(

@@ -1,25 +1,25 @@
-"""Live mode (toolsearch.bench.live) driven by scripted models: no provider is called."""
+"""Live mode (toolsearch_bench.live) driven by scripted models: no provider is called."""
 
 import json
 
 import pytest
 
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.live import (
-    DEFAULT_SYSTEM,
-    SYNTHETIC_RESULT,
-    parse_live_spec,
-    provider_model_factory,
-    run_live,
-)
-from toolsearch.bench.peers import TokenOverlapIndex
-from toolsearch.bench.runner import IndexSpec
 from toolsearch.chat.messages import AssistantMessage, ToolCall, ToolResponseMessage, UserMessage
 from toolsearch.chat.response import ChatResponse, Usage
 from toolsearch.errors import MissingExtraError, ProviderAuthenticationError, ProviderError
 from toolsearch.models import FunctionChatModel
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.live import (
+    DEFAULT_SYSTEM,
+    SYNTHETIC_RESULT,
+    parse_live_spec,
+    provider_model_factory,
+    run_live,
+)
+from toolsearch_bench.peers import TokenOverlapIndex
+from toolsearch_bench.runner import IndexSpec
 
 SERVICES = ["invoice", "ticket", "calendar", "payment", "shipment", "report", "user", "file"]
 VERBS = ["create", "delete", "list", "update"]

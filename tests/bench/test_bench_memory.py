@@ -1,15 +1,15 @@
-"""Peak memory of an index, measured in a child process (toolsearch.bench.memory)."""
+"""Peak memory of an index, measured in a child process (toolsearch_bench.memory)."""
 
 import sys
 
 import pytest
 
-from toolsearch.bench import memory as memory_module
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.memory import measure_peak_memory
-from toolsearch.bench.runner import IndexSpec, index_factory, run_dataset
 from toolsearch.search.types import ToolSearchResponse
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench import memory as memory_module
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.memory import measure_peak_memory
+from toolsearch_bench.runner import IndexSpec, index_factory, run_dataset
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the VmHWM method needs Linux /proc"
@@ -72,8 +72,8 @@ def test_an_unknown_index_fails_with_the_childs_error():
 
 
 def test_index_factory_knows_indexes_and_peers_without_building_them():
-    from toolsearch.bench.peers import TokenOverlapIndex
     from toolsearch.indexes import RegexToolIndex
+    from toolsearch_bench.peers import TokenOverlapIndex
 
     assert index_factory("regex") is RegexToolIndex
     assert index_factory("peer: token overlap") is TokenOverlapIndex
@@ -82,10 +82,10 @@ def test_index_factory_knows_indexes_and_peers_without_building_them():
 
 
 def test_run_dataset_records_memory_only_for_indexes_it_can_rebuild(monkeypatch):
-    from toolsearch.bench.peers import TokenOverlapIndex
-    from toolsearch.bench.tokens import BpeTokenCounter
+    from toolsearch.tokens import BpeTokenCounter
+    from toolsearch_bench.peers import TokenOverlapIndex
 
-    pytest.importorskip("bpe_openai", reason="bpe-openai is not installed ([bench])")
+    pytest.importorskip("bpe_openai", reason="bpe-openai is not installed (the harness)")
     measured = []
 
     def fake_measure(name, catalog, queries):

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from toolsearch.bench.metrics import (
+from toolsearch_bench.metrics import (
     complete_at,
     ndcg_at,
     percentile,

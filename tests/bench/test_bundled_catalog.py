@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.loaders import bundled as bundled_module
-from toolsearch.bench.loaders.bundled import load_bundled
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.loaders import bundled as bundled_module
+from toolsearch_bench.loaders.bundled import load_bundled
 
 
 @pytest.fixture(scope="module")

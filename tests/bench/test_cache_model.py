@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from toolsearch.bench.cache import CACHE_SHAPES, Block, PromptCache, request_blocks
+from toolsearch_bench.cache import CACHE_SHAPES, Block, PromptCache, request_blocks
 
 
 def blocks(*spec: tuple[str, int]) -> list[Block]:
@@ -167,11 +167,11 @@ def test_request_blocks_follow_each_providers_render_order() -> None:
 def _search_loop_prompts(provider_catalog):
     """The prompts of one search-loop task (the simulated agent through the advisor)."""
     from toolsearch import ChatClient, ToolSearchToolCallingAdvisor
-    from toolsearch.bench.agent import SimulatedAgent
-    from toolsearch.bench.live import SyntheticTool
-    from toolsearch.bench.savings import CANNED_RESULT
     from toolsearch.indexes import RegexToolIndex
     from toolsearch.models import FunctionChatModel
+    from toolsearch_bench.agent import SimulatedAgent
+    from toolsearch_bench.live import SyntheticTool
+    from toolsearch_bench.savings import CANNED_RESULT
 
     tools = [SyntheticTool(d, CANNED_RESULT) for d in provider_catalog.tools]
     request = "Refund order 8812. Then email the customer that the money is on its way."
@@ -185,7 +185,7 @@ def _search_loop_prompts(provider_catalog):
 def _prefix_and_messages(prompt, provider):
     import json
 
-    from toolsearch.bench.render import prompt_body
+    from toolsearch_bench.render import prompt_body
 
     body = prompt_body(prompt, provider)
     head = json.dumps([body.get("tools"), body.get("system")], sort_keys=True)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-typer_testing = pytest.importorskip("typer.testing", reason="typer is not installed ([bench])")
-pytest.importorskip("bpe_openai", reason="bpe-openai is not installed ([bench])")
+typer_testing = pytest.importorskip("typer.testing", reason="typer is not installed (the harness)")
+pytest.importorskip("bpe_openai", reason="bpe-openai is not installed (the harness)")
 pytest.importorskip("tantivy", reason="tantivy is not installed ([bm25])")
 
 
@@ -84,9 +84,9 @@ def test_bench_rejects_an_unknown_index_or_embedder(tmp_path, index, message):
 
 
 def test_bench_runs_a_user_catalog_from_jsonl(tmp_path):
-    from toolsearch.bench.data import Catalog, Query, QuerySet
-    from toolsearch.bench.loaders import load_bundled
     from toolsearch.cli import _app
+    from toolsearch_bench.data import Catalog, Query, QuerySet
+    from toolsearch_bench.loaders import load_bundled
 
     catalog, _ = load_bundled()
     mine = Catalog("mine", catalog.tools[:30])
@@ -144,12 +144,12 @@ def test_live_rejects_a_spec_without_a_model(tmp_path):
 
 
 def test_live_runs_the_tasks_through_the_injected_model(tmp_path, monkeypatch):
-    from toolsearch.bench import live as live_module
-    from toolsearch.bench.data import Catalog, Query, QuerySet
-    from toolsearch.bench.loaders import load_bundled
     from toolsearch.chat.messages import AssistantMessage, ToolCall
     from toolsearch.cli import _app
     from toolsearch.models import FunctionChatModel
+    from toolsearch_bench import live as live_module
+    from toolsearch_bench.data import Catalog, Query, QuerySet
+    from toolsearch_bench.loaders import load_bundled
 
     catalog, _ = load_bundled()
     mine = Catalog("mine", catalog.tools[:20])
@@ -203,10 +203,10 @@ def test_bench_max_rounds_default_is_the_query_policys():
     """The option repeats QueryPolicy's default for --help; the two must not drift apart."""
     import inspect
 
-    from toolsearch.bench.agent import QueryPolicy
-    from toolsearch.cli import _app
+    from toolsearch_bench.agent import QueryPolicy
+    from toolsearch_bench.cli import bench_app
 
-    bench = next(c for c in _app().registered_commands if c.callback.__name__ == "bench")
+    [bench] = bench_app().registered_commands
     option = inspect.signature(bench.callback).parameters["max_rounds"].default
     assert option.default == QueryPolicy().max_rounds
 
@@ -216,8 +216,8 @@ def test_bench_max_rounds_default_is_the_query_policys():
 
 def _small_catalog(tmp_path, *, tools=30, queries=2):
     """A catalog of the bundled catalog's first tools and requests answered by them."""
-    from toolsearch.bench.data import Catalog, Query, QuerySet
-    from toolsearch.bench.loaders import load_bundled
+    from toolsearch_bench.data import Catalog, Query, QuerySet
+    from toolsearch_bench.loaders import load_bundled
 
     catalog, _ = load_bundled()
     mine = Catalog("mine", catalog.tools[:tools])
@@ -310,10 +310,10 @@ def test_bench_catches_a_tool_named_twice_with_both_lines(tmp_path):
 
 
 def test_run_dataset_refuses_an_empty_query_set():
-    from toolsearch.bench.data import Catalog, QuerySet
-    from toolsearch.bench.loaders import load_bundled
-    from toolsearch.bench.runner import run_dataset
-    from toolsearch.bench.tokens import BpeTokenCounter
+    from toolsearch.tokens import BpeTokenCounter
+    from toolsearch_bench.data import Catalog, QuerySet
+    from toolsearch_bench.loaders import load_bundled
+    from toolsearch_bench.runner import run_dataset
 
     catalog, _ = load_bundled()
     with pytest.raises(ValueError, match="no queries"):
@@ -434,7 +434,7 @@ def test_phase_progress_lines_and_times():
 
     from rich.console import Console
 
-    from toolsearch.bench.progress import PhaseProgress, format_seconds
+    from toolsearch_bench.progress import PhaseProgress, format_seconds
 
     stream = io.StringIO()
     with PhaseProgress(Console(file=stream, width=80)) as progress:
@@ -457,8 +457,8 @@ def test_bench_table_folds_a_long_index_name_instead_of_cutting_it(monkeypatch):
 
     from rich.console import Console
 
-    from toolsearch.bench.runner import BenchRecord
-    from toolsearch.cli import print_table as _print_table
+    from toolsearch_bench.cli_support import print_table as _print_table
+    from toolsearch_bench.runner import BenchRecord
 
     common = {
         "dataset": "acme",
@@ -505,8 +505,8 @@ def test_bench_table_folds_a_long_index_name_instead_of_cutting_it(monkeypatch):
 
 
 def test_bench_a_dataset_that_is_not_installed_is_a_short_error(tmp_path, monkeypatch):
-    from toolsearch.bench import loaders
-    from toolsearch.bench.loaders import DatasetUnavailableError
+    from toolsearch_bench import loaders
+    from toolsearch_bench.loaders import DatasetUnavailableError
 
     def missing():
         raise DatasetUnavailableError("BFCL", "bfcl-eval", "pip install --no-deps bfcl-eval")
@@ -530,7 +530,7 @@ def test_bench_runs_without_the_disk_embedding_cache_and_restores_the_setting(
     """Build times are cold (no disk embedding cache) during the command, unless the user
     named one; a caller running it in-process gets its own setting back."""
     from toolsearch import cli
-    from toolsearch.bench import runner
+    from toolsearch_bench import runner
 
     seen = []
 

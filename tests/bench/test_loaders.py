@@ -10,18 +10,18 @@ import sys
 
 import pytest
 
-from toolsearch.bench.data import Catalog, QuerySet
-from toolsearch.bench.loaders import (
+from toolsearch.errors import MissingExtraError
+from toolsearch_bench.data import Catalog, QuerySet
+from toolsearch_bench.loaders import (
     DatasetUnavailableError,
     load_bfcl,
     load_livemcpbench,
     load_nestful,
     load_tau2,
 )
-from toolsearch.bench.loaders import livemcpbench as livemcpbench_module
-from toolsearch.bench.loaders import nestful as nestful_module
-from toolsearch.bench.loaders import tau2 as tau2_module
-from toolsearch.errors import MissingExtraError
+from toolsearch_bench.loaders import livemcpbench as livemcpbench_module
+from toolsearch_bench.loaders import nestful as nestful_module
+from toolsearch_bench.loaders import tau2 as tau2_module
 
 
 def _load_or_skip(loader, **kwargs):

@@ -20,17 +20,17 @@ from toolsearch import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolsearch.bench.render import (
+from toolsearch.chat import ToolSearchHit
+from toolsearch.models.gemini import SIGNATURES_METADATA_KEY
+from toolsearch.tokens import WhitespaceTokenCounter
+from toolsearch.tools.function import FunctionToolCallback
+from toolsearch_bench.render import (
     PROMPT_KEYS,
     PROVIDERS,
     adapter_request_body,
     count_request,
     render_request,
 )
-from toolsearch.chat import ToolSearchHit
-from toolsearch.models.gemini import SIGNATURES_METADATA_KEY
-from toolsearch.tokens import WhitespaceTokenCounter
-from toolsearch.tools.function import FunctionToolCallback
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers"
@@ -278,8 +278,8 @@ def test_counts_split_definitions_from_conversation():
 
 
 def test_exact_o200k_counts():
-    pytest.importorskip("bpe_openai", reason="bpe-openai is not installed (toolsearch[bench])")
-    from toolsearch.bench.tokens import BpeTokenCounter
+    pytest.importorskip("bpe_openai", reason="bpe-openai is not installed (the harness)")
+    from toolsearch.tokens import BpeTokenCounter
 
     o200k = BpeTokenCounter("o200k_base")
     cl100k = BpeTokenCounter("cl100k_base")
@@ -300,7 +300,7 @@ def test_exact_o200k_counts():
 def test_the_defer_loading_shape_counts_references_where_they_are_read():
     """``anthropic-defer``: deferred tools are left out of the prompt's tools, and each
     ``tool_reference`` carries the definition Anthropic expands in its place."""
-    from toolsearch.bench.render import prompt_body
+    from toolsearch_bench.render import prompt_body
 
     wire = adapter_request_body(_loop_prompt(), "anthropic-defer")
     deferred = [t["name"] for t in wire["tools"] if t.get("defer_loading")]

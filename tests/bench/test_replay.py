@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from toolsearch.bench.loaders import load_bundled
-from toolsearch.bench.replay import (
+from toolsearch.indexes import RegexToolIndex
+from toolsearch.search import JsonlSearchLog, read_search_log
+from toolsearch_bench.loaders import load_bundled
+from toolsearch_bench.replay import (
     NoLabeledSearchesError,
     log_dataset,
     record_simulated_log,
     replay_cases,
     replay_index,
 )
-from toolsearch.indexes import RegexToolIndex
-from toolsearch.search import JsonlSearchLog, read_search_log
 
-typer_testing = pytest.importorskip("typer.testing", reason="typer is not installed ([bench])")
+typer_testing = pytest.importorskip("typer.testing", reason="typer is not installed (the harness)")
 tantivy = pytest.importorskip("tantivy", reason="tantivy is not installed ([bm25])")
 
 
@@ -157,8 +157,8 @@ def test_bench_replay_errors_are_one_line_with_exit_code_2(acme_log, unlabeled, 
 
 
 def test_bench_search_log_records_the_simulated_agent(tmp_path):
-    pytest.importorskip("bpe_openai", reason="bpe-openai is not installed ([bench])")
-    from toolsearch.bench.data import Catalog, QuerySet
+    pytest.importorskip("bpe_openai", reason="bpe-openai is not installed (the harness)")
+    from toolsearch_bench.data import Catalog, QuerySet
 
     catalog, queries = load_bundled()
     mine = Catalog("mine", catalog.tools)
@@ -206,7 +206,7 @@ def _model_extra():
 def test_finetune_trains_on_one_half_of_a_log_and_replays_the_other(acme_log, tmp_path):
     _model_extra()
     pytest.importorskip("faiss", reason="vector indexes need toolsearch[vector]")
-    from toolsearch.tuning import RECORD_FILE, read_pairs
+    from toolsearch_bench.tuning import RECORD_FILE, read_pairs
 
     model = tmp_path / "model"
     pairs = tmp_path / "pairs.jsonl"

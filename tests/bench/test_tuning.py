@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolsearch.tools.definition import ToolDefinition
-from toolsearch.tuning import (
+from toolsearch_bench.tuning import (
     RECORD_FILE,
     FinetuneSettings,
     TrainingPair,
@@ -172,7 +172,7 @@ def test_bad_training_settings_are_refused(kwargs):
 
 
 def test_group_runs_put_neighbouring_tools_in_one_batch():
-    from toolsearch.tuning.train import _batches
+    from toolsearch_bench.tuning.train import _batches
 
     pairs = [TrainingPair(f"q{i}", f"d{i}", f"api{i % 100}") for i in range(800)]
     pairs += [TrainingPair(f"loose{i}", f"x{i}") for i in range(16)]
@@ -237,7 +237,7 @@ def _matched_margin(embedder) -> float:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     _model_extra()
-    from toolsearch.tuning import finetune_embedder
+    from toolsearch_bench.tuning import finetune_embedder
 
     out = tmp_path_factory.mktemp("ft") / "model"
     steps: list[tuple[int, int, float]] = []
@@ -274,7 +274,7 @@ def test_a_text_twice_in_a_batch_is_not_its_own_negative():
     from sentence_transformers import SentenceTransformer
 
     from toolsearch.indexes.embedders import packaged_minilm_path
-    from toolsearch.tuning.train import _contrastive_loss
+    from toolsearch_bench.tuning.train import _contrastive_loss
 
     model = SentenceTransformer(str(packaged_minilm_path()), device="cpu")
     settings = FinetuneSettings(batch_size=2)
@@ -312,7 +312,7 @@ def test_a_text_twice_in_a_batch_is_not_its_own_negative():
 
 
 def test_training_is_reproducible_with_a_seed(trained, tmp_path):
-    from toolsearch.tuning import finetune_embedder
+    from toolsearch_bench.tuning import finetune_embedder
 
     result, _ = trained
     again = finetune_embedder(
@@ -326,7 +326,7 @@ def test_training_is_reproducible_with_a_seed(trained, tmp_path):
 
 def test_an_interrupted_run_leaves_nothing_at_the_target(tmp_path):
     _model_extra()
-    from toolsearch.tuning import finetune_embedder
+    from toolsearch_bench.tuning import finetune_embedder
 
     def stop(step: int, total: int, loss: float) -> None:
         raise KeyboardInterrupt
@@ -339,7 +339,7 @@ def test_an_interrupted_run_leaves_nothing_at_the_target(tmp_path):
 
 
 def test_training_refuses_an_existing_folder_and_too_few_pairs(tmp_path):
-    from toolsearch.tuning import finetune_embedder
+    from toolsearch_bench.tuning import finetune_embedder
 
     (tmp_path / "taken").mkdir()
     with pytest.raises(FileExistsError, match="overwrite"):
@@ -363,7 +363,7 @@ def test_tuned_and_a_folder_path_load_the_trained_model(trained, tmp_path, monke
     import shutil
 
     from toolsearch.indexes.specs import resolve_embedder
-    from toolsearch.tuning import default_tuned_model_path
+    from toolsearch_bench.tuning import default_tuned_model_path
 
     result, _ = trained
     by_path = resolve_embedder(str(result.path))
@@ -382,8 +382,8 @@ def test_tuned_and_a_folder_path_load_the_trained_model(trained, tmp_path, monke
 def test_bench_indexes_take_an_embedder_after_a_colon():
     pytest.importorskip("faiss", reason="vector indexes need toolsearch[vector]")
     pytest.importorskip("tantivy", reason="hybrid indexes need toolsearch[bm25]")
-    from toolsearch.bench.runner import available_indexes, index_factory
     from toolsearch.indexes import HybridToolIndex, VectorToolIndex
+    from toolsearch_bench.runner import available_indexes, index_factory
 
     factory = index_factory("hybrid:hashing-64")
     assert factory is index_factory("hybrid:hashing-64")  # the memory child rebuilds by name
@@ -518,7 +518,7 @@ def test_importing_tuning_loads_no_model_library():
     import sys
 
     code = (
-        "import sys, toolsearch.tuning\n"
+        "import sys, toolsearch_bench.tuning\n"
         "heavy = [m for m in ('torch', 'numpy', 'sentence_transformers') if m in sys.modules]\n"
         "print(heavy)\n"
     )
@@ -530,7 +530,7 @@ def test_the_docs_example_loads_the_tuned_model(trained, tmp_path, monkeypatch):
     import re
     import shutil
 
-    from toolsearch.tuning import default_tuned_model_path
+    from toolsearch_bench.tuning import default_tuned_model_path
 
     monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
     shutil.copytree(trained[0].path, default_tuned_model_path())

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from toolsearch.bench.data import Catalog
 from toolsearch.catalog import openapi_directory
 from toolsearch.catalog.sources import CatalogReader, detect_kind, iter_tools
 from toolsearch.errors import CatalogSourceError
 from toolsearch.tools.definition import ToolDefinition
 from toolsearch.tools.names import fit_name, sanitize_name
+from toolsearch_bench.data import Catalog
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "catalog"
 REPO = Path(__file__).resolve().parents[2]

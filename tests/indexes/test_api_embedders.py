@@ -34,7 +34,6 @@ pytest.importorskip("openai", reason="OpenAIEmbedder needs toolsearch[openai-emb
 import numpy as np
 from embedding_server import EmbeddingServer
 
-from toolsearch.bench.loaders import load_bundled
 from toolsearch.errors import (
     EmbeddingApiError,
     IndexUnavailableError,
@@ -47,6 +46,7 @@ from toolsearch.indexes.api_names import ApiEmbedderSpec
 from toolsearch.indexes.embedding_cache import CACHE_FILE, EmbeddingCache, text_key
 from toolsearch.search.types import ToolSearchRequest
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.loaders import load_bundled
 
 MODEL = "test-embed"
 _ENVIRONMENT = (

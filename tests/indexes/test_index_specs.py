@@ -112,7 +112,7 @@ def test_resolve_embedder_passes_objects_and_defaults() -> None:
 
 def test_the_old_homes_of_the_names_still_work() -> None:
     import toolsearch.indexes as indexes
-    import toolsearch.tuning as tuning
+    import toolsearch_bench.tuning as tuning
     from toolsearch.indexes import embedders, tuned
 
     assert indexes.load_embedder is specs.load_embedder
@@ -256,7 +256,8 @@ def test_the_registry_is_light_and_does_not_import_tuning() -> None:
     code = (
         "import sys, toolsearch.indexes.specs as s\n"
         "s.index_factory('hybrid:hashing'); s.embedder_factory('tuned')\n"
-        "print(' '.join(m for m in ('numpy', 'torch', 'toolsearch.tuning') if m in sys.modules))"
+        "loaded = ('numpy', 'torch', 'toolsearch_bench.tuning')\n"
+        "print(' '.join(m for m in loaded if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""

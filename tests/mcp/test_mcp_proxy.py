@@ -199,8 +199,8 @@ def test_the_command_line_proxy_over_streamable_http(tmp_path):
 def test_list_and_dump_commands(tmp_path):
     from typer.testing import CliRunner
 
-    from toolsearch.bench.data import Catalog
     from toolsearch.mcp.cli import mcp_app
+    from toolsearch_bench.data import Catalog
 
     config = write_config(tmp_path)
     runner = CliRunner()

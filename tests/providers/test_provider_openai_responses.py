@@ -296,8 +296,8 @@ def test_a_refused_body_is_a_provider_error_naming_the_problem() -> None:
 
 
 def test_live_mode_targets_the_responses_api_with_a_base_url_and_no_key(monkeypatch: Any) -> None:
-    from toolsearch.bench.live import provider_model_factory
     from toolsearch.models import OpenAIResponsesChatModel
+    from toolsearch_bench.live import provider_model_factory
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     factory = provider_model_factory(
@@ -310,10 +310,10 @@ def test_live_mode_targets_the_responses_api_with_a_base_url_and_no_key(monkeypa
 
 
 def test_live_mode_runs_ours_and_the_native_search_side_by_side() -> None:
-    from toolsearch.bench.data import Catalog, Query
-    from toolsearch.bench.live import run_live
-    from toolsearch.bench.runner import IndexSpec
     from toolsearch.tools import tool_callbacks
+    from toolsearch_bench.data import Catalog, Query
+    from toolsearch_bench.live import run_live
+    from toolsearch_bench.runner import IndexSpec
 
     catalog = Catalog("weather", tuple(cb.definition for cb in tool_callbacks(get_weather)))
     queries = [Query(id="q1", text="Weather in Paris?", gold=("get_weather",))]

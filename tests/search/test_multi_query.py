@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from toolsearch import ChatClient, FunctionToolCallback, ToolSearchToolCallingAdvisor
-from toolsearch.bench.agent import QueryPolicy, SimulatedAgent
 from toolsearch.chat.messages import AssistantMessage, ToolCall
 from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.indexes import Bm25ToolIndex
@@ -16,6 +15,7 @@ from toolsearch.models import FunctionChatModel
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.search_tool import MAX_QUERIES, ToolSearchTool, search_tool_definition
 from toolsearch.search.sessions import ToolSearchSessions
+from toolsearch_bench.agent import QueryPolicy, SimulatedAgent
 
 SEARCH = "toolSearchTool"
 DESCRIPTIONS = {

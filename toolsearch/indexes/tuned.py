@@ -1,6 +1,6 @@
 """Where models live on disk: the cache folder, the fine-tuned embedder and its record.
 
-``toolsearch embedder finetune`` (:mod:`toolsearch.tuning`) writes its model to
+``toolsearch embedder finetune`` (:mod:`toolsearch_bench.tuning`) writes its model to
 :func:`default_tuned_model_path`, which the embedder name ``tuned`` refers to, and writes
 :data:`RECORD_FILE` beside the weights. This module only names those places; it imports
 nothing, so the embedders, the embedder registry and the trainer can all depend on it.

@@ -1,7 +1,7 @@
 """MCP servers' ``tools/list`` as a catalog file the benchmarks and indexes load.
 
 One tool per line: ``{"name", "description", "input_schema", "category"}``, the category
-being the server's name. :class:`toolsearch.bench.data.Catalog` reads the same shape.
+being the server's name. :class:`toolsearch_bench.data.Catalog` reads the same shape.
 """
 
 from __future__ import annotations

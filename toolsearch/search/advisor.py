@@ -162,7 +162,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         pinned_tools: Tools always sent (names of registered tools, or tools themselves),
             added to ``options.pinned_tools``.
         token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate
-            words by default; ``BpeTokenCounter`` from ``toolsearch.bench.tokens`` is exact
+            words by default; ``BpeTokenCounter`` from ``toolsearch.tokens`` is exact
             for OpenAI's encodings).
         options: The plain-data options as one object (the defaults when omitted).
         **kwargs: The options one by one (see :class:`ToolSearchOptions`), and further

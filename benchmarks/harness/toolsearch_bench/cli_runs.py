@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolsearch.bench.cli_support import load_all, usage_error, write_results
+from toolsearch_bench.cli_support import load_all, usage_error, write_results
 
 if TYPE_CHECKING:
-    from toolsearch.bench.live import LiveTaskOutcome
+    from toolsearch_bench.live import LiveTaskOutcome
 
 __all__ = ["live_model_factory", "record_log", "run_live_command", "run_replay"]
 
@@ -25,9 +25,9 @@ def record_log(
 ) -> None:
     """``--search-log``: the simulated agent's tool-search runs, recorded into ``path``."""
     from toolsearch._cli_errors import error_exit
-    from toolsearch.bench.agent import QueryPolicy
-    from toolsearch.bench.replay import record_simulated_log
     from toolsearch.search.search_log import JsonlSearchLog
+    from toolsearch_bench.agent import QueryPolicy
+    from toolsearch_bench.replay import record_simulated_log
 
     spec = next(s for s in specs if not s.peer)
     tasks = f"{len(queries)} task{'s' if len(queries) != 1 else ''}"
@@ -63,17 +63,17 @@ def run_replay(
     from rich.console import Console
     from rich.table import Table
 
-    from toolsearch.bench.data import Catalog
-    from toolsearch.bench.progress import PhaseProgress
-    from toolsearch.bench.replay import (
+    from toolsearch.errors import MissingExtraError
+    from toolsearch.search.search_log import parse_part, read_search_log
+    from toolsearch_bench.data import Catalog
+    from toolsearch_bench.progress import PhaseProgress
+    from toolsearch_bench.replay import (
         replay_cases,
         replay_index,
         result_row,
         write_replay_report,
     )
-    from toolsearch.bench.runner import available_indexes
-    from toolsearch.errors import MissingExtraError
-    from toolsearch.search.search_log import parse_part, read_search_log
+    from toolsearch_bench.runner import available_indexes
 
     if not log_path.is_file():
         raise usage_error(f"--replay: no such file: {log_path}")
@@ -174,8 +174,8 @@ def run_replay(
 
 def live_model_factory(spec: str, base_url: str | None = None) -> Any:
     """The provider model factory for ``--live``, or a clear message and exit code 2."""
-    from toolsearch.bench.live import provider_model_factory
     from toolsearch.errors import MissingExtraError, ProviderAuthenticationError
+    from toolsearch_bench.live import provider_model_factory
 
     try:
         return provider_model_factory(spec, base_url=base_url)
@@ -202,10 +202,10 @@ def run_live_command(
     from rich.console import Console
     from rich.table import Table
 
-    from toolsearch.bench.live import run_live
-    from toolsearch.bench.progress import PhaseProgress
-    from toolsearch.bench.report import write_live_report
     from toolsearch.errors import ProviderAuthenticationError
+    from toolsearch_bench.live import run_live
+    from toolsearch_bench.progress import PhaseProgress
+    from toolsearch_bench.report import write_live_report
 
     records = []
     try:

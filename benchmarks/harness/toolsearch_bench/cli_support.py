@@ -85,11 +85,11 @@ def prepare_run(
     """Check every input before any work: the token counter, the index specs and the
     datasets' loaders (``--catalog`` and ``--queries`` read and checked), or a one-line
     error and exit code 2."""
-    from toolsearch.bench.loaders import DATASETS
-    from toolsearch.bench.render import REQUEST_SHAPES
-    from toolsearch.bench.runner import available_indexes
-    from toolsearch.bench.tokens import BpeTokenCounter
     from toolsearch.errors import MissingExtraError
+    from toolsearch.tokens import BpeTokenCounter
+    from toolsearch_bench.loaders import DATASETS
+    from toolsearch_bench.render import REQUEST_SHAPES
+    from toolsearch_bench.runner import available_indexes
 
     if (catalog_file is None) != (queries_file is None):
         given, missing = (
@@ -155,7 +155,7 @@ def load_all(progress: Any, loaders: list[tuple[str, Any]]) -> list[tuple[Any, A
 
 def load_user(catalog_file: Path, queries_file: Path) -> tuple[Any, Any]:
     """``--catalog`` and ``--queries``, checked: errors name the file and line or tool."""
-    from toolsearch.bench.data import Catalog, QuerySet
+    from toolsearch_bench.data import Catalog, QuerySet
 
     try:
         catalog = Catalog.from_jsonl(catalog_file)

@@ -2,7 +2,7 @@
 
 Every name in a record rebuilds its index here (the memory measurement's child process
 does so): the specs of :mod:`toolsearch.indexes.specs` (``bm25``, ``hybrid:tuned``...) and
-the peer methods of :mod:`toolsearch.bench.peers` under :data:`PEERS`.
+the peer methods of :mod:`toolsearch_bench.peers` under :data:`PEERS`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from toolsearch.bench import peers
 from toolsearch.indexes.specs import index_factory as _spec_factory
+from toolsearch_bench import peers
 
 if TYPE_CHECKING:
     from toolsearch.search.types import ToolIndex

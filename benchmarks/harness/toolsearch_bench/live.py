@@ -1,6 +1,6 @@
 """Live mode: the benchmark's tasks against a real model, full loop versus tool search.
 
-The offline benchmark (:mod:`toolsearch.bench.savings`) scripts the model; live mode asks a
+The offline benchmark (:mod:`toolsearch_bench.savings`) scripts the model; live mode asks a
 real one. Each task's request goes through the real ``ChatClient`` with the plain
 ``ToolCallingAdvisor`` (every catalog tool in every request) and with the
 ``ToolSearchToolCallingAdvisor`` per index. What is counted comes from the provider's own
@@ -30,8 +30,6 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.metrics import percentile
 from toolsearch.chat.model import ChatModel
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
@@ -43,6 +41,8 @@ from toolsearch.errors import (
 )
 from toolsearch.tools.context import ToolContext
 from toolsearch.tools.definition import ToolDefinition, ToolMetadata
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.metrics import percentile
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -304,7 +304,7 @@ def run_live(
     searches: Sequence[str] = ("toolsearch",),
 ) -> list[LiveRecord]:
     """Run the tasks with the full loop (``full``) and with tool search over each of
-    ``indexes`` (:class:`~toolsearch.bench.runner.IndexSpec`), one fresh model from
+    ``indexes`` (:class:`~toolsearch_bench.runner.IndexSpec`), one fresh model from
     ``model_factory`` per task and mode. ``searches`` says whose search runs: this
     library's (``"toolsearch"``, one row per index) and/or the provider's own
     (``"native"``: the advisor's ``search="native"``, one row named ``native``; on a model

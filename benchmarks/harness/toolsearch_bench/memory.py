@@ -35,8 +35,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolsearch.bench.data import Catalog, QuerySet
-from toolsearch.bench.index_names import index_factory
+from toolsearch_bench.data import Catalog, QuerySet
+from toolsearch_bench.index_names import index_factory
 
 __all__ = ["MAX_QUERIES", "MemoryResult", "measure_peak_memory"]
 
@@ -64,7 +64,7 @@ def measure_peak_memory(
     *,
     timeout: float = 900.0,
 ) -> MemoryResult:
-    """Measure ``index`` (a name :func:`toolsearch.bench.index_names.index_factory` knows) in a
+    """Measure ``index`` (a name :func:`toolsearch_bench.index_names.index_factory` knows) in a
     child process; raises ``RuntimeError`` with the child's error output when it fails."""
     with tempfile.TemporaryDirectory(prefix="toolsearch-memory-") as folder:
         tools_path = Path(folder) / "tools.jsonl"
@@ -75,7 +75,7 @@ def measure_peak_memory(
             [
                 sys.executable,
                 "-m",
-                "toolsearch.bench.memory",
+                "toolsearch_bench.memory",
                 str(tools_path),
                 str(queries_path),
                 index,

@@ -5,7 +5,7 @@ the tool-search advisor and the tools the model then called. :func:`replay_cases
 the labelled searches (those with a called hit) into cases: the query, the tools the model
 already had (left out, as the search left them out), and the called tools as the relevant
 ones. :func:`replay_index` runs them through an index built over the logged tool sets (or
-a catalog you give) and scores the rankings with :func:`~toolsearch.bench.metrics.score_rankings`.
+a catalog you give) and scores the rankings with :func:`~toolsearch_bench.metrics.score_rankings`.
 
 :func:`log_dataset` makes a ``Catalog`` and a ``QuerySet`` of the same cases, which is
 what ``toolsearch embedder finetune --search-log`` trains on; :func:`record_simulated_log`
@@ -26,12 +26,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.agent import QueryPolicy, SimulatedAgent
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.metrics import percentile, score_rankings
 from toolsearch.search.search_log import SearchLog, SearchLogContents
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.agent import QueryPolicy, SimulatedAgent
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.metrics import percentile, score_rankings
 
 __all__ = [
     "NoLabeledSearchesError",
@@ -205,11 +205,11 @@ def record_simulated_log(
     """Run every query through the tool-search advisor, the simulated agent playing the
     model, with ``search_log`` attached; one session per query (``{catalog}/{query id}``).
     Returns the number of searches the agent made."""
-    from toolsearch.bench.live import SyntheticTool
-    from toolsearch.bench.savings import CANNED_RESULT
     from toolsearch.loop.client import ChatClient
     from toolsearch.models.function import FunctionChatModel
     from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
+    from toolsearch_bench.live import SyntheticTool
+    from toolsearch_bench.savings import CANNED_RESULT
 
     tools = [SyntheticTool(definition, CANNED_RESULT) for definition in catalog.tools]
     advisor = ToolSearchToolCallingAdvisor(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.runner import BenchRecord
+from toolsearch_bench.runner import BenchRecord
 
 __all__ = ["live_markdown_table", "markdown_table", "write_live_report", "write_report"]
 
@@ -105,7 +105,7 @@ def write_report(
         "text only (the whole request, then its clauses). Peak MB is the resident memory "
         "an index added at its peak while building over the catalog and answering queries, "
         "measured in a fresh child process (its backend imports and embedding model "
-        "included; see toolsearch.bench.memory).",
+        "included; see toolsearch_bench.memory).",
         "",
         markdown_table(records),
         *(f"![{p.stem}]({p.name})" for p in plots),
@@ -132,7 +132,7 @@ _LIVE_COLUMNS = [
 
 
 def live_markdown_table(records: Sequence[Any]) -> str:
-    """One table per dataset of :class:`~toolsearch.bench.live.LiveRecord` rows."""
+    """One table per dataset of :class:`~toolsearch_bench.live.LiveRecord` rows."""
     return _tables(
         records,
         _LIVE_COLUMNS,

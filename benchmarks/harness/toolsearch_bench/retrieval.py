@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolsearch.bench.data import Catalog, QuerySet
-from toolsearch.bench.metrics import percentile, score_rankings
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
+from toolsearch_bench.data import Catalog, QuerySet
+from toolsearch_bench.metrics import percentile, score_rankings
 
 __all__ = ["RetrievalResult", "evaluate_index"]
 

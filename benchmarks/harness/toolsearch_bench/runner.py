@@ -14,16 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from toolsearch.bench.agent import QueryPolicy
-from toolsearch.bench.cache import CacheShape
-from toolsearch.bench.data import Catalog, QuerySet
-from toolsearch.bench.index_names import PEERS, index_factory, peer_factories
-from toolsearch.bench.render import Provider
-from toolsearch.bench.retrieval import evaluate_index
-from toolsearch.bench.savings import run_tasks, summarize
 from toolsearch.errors import MissingExtraError
 from toolsearch.search.types import ToolIndex
 from toolsearch.tokens import TokenCounter
+from toolsearch_bench.agent import QueryPolicy
+from toolsearch_bench.cache import CacheShape
+from toolsearch_bench.data import Catalog, QuerySet
+from toolsearch_bench.index_names import PEERS, index_factory, peer_factories
+from toolsearch_bench.render import Provider
+from toolsearch_bench.retrieval import evaluate_index
+from toolsearch_bench.savings import run_tasks, summarize
 
 __all__ = [
     "PEERS",
@@ -76,10 +76,10 @@ class BenchRecord:
     build_s: float | None = None
     peak_rss_mb: float | None = None
     """Peak memory the index added while building and searching (see
-    :mod:`toolsearch.bench.memory`); ``None`` when not measured."""
+    :mod:`toolsearch_bench.memory`); ``None`` when not measured."""
     billed_tokens_mean: float | None = None
     """Input per task with the provider's prompt cache on, in fresh-token equivalents
-    (:mod:`toolsearch.bench.cache`)."""
+    (:mod:`toolsearch_bench.cache`)."""
     cached_savings_pct: float | None = None
     """Savings against the full loop with the prompt cache on for both."""
 
@@ -135,7 +135,7 @@ def run_dataset(
     has no steps (``None``). ``ValueError`` for an empty query set.
 
     ``memory`` also measures each index's peak memory in a child process
-    (:func:`~toolsearch.bench.memory.measure_peak_memory`); an index the child cannot
+    (:func:`~toolsearch_bench.memory.measure_peak_memory`); an index the child cannot
     rebuild by name (a custom :class:`IndexSpec`) or a failed measurement gets ``None``.
 
     ``cache``: the prompt cache every loop is billed under as well (``"provider"``: the
@@ -220,7 +220,7 @@ def run_dataset(
 
 
 def _peak_memory(spec: IndexSpec, catalog: Catalog, queries: QuerySet) -> float | None:
-    from toolsearch.bench.memory import measure_peak_memory
+    from toolsearch_bench.memory import measure_peak_memory
 
     try:
         if index_factory(spec.name) is not spec.factory:

@@ -3,7 +3,7 @@
 Each task runs through ``ChatClient`` twice over the same catalog: with the plain
 ``ToolCallingAdvisor`` (every tool definition in every request) and with the
 ``ToolSearchToolCallingAdvisor`` (search tool plus discovered tools). The
-:class:`~toolsearch.bench.agent.SimulatedAgent` plays the model. Every request of every
+:class:`~toolsearch_bench.agent.SimulatedAgent` plays the model. Every request of every
 iteration is rendered as the chosen provider would receive it and counted, split into
 tool definitions and conversation.
 """
@@ -15,12 +15,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolsearch.bench.agent import QueryPolicy, SimulatedAgent, called_tools
-from toolsearch.bench.cache import CACHE_SHAPES, Block, CacheShape, PromptCache, request_blocks
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.live import SyntheticTool
-from toolsearch.bench.metrics import percentile
-from toolsearch.bench.render import (
+from toolsearch.loop.client import ChatClient
+from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
+from toolsearch.models.function import FunctionChatModel
+from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
+from toolsearch.search.types import ToolIndex
+from toolsearch.tokens import TokenCounter
+from toolsearch_bench.agent import QueryPolicy, SimulatedAgent, called_tools
+from toolsearch_bench.cache import CACHE_SHAPES, Block, CacheShape, PromptCache, request_blocks
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.live import SyntheticTool
+from toolsearch_bench.metrics import percentile
+from toolsearch_bench.render import (
     CONVERSATION_DEPENDENT_TOOLS,
     INJECTIONS,
     Provider,
@@ -28,12 +34,6 @@ from toolsearch.bench.render import (
     count_request,
     prompt_body,
 )
-from toolsearch.loop.client import ChatClient
-from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
-from toolsearch.models.function import FunctionChatModel
-from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
-from toolsearch.search.types import ToolIndex
-from toolsearch.tokens import TokenCounter
 
 __all__ = ["ModeSummary", "TaskOutcome", "Traffic", "prompt_blocks", "run_tasks", "summarize"]
 
@@ -87,7 +87,7 @@ def run_tasks(
     """Run every query through the loop in ``mode``; ``index_factory`` for ``"search"``.
 
     ``cache``: the prompt cache the requests are billed under (``"provider"``: the
-    provider's shape from :data:`~toolsearch.bench.cache.CACHE_SHAPES`; ``None``: none), one
+    provider's shape from :data:`~toolsearch_bench.cache.CACHE_SHAPES`; ``None``: none), one
     cache for the whole run, each task a conversation made at the times ``traffic`` says."""
     tools = [SyntheticTool(definition, CANNED_RESULT) for definition in catalog.tools]
     shape = CACHE_SHAPES[provider] if cache == "provider" else cache

@@ -16,8 +16,8 @@ from multis import MULTIS  # noqa: E402
 from singles import SINGLES  # noqa: E402
 from tools_def import TOOLS  # noqa: E402
 
-from toolsearch.bench.data import Catalog, Query, QuerySet  # noqa: E402
 from toolsearch.tools.definition import ToolDefinition  # noqa: E402
+from toolsearch_bench.data import Catalog, Query, QuerySet  # noqa: E402
 
 OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent
 SINGLE_TARGET = 262  # with the multi-tool requests: about 420 requests, ~37 % multi

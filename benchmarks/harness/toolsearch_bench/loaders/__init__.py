@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from toolsearch.errors import MissingExtraError
 
 if TYPE_CHECKING:
-    from toolsearch.bench.data import Catalog, QuerySet
+    from toolsearch_bench.data import Catalog, QuerySet
 
 __all__ = [
     "DATASETS",
@@ -61,11 +61,11 @@ class DatasetUnavailableError(MissingExtraError):
         self.args = (message,)
 
 
-from toolsearch.bench.loaders.bfcl import load_bfcl  # noqa: E402
-from toolsearch.bench.loaders.bundled import load_bundled  # noqa: E402
-from toolsearch.bench.loaders.livemcpbench import load_livemcpbench  # noqa: E402
-from toolsearch.bench.loaders.nestful import load_nestful  # noqa: E402
-from toolsearch.bench.loaders.tau2 import load_tau2  # noqa: E402
+from toolsearch_bench.loaders.bfcl import load_bfcl  # noqa: E402
+from toolsearch_bench.loaders.bundled import load_bundled  # noqa: E402
+from toolsearch_bench.loaders.livemcpbench import load_livemcpbench  # noqa: E402
+from toolsearch_bench.loaders.nestful import load_nestful  # noqa: E402
+from toolsearch_bench.loaders.tau2 import load_tau2  # noqa: E402
 
 DATASETS: dict[str, Callable[[], tuple[Catalog, QuerySet]]] = {
     "acme": load_bundled,

