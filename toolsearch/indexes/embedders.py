@@ -40,7 +40,12 @@ from cachetools import LRUCache
 
 from toolsearch._quiet import quiet_load
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.embedding_cache import CacheOption, cache_from_option, cached_rows
+from toolsearch.indexes.embedding_cache import (
+    CacheOption,
+    EmbeddingCache,
+    cache_from_option,
+    cached_rows,
+)
 from toolsearch.indexes.threads import query_threads as resolve_query_threads
 from toolsearch.indexes.threads import torch_build_threads, torch_query_threads
 from toolsearch.indexes.tuned import default_cache_dir, recorded_model_id
@@ -127,11 +132,15 @@ def packaged_minilm_path() -> Path | None:
 
 
 class _ModelEmbedder:
-    """Shared parts of the model-backed embedders: identity and a query-embedding cache."""
+    """Shared parts of the model-backed embedders: identity, a query-embedding cache, and
+    document rows through the disk cache (:attr:`cache`) around :meth:`embed_uncached`."""
 
     _name: str
     _dimension: int
     _queries: _QueryCache
+    cache: EmbeddingCache | None = None
+    embedded = 0
+    """Texts this embedder ran through the model (the rest came from the disk cache)."""
 
     @property
     def name(self) -> str:
@@ -142,6 +151,13 @@ class _ModelEmbedder:
         return self._dimension
 
     def embed_documents(self, texts: Sequence[str]) -> Any:
+        """Embed a batch: the rows the disk cache holds, the others through the model
+        (:meth:`embed_uncached`), which the cache then keeps."""
+        done = cached_rows(self.cache, self._name, self._dimension, texts, self.embed_uncached)
+        self.embedded += done.embedded
+        return done.rows
+
+    def embed_uncached(self, texts: Sequence[str]) -> Any:
         raise NotImplementedError
 
     def embed_query(self, text: str) -> Any:
@@ -222,14 +238,6 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
         self._lock = threading.Lock()
         self.cache = cache_from_option(cache)
         self.embedded = 0
-        """Texts this embedder ran through the model (the rest came from the cache)."""
-
-    def embed_documents(self, texts: Sequence[str]) -> Any:
-        """Embed a batch: the rows the disk cache holds, the others through the model
-        (:meth:`embed_uncached`), which the cache then keeps."""
-        done = cached_rows(self.cache, self._name, self._dimension, texts, self.embed_uncached)
-        self.embedded += done.embedded
-        return done.rows
 
     def embed_uncached(self, texts: Sequence[str]) -> Any:
         """Embed a batch through the model (build time) with every core torch has."""

@@ -39,7 +39,7 @@ from toolsearch.indexes.embedders import (
     _QueryCache,
     packaged_minilm_path,
 )
-from toolsearch.indexes.embedding_cache import CacheOption, cache_from_option, cached_rows
+from toolsearch.indexes.embedding_cache import CacheOption, cache_from_option
 from toolsearch.indexes.tuned import default_cache_dir
 
 _log = logging.getLogger(__name__)
@@ -199,7 +199,6 @@ class OnnxEmbedder(_ModelEmbedder):
         self._queries = _QueryCache()
         self.cache = cache_from_option(cache)
         self.embedded = 0
-        """Texts this embedder ran through the model (the rest came from the cache)."""
 
     @classmethod
     def from_packaged_minilm(
@@ -255,13 +254,6 @@ class OnnxEmbedder(_ModelEmbedder):
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         return np.ascontiguousarray(pooled / norms, dtype=np.float32)
-
-    def embed_documents(self, texts: Sequence[str]) -> Any:
-        """Embed a batch: the cached rows from the disk cache, the others through the
-        model (:meth:`embed_uncached`), which the cache then keeps."""
-        done = cached_rows(self.cache, self._name, self._dimension, texts, self.embed_uncached)
-        self.embedded += done.embedded
-        return done.rows
 
     def embed_uncached(self, texts: Sequence[str]) -> Any:
         """Embed a batch through the model: texts tokenized once, sorted by length (little
