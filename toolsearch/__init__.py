@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 # first, before anything can load torch or FAISS: OpenMP's idle threads sleep instead of
 # spinning against other processes (OMP_WAIT_POLICY=PASSIVE unless set; see the module)
 import toolsearch.indexes.threads  # noqa: F401  (standard library only)
+from toolsearch._version import __version__
 from toolsearch.chat import (
     AssistantMessage,
     ChatModel,
@@ -60,6 +61,7 @@ from toolsearch.memory import (
 )
 from toolsearch.search import ToolSearchToolCallingAdvisor
 from toolsearch.search.options import ToolSearchOptions
+from toolsearch.telemetry.observer import instrument as _instrument_telemetry
 from toolsearch.tools import (
     AugmentedArgumentEvent,
     AugmentedToolCallback,
@@ -91,7 +93,10 @@ def _advisor_from_settings() -> ToolSearchToolCallingAdvisor | None:
 # search layer or the settings; the package wires the two together here.
 set_auto_tool_advisor_provider(_advisor_from_settings)
 
-__version__ = "0.1.0"
+# The core emits through toolsearch.observe and imports no observer; the package attaches
+# OpenTelemetry tracing here, so spans need no setup (each hook is a no-op without
+# opentelemetry-api installed, which is not imported until a hook first runs).
+_instrument_telemetry()
 
 __all__ = [
     "CONVERSATION_ID",

@@ -256,7 +256,7 @@ def build_index(
             if path.is_file():
                 name = path.relative_to(staging).as_posix()
                 files[name] = FileEntry(path.stat().st_size, file_sha256(path))
-        from toolsearch import __version__
+        from toolsearch._version import __version__
 
         manifest = Manifest(
             format_version=FORMAT_VERSION,

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from toolsearch.chat.options import ChatOptions
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse
-from toolsearch.telemetry.models import instrument_model_class
+from toolsearch.observe import model_class_defined
 
 __all__ = ["BaseChatModel", "ChatModel"]
 
@@ -33,15 +33,16 @@ class BaseChatModel(ABC):
     A request's options are merged over the model's ``default_options``: settings set in
     the request win, and tool callbacks given in the request **replace** the defaults.
 
-    Every subclass is traced: its ``call``/``stream``/``acall``/``astream`` run under one
-    OpenTelemetry ``chat {model}`` span per model call (:mod:`toolsearch.telemetry`; a
-    no-op without OpenTelemetry installed). A model that calls its own other methods
-    (``call`` over ``stream``) still makes one span.
+    Every subclass is shown to the observer when it is defined
+    (:func:`toolsearch.observe.model_class_defined`); with :mod:`toolsearch.telemetry`
+    attached its ``call``/``stream``/``acall``/``astream`` run under one OpenTelemetry
+    ``chat {model}`` span per model call (a no-op without OpenTelemetry installed). A model
+    that calls its own other methods (``call`` over ``stream``) still makes one span.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        instrument_model_class(cls)
+        model_class_defined(cls)
 
     def __init__(self, *, default_options: ChatOptions | None = None) -> None:
         self._default_options = default_options or ChatOptions()
@@ -75,4 +76,4 @@ class BaseChatModel(ABC):
             yield chunk
 
 
-instrument_model_class(BaseChatModel)  # its stream/acall/astream fallbacks are model calls too
+model_class_defined(BaseChatModel)  # its stream/acall/astream fallbacks are model calls too

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+import toolsearch.observe as hooks
 from toolsearch.chat.messages import Message, SystemMessage, UserMessage
 from toolsearch.chat.model import ChatModel
 from toolsearch.chat.options import ChatOptions
@@ -29,7 +30,6 @@ from toolsearch.loop.advisor import (
     build_advisor_chain,
     is_tool_advisor,
 )
-from toolsearch.telemetry import hooks
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import ensure_unique_names, tool_callbacks
 
@@ -332,8 +332,8 @@ class ChatClientRequestSpec:
 
     # -- execution ------------------------------------------------------------------------
 
-    # Each request runs under one ``chat_client`` span (toolsearch.telemetry.hooks; a
-    # no-op without OpenTelemetry): the parent of its model, tool and search spans.
+    # Each request runs through the observer hook (toolsearch.observe): with telemetry
+    # attached, one agent span, the parent of its model, tool and search spans.
 
     def call(self) -> CallResponse:
         """Run the request now; read the result from the returned object."""

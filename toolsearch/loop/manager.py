@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import toolsearch.observe as hooks
 from toolsearch.chat.messages import (
     AssistantMessage,
     Message,
@@ -30,7 +31,6 @@ from toolsearch.loop.exceptions import (
 )
 from toolsearch.loop.limits import LimitExceededAction, ToolCallLimits
 from toolsearch.loop.resolver import ToolCallbackResolver
-from toolsearch.telemetry import hooks
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import ensure_unique_names
 from toolsearch.tools.context import ToolContext
@@ -253,9 +253,9 @@ class ToolCallingManager:
         exception processor, which returns the text or raises; any other exception from a
         callback outside the contract is wrapped in a ``ToolExecutionError`` first.
 
-        Each call runs under an OpenTelemetry ``execute_tool {name}`` span
-        (:func:`toolsearch.telemetry.hooks.tool_span`): a failure marks it, and an exception
-        the processor re-raises leaves through it.
+        Each call runs under the observer's tool hook (:func:`toolsearch.observe.tool_span`;
+        with telemetry, an ``execute_tool {name}`` span): a failure marks it, and an
+        exception the processor re-raises leaves through it.
         """
         with hooks.tool_span(callback, call) as span:
             _log.debug("executing tool %r (call %s)", call.name, call.id)

@@ -158,7 +158,7 @@ class Connection:
         from mcp import Client
         from mcp.types import Implementation, ToolListChangedNotification
 
-        from toolsearch import __version__
+        from toolsearch._version import __version__
 
         async def on_message(message: Any) -> None:
             if isinstance(message, ToolListChangedNotification):

@@ -71,7 +71,7 @@ def tool_server(
         from mcp.types import ListToolsResult
     except ImportError as exc:
         raise MissingExtraError("serving tools over MCP", "mcp", "mcp") from exc
-    from toolsearch import __version__
+    from toolsearch._version import __version__
 
     offered = {d.name: d for d in definitions}
     listed = [mcp_tool(d) for d in offered.values()]

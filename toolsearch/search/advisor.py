@@ -33,6 +33,7 @@ from toolsearch.loop.advisor import (
 from toolsearch.loop.eligibility import ToolExecutionEligibilityChecker
 from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
+from toolsearch.observe import hash_session_id
 from toolsearch.search.call_tool import CallTool
 from toolsearch.search.events import SearchListener
 from toolsearch.search.eviction import EvictionStrategy
@@ -52,7 +53,6 @@ from toolsearch.search.search_tool import ToolSearchTool
 from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_index
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
-from toolsearch.telemetry import hash_session_id
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolsearch.chat.messages import ToolSearchHit
-from toolsearch.telemetry import hash_session_id
+from toolsearch.observe import hash_session_id
 
 __all__ = ["SearchListener", "ToolSearchEvent"]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from cachetools import LRUCache
 
-from toolsearch.telemetry import hash_session_id
+from toolsearch.observe import hash_session_id
 from toolsearch.tokens import TokenCounter, WhitespaceTokenCounter
 from toolsearch.tools.definition import ToolDefinition
 

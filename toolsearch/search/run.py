@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, Protocol
 
+import toolsearch.observe as hooks
 from toolsearch.chat.messages import ToolSearchHit
 from toolsearch.errors import InvalidToolArgumentsError, ToolDefinitionError, ToolIndexError
 from toolsearch.models.wire_names import NameRule, WireNames
@@ -35,7 +36,6 @@ from toolsearch.search.session_ref import (
 )
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
 from toolsearch.search.unloading import choose_unloads
-from toolsearch.telemetry import hooks
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.definition import ToolDefinition
 

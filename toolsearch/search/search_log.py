@@ -11,7 +11,7 @@ the model called tools. The two are joined later, by session and order: a search
 
 :class:`JsonlSearchLog` is the file sink: append-only JSON lines, one per search, one per
 turn with tool calls, and once per tool set the tool definitions (so a replay can rebuild
-the catalog). Sessions are hashed (:func:`~toolsearch.telemetry.hash_session_id`), but
+the catalog). Sessions are hashed (:func:`~toolsearch.observe.hash_session_id`), but
 **the query text is user content** and is written as the model sent it: a log is only
 kept when you pass a path, and it should be stored like any other user data.
 
@@ -32,9 +32,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Protocol, runtime_checkable
 
+from toolsearch.observe import hash_session_id
 from toolsearch.search.events import ToolSearchEvent
 from toolsearch.search.types import MAX_QUERY_LENGTH
-from toolsearch.telemetry import hash_session_id
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [

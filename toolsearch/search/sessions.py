@@ -108,6 +108,9 @@ def resolve_index(index: ToolIndex | str | None) -> ToolIndex:
     """An index object as is; an index spec (``"bm25"``, ``"hybrid:static"``...) built
     with :func:`~toolsearch.indexes.make_index`; ``None``: the default index (BM25 with
     ``toolsearch[bm25]``, else regex, with a warning)."""
+    # The one import up a floor (the index backends stand above the search core, which
+    # defines the ToolIndex protocol they implement): every front door takes an index by
+    # name, so the names' table is read here, when a name is given; nothing else is.
     from toolsearch.indexes import specs
 
     if index is None:

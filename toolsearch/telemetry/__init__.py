@@ -1,6 +1,8 @@
 """OpenTelemetry tracing and metrics for the loop, the models, the tools and the tool search.
 
-Nothing to set up here: spans and metrics go to the globally configured tracer and meter
+Nothing to set up here: ``import toolsearch`` attaches this package to the core's hooks
+(:mod:`toolsearch.observe`; :func:`toolsearch.telemetry.observer.uninstrument` takes it
+off), and spans and metrics go to the globally configured tracer and meter
 providers (``opentelemetry.trace.set_tracer_provider`` / ``metrics.set_meter_provider``, or
 the ``opentelemetry-instrument`` agent). Without ``opentelemetry-api`` installed
 (``toolsearch[otel]``) nothing is imported and every hook is a no-op; the choice is made
@@ -27,8 +29,9 @@ See ``docs/observability.md`` for a console-exporter setup and a sample trace.
 
 from __future__ import annotations
 
-import hashlib
 import os
+
+from toolsearch.observe import hash_session_id
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -56,11 +59,6 @@ def capture_content() -> bool:
     if _capture_override is not None:
         return _capture_override
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in ("true", "1", "yes")
-
-
-def hash_session_id(session_id: str) -> str:
-    """The form a session id takes in spans and logs: 16 hex digits of its sha256."""
-    return hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:16]
 
 
 def is_available() -> bool:

@@ -28,7 +28,7 @@ class Otel:
         from opentelemetry import context, metrics, trace
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
-        from toolsearch import __version__
+        from toolsearch._version import __version__
 
         self.context = context
         self.trace = trace

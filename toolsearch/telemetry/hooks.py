@@ -1,15 +1,14 @@
-"""The hooks the loop, the models, the tool-calling manager and the search tool call.
+"""The tracing behind each of the core's hook points (:mod:`toolsearch.observe`).
 
-Each hook is one call at one place:
+:class:`~toolsearch.telemetry.observer.OpenTelemetryObserver` hands each hook here:
 
 * :func:`chat_client_call` / :func:`chat_client_stream` / :func:`chat_client_astream`:
-  ``ChatClientRequestSpec`` (``toolsearch/loop/client.py``);
-* :func:`~toolsearch.telemetry.models.instrument_model_class`:
-  ``BaseChatModel.__init_subclass__`` (``toolsearch/chat/model.py``), so every model class
-  gets ``chat {model}`` spans;
+  one ``ChatClient`` request (``toolsearch/loop/client.py``);
+* :func:`~toolsearch.telemetry.models.instrument_model_class`: every ``BaseChatModel``
+  subclass (``toolsearch/chat/model.py``), so every model class gets ``chat {model}`` spans;
 * :func:`tool_span`: ``ToolCallingManager.execute_one`` / ``aexecute_one``
   (``toolsearch/loop/manager.py``);
-* :func:`search_span`: ``SearchRun.search`` (``toolsearch/search/sessions.py``), the one
+* :func:`search_span`: ``SearchRun.search`` (``toolsearch/search/run.py``), the one
   search path of every front door;
 * :func:`annotate_tool_span`: ``AugmentedToolCallback`` (``toolsearch/tools/augment.py``).
 """

@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import toolsearch.observe as hooks
 from toolsearch.errors import InvalidToolArgumentsError, ToolDefinitionError
-from toolsearch.telemetry import hooks
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.context import ToolContext
 from toolsearch.tools.definition import ToolDefinition, ToolMetadata

@@ -1,0 +1,3 @@
+"""The package version, in one place (the distribution's metadata says the same)."""
+
+__version__ = "0.1.0"
