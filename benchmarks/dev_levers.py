@@ -6,7 +6,6 @@
     python benchmarks/dev_levers.py analysis    # BM25 query analysis (contractions...)
     python benchmarks/dev_levers.py structure   # siblings of the strongest hits
     python benchmarks/dev_levers.py query       # long requests embedded clause by clause
-    python benchmarks/dev_levers.py expansion   # requests a small model wrote per tool
     [--sets acme tau2 ...] [--json OUT]
 
 Every lever is a set of *variants*. Each variant is scored (R@5, macro over queries) on
@@ -460,68 +459,13 @@ def lever_query(sets: list[DevSet]) -> dict[str, dict[str, float]]:
 # ---------------------------------------------------------------- lever: generated requests
 
 
-def _expanded(dev: DevSet, requests: dict[str, list[str]]) -> DevSet:
-    """The set with each tool's generated requests appended to its description."""
-    from dataclasses import replace as copy
-
-    from toolsearch_bench.data import Catalog
-
-    name, catalog, queries = dev
-    tools = tuple(
-        copy(t, description="\n".join([t.description, *requests.get(t.fingerprint, [])]))
-        for t in catalog.tools
-    )
-    return name, Catalog(catalog.name, tools), queries
-
-
-def lever_expansion(sets: list[DevSet]) -> dict[str, dict[str, float]]:
-    """Generated requests (``benchmarks/dev_expansions.py``) beside each tool: in BM25's
-    description field, as a fourth vector view, or both (the hybrid)."""
-    from benchmarks.dev_expansions import load_cache
-
-    requests = load_cache()
-    sets = [dev for dev in sets if all(t.fingerprint in requests for t in dev[1].tools)]
-    table: dict[str, dict[str, float]] = {}
-    for dev in sets:
-        tools, queries = dev[1].tools, dev[2]
-        plain_bm25, more_bm25 = bm25_lists(dev), bm25_lists(_expanded(dev, requests))
-        base = view_vectors(dev, ("full", "nd", "ws"), normalize=False) * 3
-        extra_texts = [
-            f"{prepare_tool(t).name_words}: " + " ".join(requests[t.fingerprint]) for t in tools
-        ]
-        extra = embed(extra_texts, "docs")
-        more = (base + extra) / 4
-        more /= np.linalg.norm(more, axis=1, keepdims=True)
-        plain = base / np.linalg.norm(base, axis=1, keepdims=True)
-        asked = embed([q.text for q in queries], "queries")
-        for label, bm, vectors in (
-            ("none", plain_bm25, plain),
-            ("bm25 only", more_bm25, plain),
-            ("vector only", plain_bm25, more),
-            ("both", more_bm25, more),
-        ):
-            matrix = asked @ vectors.T
-            table.setdefault(f"bm25: {label}", {})[dev[0]] = recall5(
-                [[i for i, _ in b] for b in bm], tools, queries
-            )
-            table.setdefault(f"vector: {label}", {})[dev[0]] = recall5(
-                [top(r, 5) for r in matrix], tools, queries
-            )
-            fused = [
-                rrf([([i for i, _ in b], 1.0), (top(v), 1.0)], 5)
-                for b, v in zip(bm, matrix, strict=True)
-            ]
-            table.setdefault(f"hybrid: {label}", {})[dev[0]] = recall5(fused, tools, queries)
-    return {k: v for k, v in table.items() if not k.startswith(("bm25: vector", "vector: bm25"))}
-
-
 # ---------------------------------------------------------------- main
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "lever", choices=["text", "views", "fusion", "analysis", "structure", "query", "expansion"]
+        "lever", choices=["text", "views", "fusion", "analysis", "structure", "query"]
     )
     parser.add_argument("--sets", nargs="*", default=None)
     parser.add_argument("--json", type=Path, default=None)
@@ -536,7 +480,6 @@ def main() -> None:
         "analysis": lever_analysis,
         "structure": lever_structure,
         "query": lever_query,
-        "expansion": lever_expansion,
     }[args.lever]
     report(args.lever, lever(sets), args.json)
 
