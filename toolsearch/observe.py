@@ -94,11 +94,23 @@ class Observer(Protocol):
     """
 
     def chat_client_call(
-        self, model: Any, prompt: Prompt, advisors: Sequence[Any], run: Callable[[], Any]
+        self,
+        model: Any,
+        prompt: Prompt,
+        advisors: Sequence[Any],
+        run: Callable[[], Any],
+        *,
+        conversation_id: str | None = None,
     ) -> Any: ...
 
     async def chat_client_acall(
-        self, model: Any, prompt: Prompt, advisors: Sequence[Any], run: Callable[[], Any]
+        self,
+        model: Any,
+        prompt: Prompt,
+        advisors: Sequence[Any],
+        run: Callable[[], Any],
+        *,
+        conversation_id: str | None = None,
     ) -> Any: ...
 
     def chat_client_stream(
@@ -107,6 +119,8 @@ class Observer(Protocol):
         prompt: Prompt,
         advisors: Sequence[Any],
         open_stream: Callable[[], Iterator[Any]],
+        *,
+        conversation_id: str | None = None,
     ) -> Iterator[Any]: ...
 
     def chat_client_astream(
@@ -115,6 +129,8 @@ class Observer(Protocol):
         prompt: Prompt,
         advisors: Sequence[Any],
         open_stream: Callable[[], AsyncIterator[Any]],
+        *,
+        conversation_id: str | None = None,
     ) -> AsyncIterator[Any]: ...
 
     def model_class_defined(self, cls: type) -> None: ...
@@ -169,31 +185,53 @@ def attached_observer() -> Observer | None:
 
 
 def chat_client_call(
-    model: Any, prompt: Prompt, advisors: Sequence[Any], run: Callable[[], Any]
+    model: Any,
+    prompt: Prompt,
+    advisors: Sequence[Any],
+    run: Callable[[], Any],
+    *,
+    conversation_id: str | None = None,
 ) -> Any:
-    """Run one blocking ``ChatClient`` request (``run()``) under the observer."""
+    """Run one blocking ``ChatClient`` request (``run()``) under the observer;
+    ``conversation_id``: the conversation the request names, if any."""
     observer = _observer
-    return run() if observer is None else observer.chat_client_call(model, prompt, advisors, run)
+    if observer is None:
+        return run()
+    return observer.chat_client_call(model, prompt, advisors, run, conversation_id=conversation_id)
 
 
 async def chat_client_acall(
-    model: Any, prompt: Prompt, advisors: Sequence[Any], run: Callable[[], Any]
+    model: Any,
+    prompt: Prompt,
+    advisors: Sequence[Any],
+    run: Callable[[], Any],
+    *,
+    conversation_id: str | None = None,
 ) -> Any:
     """Async twin of :func:`chat_client_call` (``run()`` returns an awaitable)."""
     observer = _observer
     if observer is None:
         return await run()
-    return await observer.chat_client_acall(model, prompt, advisors, run)
+    return await observer.chat_client_acall(
+        model, prompt, advisors, run, conversation_id=conversation_id
+    )
 
 
 def chat_client_stream(
-    model: Any, prompt: Prompt, advisors: Sequence[Any], open_stream: Callable[[], Iterator[Any]]
+    model: Any,
+    prompt: Prompt,
+    advisors: Sequence[Any],
+    open_stream: Callable[[], Iterator[Any]],
+    *,
+    conversation_id: str | None = None,
 ) -> Iterator[Any]:
     """The responses of a streamed ``ChatClient`` request, through the observer."""
     observer = _observer
     if observer is None:
         return open_stream()
-    return observer.chat_client_stream(model, prompt, advisors, open_stream)
+    return observer.chat_client_stream(
+        model, prompt, advisors, open_stream, conversation_id=conversation_id
+    )
 
 
 def chat_client_astream(
@@ -201,12 +239,16 @@ def chat_client_astream(
     prompt: Prompt,
     advisors: Sequence[Any],
     open_stream: Callable[[], AsyncIterator[Any]],
+    *,
+    conversation_id: str | None = None,
 ) -> AsyncIterator[Any]:
     """Async twin of :func:`chat_client_stream`."""
     observer = _observer
     if observer is None:
         return open_stream()
-    return observer.chat_client_astream(model, prompt, advisors, open_stream)
+    return observer.chat_client_astream(
+        model, prompt, advisors, open_stream, conversation_id=conversation_id
+    )
 
 
 def model_class_defined(cls: type) -> None:

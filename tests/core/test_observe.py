@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from toolsearch import AssistantMessage, ChatClient, ToolCall, observe, tool
+from toolsearch import CONVERSATION_ID, AssistantMessage, ChatClient, ToolCall, observe, tool
 from toolsearch.chat.model import BaseChatModel
 from toolsearch.models import FunctionChatModel
 from toolsearch.telemetry.observer import OpenTelemetryObserver
@@ -31,19 +31,26 @@ class RecordingObserver:
         self.events: list[tuple[Any, ...]] = []
         self.model_classes: list[type] = []
 
-    def chat_client_call(self, model: Any, prompt: Any, advisors: Any, run: Any) -> Any:
+    def chat_client_call(self, model: Any, prompt: Any, advisors: Any, run: Any, **kw: Any) -> Any:
         self.events.append(("client", "call"))
+        self.conversation = kw.get("conversation_id")
         return run()
 
-    async def chat_client_acall(self, model: Any, prompt: Any, advisors: Any, run: Any) -> Any:
+    async def chat_client_acall(
+        self, model: Any, prompt: Any, advisors: Any, run: Any, **kw: Any
+    ) -> Any:
         self.events.append(("client", "acall"))
         return await run()
 
-    def chat_client_stream(self, model: Any, prompt: Any, advisors: Any, open_stream: Any) -> Any:
+    def chat_client_stream(
+        self, model: Any, prompt: Any, advisors: Any, open_stream: Any, **kw: Any
+    ) -> Any:
         self.events.append(("client", "stream"))
         return open_stream()
 
-    def chat_client_astream(self, model: Any, prompt: Any, advisors: Any, open_stream: Any) -> Any:
+    def chat_client_astream(
+        self, model: Any, prompt: Any, advisors: Any, open_stream: Any, **kw: Any
+    ) -> Any:
         self.events.append(("client", "astream"))
         return open_stream()
 
@@ -122,6 +129,14 @@ def test_the_loop_reports_the_request_and_each_tool(recorder: RecordingObserver)
         ("tool", "add", "result", "5"),
         ("tool", "broken", "failed", "ToolExecutionError"),
     ]
+
+
+def test_the_request_tells_the_conversation_it_names(recorder: RecordingObserver) -> None:
+    client = ChatClient.builder(FunctionChatModel(lambda m, t: "ok")).build()
+    client.prompt("x").advisors(lambda a: a.param(CONVERSATION_ID, "c-9")).call()
+    assert recorder.conversation == "c-9"
+    client.prompt("x").call()
+    assert recorder.conversation is None
 
 
 def test_async_and_streamed_requests_pass_through_their_hooks(

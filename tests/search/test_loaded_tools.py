@@ -10,7 +10,6 @@ from toolsearch import (
     CONVERSATION_ID,
     AssistantMessage,
     ChatClient,
-    FunctionToolCallback,
     ToolCall,
     ToolResponseMessage,
     ToolSearchToolCallingAdvisor,
@@ -19,22 +18,13 @@ from toolsearch.indexes import RegexToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.search.loaded import LoadedTracker
 from toolsearch.search.sessions import ToolSearchSessions
+from toolsearch.testing import function_tool
 from toolsearch.tokens import WhitespaceTokenCounter
 
-
-def tool(name: str, description: str) -> FunctionToolCallback:
-    return FunctionToolCallback.from_schema(
-        lambda _arguments: f"{name} done",
-        name=name,
-        description=description,
-        input_schema={"type": "object", "properties": {}},
-    )
-
-
 TOOLS = [
-    tool("send_email", "Send an email message to a recipient"),
-    tool("get_weather", "Get the weather forecast for a city"),
-    tool("create_ticket", "Open a support ticket for a customer"),
+    function_tool("send_email", "Send an email message to a recipient"),
+    function_tool("get_weather", "Get the weather forecast for a city"),
+    function_tool("create_ticket", "Open a support ticket for a customer"),
 ]
 
 
@@ -119,7 +109,7 @@ def test_a_throwaway_session_leaves_no_view_behind() -> None:
 def test_the_search_span_carries_the_loaded_tokens(otel) -> None:
     advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
     run(advisor, "a", "weather", "get_weather")
-    (span,) = [s for s in otel.spans() if s.name.startswith("tool_search")]
+    (span,) = [s for s in otel.spans() if s.name.startswith("retrieval")]
     # at the search, the model had seen the search tool alone
     search_tokens = advisor.loaded("a").tools[0].tokens
     assert span.attributes["toolsearch.tools.loaded_tokens"] == search_tokens

@@ -13,8 +13,8 @@ DOC = ROOT / "docs" / "observability.md"
 
 
 def normalized(lines: list[str]) -> list[str]:
-    """Durations and session hashes vary from run to run (a slow run's longer duration
-    shifts the padding before it, so the padding goes too)."""
+    """Durations vary from run to run (a slow run's longer duration shifts the padding
+    before it, so the padding goes too); so would session hashes, were they shown."""
     out = []
     for line in lines:
         line = re.sub(r"\s*\d+\.\d\d ms", " X ms", line)
@@ -36,12 +36,13 @@ def test_examples_print_what_the_page_shows(tmp_path):
     printed = normalized(out.stdout.splitlines())
     shown = re.findall(r"```text\n(.*?)```", text, flags=re.DOTALL)
     tree = normalized(shown[0].strip().splitlines())
-    assert tree[0].startswith("chat_client")
+    assert tree[0].startswith("invoke_agent chat_client")
     start = printed.index(tree[0])
     assert printed[start : start + len(tree)] == tree
     augmentation = shown[-1].strip().splitlines()
     assert printed[-len(augmentation) :] == augmentation
-    assert '"name": "tool_search Bm25ToolIndex"' in out.stdout  # the console exporter's JSON
+    assert '"name": "retrieval Bm25ToolIndex"' in out.stdout  # the console exporter's JSON
+    assert '"gen_ai.conversation.id": "user-42"' in out.stdout
 
 
 def test_the_page_keeps_the_search_logs_heading():

@@ -23,6 +23,7 @@ from telemetry_scripts import (
 )
 
 from toolsearch import (
+    CONVERSATION_ID,
     ChatClient,
     ChatModelError,
     DefaultToolExecutionExceptionProcessor,
@@ -60,18 +61,20 @@ def every_text(otel) -> str:
     return "\n".join(parts)
 
 
+AGENT = "invoke_agent chat_client"
+
 PLAIN_TREE = [
-    "chat_client",
+    AGENT,
     "  chat",
     "  execute_tool get_forecast",
     "  chat",
 ]
 
 SEARCH_TREE = [
-    "chat_client",
+    AGENT,
     "  chat",
     "  execute_tool toolSearchTool",
-    "    tool_search Bm25ToolIndex",
+    "    retrieval Bm25ToolIndex",
     "  chat",
     "  execute_tool get_forecast",
     "  chat",
@@ -85,13 +88,17 @@ def test_plain_loop_span_tree_and_attributes(otel):
     answer = plain_client().prompt(USER).tools(get_forecast).call().content()
     assert answer == ANSWER
     assert otel.tree() == PLAIN_TREE
-    root = otel.one("chat_client")
+    root = otel.one("invoke_agent")
     assert root.parent is None
+    assert root.kind is SpanKind.INTERNAL
     assert root.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert root.attributes["gen_ai.agent.name"] == "chat_client"
     assert root.attributes["gen_ai.provider.name"] == "FunctionChatModel"
     assert root.attributes["toolsearch.model_calls"] == 2
     assert root.attributes["toolsearch.tool_calls"] == 1
-    assert root.attributes["toolsearch.stream"] is False
+    assert root.attributes["gen_ai.request.stream"] is False
+    assert "toolsearch.stream" not in root.attributes  # gen_ai.request.stream replaced it
+    assert "gen_ai.conversation.id" not in root.attributes  # no conversation named
     chats = otel.named("chat ") + [s for s in otel.spans() if s.name == "chat"]
     assert len(chats) == 2
     for chat in chats:
@@ -102,6 +109,8 @@ def test_plain_loop_span_tree_and_attributes(otel):
         assert chat.attributes["gen_ai.usage.input_tokens"] > 0
         assert chat.attributes["gen_ai.usage.output_tokens"] > 0
         assert chat.attributes["toolsearch.tools.visible"] == 1
+        assert chat.attributes["gen_ai.request.stream"] is False
+        assert "server.address" not in chat.attributes  # a scripted model has no endpoint
     assert chats[0].attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
     assert chats[1].attributes["gen_ai.response.finish_reasons"] == ("stop",)
     # the client span sums the loop
@@ -113,6 +122,8 @@ def test_plain_loop_span_tree_and_attributes(otel):
     assert tool_span.attributes["gen_ai.operation.name"] == "execute_tool"
     assert tool_span.attributes["gen_ai.tool.name"] == "get_forecast"
     assert tool_span.attributes["gen_ai.tool.call.id"] == "call-1"
+    assert tool_span.attributes["gen_ai.tool.description"] == "Get the weather forecast for a city"
+    assert tool_span.attributes["gen_ai.tool.type"] == "function"
     assert tool_span.status.status_code is StatusCode.UNSET
     assert all(s.context.trace_id == root.context.trace_id for s in otel.spans())
 
@@ -126,7 +137,7 @@ def test_request_model_names_the_chat_span(otel):
     assert names.count("chat scripted-1") == 2
     chat = otel.named("chat scripted-1")[0]
     assert chat.attributes["gen_ai.request.model"] == "scripted-1"
-    assert otel.one("chat_client").attributes["gen_ai.request.model"] == "scripted-1"
+    assert otel.one(AGENT).attributes["gen_ai.request.model"] == "scripted-1"
 
 
 def test_model_called_directly_gets_one_span(otel):
@@ -154,25 +165,85 @@ def test_search_loop_span_tree_and_attributes(otel):
     )
     assert answer == ANSWER
     assert otel.tree() == SEARCH_TREE
-    root = otel.one("chat_client")
+    root = otel.one("invoke_agent")
     assert root.attributes["toolsearch.searches"] == 1
     assert root.attributes["toolsearch.tool_calls"] == 2
     assert root.attributes["toolsearch.tools.registered"] == 2
-    search = otel.one("tool_search")
+    search = otel.one("retrieval")
     parent = otel.parent_of(search)
     assert parent is not None
     assert parent.name == "execute_tool toolSearchTool"
     assert otel.parent_of(parent) is root
     attributes = search.attributes
+    assert attributes["gen_ai.operation.name"] == "retrieval"
+    assert attributes["gen_ai.data_source.id"] == "Bm25ToolIndex"
     assert attributes["toolsearch.search.index"] == "Bm25ToolIndex"
     assert attributes["toolsearch.search.type"] == "bm25"
     assert attributes["toolsearch.search.hits"] >= 1
     assert attributes["toolsearch.tools.visible"] == 1  # the model saw only the search tool
     assert attributes["toolsearch.tools.registered"] == 2
     assert attributes["toolsearch.session.id_hash"] == telemetry.hash_session_id("conversation-42")
-    assert "conversation-42" not in every_text(otel)
+    # the id itself too: an identifier, not content (recorded without the opt-in)
+    assert attributes["gen_ai.conversation.id"] == "conversation-42"
+    assert root.attributes["gen_ai.conversation.id"] == "conversation-42"
     chats = [s for s in otel.spans() if s.name == "chat"]
     assert [c.attributes["toolsearch.tools.visible"] for c in chats] == [1, 2, 2]
+    tool_search = otel.exact("execute_tool toolSearchTool")
+    assert tool_search.attributes["gen_ai.tool.description"].startswith("Search")
+
+
+@pytest.mark.parametrize("mode", ["call", "stream", "acall", "astream"])
+def test_the_conversation_id_groups_the_spans_of_a_turn(otel, mode):
+    """The conversation id is an identifier, not content: recorded without the opt-in, on
+    the agent span, every model call of the request (the request names it) and the search
+    span (which is given the session)."""
+    request = (
+        search_client()
+        .prompt(USER)
+        .tools(get_forecast, send_email)
+        .advisors(lambda a: a.param(CONVERSATION_ID, "conversation-42"))
+    )
+    if mode == "call":
+        request.call()
+    elif mode == "stream":
+        list(request.stream().content())
+    elif mode == "acall":
+        asyncio.run(request.acall())
+    else:
+
+        async def consume():
+            return [chunk async for chunk in request.astream().content()]
+
+        asyncio.run(consume())
+    assert otel.tree() == SEARCH_TREE
+    search = otel.one("retrieval")
+    root = otel.one(AGENT)
+    chats = [s for s in otel.spans() if s.name == "chat"]
+    assert search.attributes["gen_ai.conversation.id"] == "conversation-42"
+    assert search.attributes["toolsearch.session.id_hash"] == telemetry.hash_session_id(
+        "conversation-42"
+    )
+    assert root.attributes["gen_ai.conversation.id"] == "conversation-42"
+    assert [c.attributes.get("gen_ai.conversation.id") for c in chats] == [
+        "conversation-42",
+        "conversation-42",
+        "conversation-42",
+    ]
+    assert "gen_ai.conversation.id" not in otel.one("execute_tool get_forecast").attributes
+
+
+def test_a_request_that_never_searches_still_names_its_conversation(otel):
+    client = ChatClient.builder(FunctionChatModel(lambda m, t: "hello")).build()
+    client.prompt(USER).advisors(lambda a: a.param(CONVERSATION_ID, "c-1")).call()
+    assert otel.one(AGENT).attributes["gen_ai.conversation.id"] == "c-1"
+    assert otel.one("chat").attributes["gen_ai.conversation.id"] == "c-1"
+
+
+def test_a_throwaway_session_names_no_conversation(otel):
+    search_client().prompt(USER).tools(get_forecast, send_email).call()
+    search = otel.one("retrieval")
+    assert "toolsearch.session.id_hash" in search.attributes
+    assert all("gen_ai.conversation.id" not in s.attributes for s in otel.spans())
 
 
 def test_search_metrics(otel):
@@ -219,7 +290,7 @@ def test_search_listener_receives_the_event_inside_the_span(otel):
     assert event.hit_names[0] == "get_forecast"
     assert event.index == "Bm25ToolIndex"
     assert event.visible_tools == 1
-    assert span_id == otel.one("tool_search").context.span_id
+    assert span_id == otel.one("retrieval").context.span_id
 
 
 def test_failing_search_listener_is_logged_not_raised(otel, caplog):
@@ -247,7 +318,7 @@ def test_index_error_marks_the_search_span(otel):
     advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(mode="pattern"))
     client = ChatClient.builder(FunctionChatModel(pattern_script)).default_advisors(advisor).build()
     assert client.prompt(USER).tools(get_forecast).call().content() == ANSWER
-    search = otel.one("tool_search")
+    search = otel.one("retrieval")
     assert search.status.status_code is StatusCode.ERROR
     assert search.attributes["error.type"] == "pattern_too_long"
     assert search.attributes["toolsearch.search.hits"] == 0
@@ -268,7 +339,7 @@ def test_tool_error_marks_its_span_and_the_loop_goes_on(otel):
     assert event.name == "exception"
     assert event.attributes["exception.type"] == "toolsearch.errors.ToolExecutionError"
     assert CITY not in every_text(otel)  # the message quotes the argument: left out
-    assert otel.one("chat_client").status.status_code is StatusCode.UNSET
+    assert otel.one("invoke_agent").status.status_code is StatusCode.UNSET
 
 
 class Rethrow(DefaultToolExecutionExceptionProcessor):
@@ -284,7 +355,7 @@ def test_rethrown_tool_error_reaches_the_caller_and_marks_every_span(otel):
     assert isinstance(caught.value.cause, ValueError)
     assert CITY in str(caught.value)  # the caller gets the exception unchanged
     tool_span = otel.one("execute_tool")
-    root = otel.one("chat_client")
+    root = otel.one("invoke_agent")
     assert tool_span.status.status_code is StatusCode.ERROR
     assert len(tool_span.events) == 1  # recorded once, though it failed then left
     assert root.status.status_code is StatusCode.ERROR
@@ -299,7 +370,7 @@ def test_model_error_marks_the_model_span_and_the_client_span(otel):
     with pytest.raises(ChatModelError):
         plain_client(FunctionChatModel(failing)).prompt(USER).call()
     chat = otel.exact("chat")
-    root = otel.one("chat_client")
+    root = otel.one("invoke_agent")
     for span in (chat, root):
         assert span.status.status_code is StatusCode.ERROR
         assert span.attributes["error.type"] == "toolsearch.errors.ChatModelError"
@@ -352,8 +423,9 @@ def test_stream_gets_the_same_tree(otel):
     chunks = list(search_client().prompt(USER).tools(get_forecast, send_email).stream().content())
     assert "".join(chunks) == ANSWER
     assert otel.tree() == SEARCH_TREE
-    root = otel.one("chat_client")
-    assert root.attributes["toolsearch.stream"] is True
+    root = otel.one(AGENT)
+    assert root.attributes["gen_ai.request.stream"] is True
+    assert all(c.attributes["gen_ai.request.stream"] is True for c in otel.named("chat"))
     assert root.attributes["toolsearch.model_calls"] == 3
     assert root.attributes["gen_ai.usage.input_tokens"] > 0
     # the client span covers the whole stream
@@ -381,8 +453,8 @@ def test_stream_closed_early_ends_its_spans(otel):
     assert otel.spans() == []  # still running
     iterator.close()
     names = [s.name for s in otel.spans()]
-    assert sorted(names) == ["chat", "chat_client"]
-    root = otel.one("chat_client")
+    assert sorted(names) == ["chat", AGENT]
+    root = otel.one("invoke_agent")
     assert root.attributes["toolsearch.stream.closed_early"] is True
     assert root.status.status_code is StatusCode.UNSET
 
@@ -394,7 +466,7 @@ def test_stream_error_reaches_the_caller_and_marks_the_span(otel):
     with pytest.raises(ChatModelError):
         list(plain_client(FunctionChatModel(failing)).prompt(USER).stream().content())
     assert otel.exact("chat").status.status_code is StatusCode.ERROR
-    assert otel.one("chat_client").status.status_code is StatusCode.ERROR
+    assert otel.one("invoke_agent").status.status_code is StatusCode.ERROR
 
 
 # -- content: off by default, on when opted in --------------------------------------------
@@ -407,6 +479,22 @@ def run_everything():
     plain_client().prompt(USER).tools(broken_forecast).call()
 
 
+CONTENT_KEYS = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.retrieval.query.text",
+    "gen_ai.retrieval.documents",
+    "toolsearch.search.query",
+    "toolsearch.search.hit_names",
+    "toolsearch.search.hit_scores",
+    "toolsearch.tools.visible_names",
+)
+
+
 def test_no_content_without_the_opt_in(otel):
     run_everything()
     text = every_text(otel)
@@ -415,14 +503,7 @@ def test_no_content_without_the_opt_in(otel):
         assert secret not in text, secret
     for span in otel.spans():
         for key in span.attributes:
-            assert key not in (
-                "gen_ai.input.messages",
-                "gen_ai.output.messages",
-                "gen_ai.tool.call.arguments",
-                "gen_ai.tool.call.result",
-                "toolsearch.search.query",
-                "toolsearch.search.hit_names",
-            )
+            assert key not in CONTENT_KEYS, key
 
 
 @pytest.mark.parametrize("how", ["environment", "setting"])
@@ -438,14 +519,52 @@ def test_content_with_the_opt_in(otel, monkeypatch, how):
     tool_span = otel.named("execute_tool get_forecast")[0]
     assert json.loads(tool_span.attributes["gen_ai.tool.call.arguments"]) == {"city": CITY}
     assert tool_span.attributes["gen_ai.tool.call.result"].startswith(RESULT)
-    search = otel.named("tool_search")[0]
-    assert QUERY in search.attributes["toolsearch.search.query"]
-    assert search.attributes["toolsearch.search.hit_names"][0] == "get_forecast"
-    chat = [s for s in otel.spans() if s.name == "chat"][-1]
+    search = otel.named("retrieval")[0]
+    assert QUERY in search.attributes["gen_ai.retrieval.query.text"]
+    assert QUERY in search.attributes["toolsearch.search.query"]  # kept beside it
+    documents = json.loads(search.attributes["gen_ai.retrieval.documents"])
+    assert documents[0]["id"] == "get_forecast"
+    assert isinstance(documents[0]["score"], float)
+    assert [d["id"] for d in documents] == list(search.attributes["toolsearch.search.hit_names"])
+    chats = [s for s in otel.spans() if s.name == "chat"]
+    # the search loop's last model call: after the search and the forecast tool
+    chat = next(c for c in chats if RESULT in c.attributes["gen_ai.input.messages"])
     messages = json.loads(chat.attributes["gen_ai.input.messages"])
-    assert messages[-1]["role"] == "tool"
+    # the advisor's system text stays in the history (a scripted model takes no system
+    # text apart: no gen_ai.system_instructions)
+    assert messages[0]["role"] == "system"
+    assert "gen_ai.system_instructions" not in chat.attributes
+    assert messages[1] == {"role": "user", "parts": [{"type": "text", "content": USER}]}
+    assert messages[-1] == {
+        "role": "tool",
+        "parts": [
+            {"type": "tool_call_response", "id": "call-2", "response": f"{RESULT} for {CITY}"}
+        ],
+    }
+    assert messages[-2] == {
+        "role": "assistant",
+        "parts": [
+            {
+                "type": "tool_call",
+                "id": "call-2",
+                "name": "get_forecast",
+                "arguments": {"city": CITY},
+            }
+        ],
+    }
     output = json.loads(chat.attributes["gen_ai.output.messages"])
-    assert output == [{"role": "assistant", "content": ANSWER}]
+    assert output == [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": ANSWER}],
+            "finish_reason": "stop",
+        }
+    ]
+    calling = chats[0]
+    (called,) = json.loads(calling.attributes["gen_ai.output.messages"])
+    assert called["finish_reason"] == "tool_call"  # the conventions' spelling of tool_calls
+    assert called["parts"][0]["type"] == "tool_call"
+    assert calling.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
 
 
 def test_the_setting_wins_over_the_environment(otel, monkeypatch):

@@ -47,6 +47,12 @@ CHAT_MEMORY_ADVISOR_ORDER = HIGHEST_PRECEDENCE + 200
 """Default order of the memory advisor: outside the tool loop."""
 
 
+CONVERSATION_ID = "chat_memory_conversation_id"
+"""The advisor-context key (``.advisors(lambda a: a.param(CONVERSATION_ID, ...))``) that
+names the conversation: the memory's conversation, the tool-search advisor's session, and
+the ``gen_ai.conversation.id`` the observer is told."""
+
+
 @dataclass(frozen=True)
 class ChatClientRequest:
     """A prompt on its way through the advisor chain, with the advisors' shared context."""
@@ -59,6 +65,12 @@ class ChatClientRequest:
 
     def with_context(self, **updates: Any) -> ChatClientRequest:
         return dataclasses.replace(self, context={**self.context, **updates})
+
+    @property
+    def conversation_id(self) -> str | None:
+        """The conversation the request names (:data:`CONVERSATION_ID`), if any."""
+        value = self.context.get(CONVERSATION_ID)
+        return None if value is None else str(value)
 
 
 @dataclass(frozen=True)
@@ -210,7 +222,7 @@ class AdvisorChain:
             if hasattr(advisor, "aadvise_call"):
                 return await advisor.aadvise_call(request, rest)  # type: ignore[no-any-return]
             if hasattr(advisor, "advise_call"):
-                return await asyncio.to_thread(advisor.advise_call, request, rest)  # type: ignore[no-any-return]
+                return await asyncio.to_thread(advisor.advise_call, request, rest)
         model = self._model
         if hasattr(model, "acall"):
             response = await model.acall(request.prompt)

@@ -341,7 +341,11 @@ class ChatClientRequestSpec:
         _log_request(request, chain, "call")
         return CallResponse(
             hooks.chat_client_call(
-                self._model, request.prompt, chain.advisors, lambda: chain.next_call(request)
+                self._model,
+                request.prompt,
+                chain.advisors,
+                lambda: chain.next_call(request),
+                conversation_id=request.conversation_id,
             )
         )
 
@@ -354,7 +358,11 @@ class ChatClientRequestSpec:
         _log_request(request, chain, "stream")
         return StreamResponse(
             hooks.chat_client_stream(
-                self._model, request.prompt, chain.advisors, lambda: chain.next_stream(request)
+                self._model,
+                request.prompt,
+                chain.advisors,
+                lambda: chain.next_stream(request),
+                conversation_id=request.conversation_id,
             )
         )
 
@@ -365,7 +373,11 @@ class ChatClientRequestSpec:
         _log_request(request, chain, "acall")
         return CallResponse(
             await hooks.chat_client_acall(
-                self._model, request.prompt, chain.advisors, lambda: chain.anext_call(request)
+                self._model,
+                request.prompt,
+                chain.advisors,
+                lambda: chain.anext_call(request),
+                conversation_id=request.conversation_id,
             )
         )
 
@@ -375,7 +387,11 @@ class ChatClientRequestSpec:
         _log_request(request, chain, "astream")
         return AsyncStreamResponse(
             hooks.chat_client_astream(
-                self._model, request.prompt, chain.advisors, lambda: chain.anext_stream(request)
+                self._model,
+                request.prompt,
+                chain.advisors,
+                lambda: chain.anext_stream(request),
+                conversation_id=request.conversation_id,
             )
         )
 

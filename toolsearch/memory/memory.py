@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from toolsearch.chat.messages import Message, SystemMessage, ToolResponseMessage
+from toolsearch.loop.advisor import CONVERSATION_ID
 from toolsearch.memory.repository import (
     ChatMemoryRepository,
     InMemoryChatMemoryRepository,
@@ -19,9 +20,6 @@ __all__ = [
     "MessageWindowChatMemory",
 ]
 
-CONVERSATION_ID = "chat_memory_conversation_id"
-"""The advisor-context key (``.advisors(lambda a: a.param(CONVERSATION_ID, ...))``) that
-names the conversation, and the session id of the tool-search advisor."""
 DEFAULT_CONVERSATION_ID = "default"
 
 

@@ -10,19 +10,21 @@ once, on first use. ``import toolsearch`` never imports OpenTelemetry.
 
 What is traced (names and attributes follow the OpenTelemetry GenAI semantic conventions):
 
-* ``chat_client``: one span per ``ChatClient`` request (``call``, ``stream``, ``acall``,
-  ``astream``), the parent of everything below; it carries the summed token usage of the
-  whole tool loop and the number of model calls;
+* ``invoke_agent chat_client``: one span per ``ChatClient`` request (``call``,
+  ``stream``, ``acall``, ``astream``), the parent of everything below; it carries the
+  summed token usage of the whole tool loop and the number of model calls;
 * ``chat {model}``: one span per model call, for every model built on
   :class:`~toolsearch.chat.model.BaseChatModel` (the provider adapters and the scripted
   models alike);
 * ``execute_tool {tool name}``: one span per tool the loop runs;
-* ``tool_search {index}``: one span per search of the tool-search tool, inside its
+* ``retrieval {index}``: one span per search of the tool-search tool, inside its
   ``execute_tool`` span.
 
-Tool arguments, tool results, search queries, hit names and message content are recorded
-only when content capture is on: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``
-in the environment, or :func:`set_capture_content` (which wins over the environment).
+Tool arguments, tool results, search queries and hits, messages, system instructions and
+tool definitions are recorded only when content capture is on:
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` in the environment, or
+:func:`set_capture_content` (which wins over the environment). A conversation id is an
+identifier, not content: it is recorded as ``gen_ai.conversation.id`` either way.
 
 See ``docs/observability.md`` for a console-exporter setup and a sample trace.
 """
@@ -48,8 +50,8 @@ _capture_override: bool | None = None
 
 
 def set_capture_content(enabled: bool | None) -> None:
-    """Record content (tool arguments and results, search queries and hits, messages) in
-    spans, or not; ``None`` goes back to reading :data:`CAPTURE_CONTENT_ENV`."""
+    """Record content (tool arguments and results, search queries and hits, messages, tool
+    definitions) in spans, or not; ``None`` goes back to reading :data:`CAPTURE_CONTENT_ENV`."""
     global _capture_override
     _capture_override = None if enabled is None else bool(enabled)
 

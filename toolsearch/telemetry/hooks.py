@@ -3,20 +3,20 @@
 :class:`~toolsearch.telemetry.observer.OpenTelemetryObserver` hands each hook here:
 
 * :func:`chat_client_call` / :func:`chat_client_stream` / :func:`chat_client_astream`:
-  one ``ChatClient`` request (``toolsearch/loop/client.py``);
+  one ``ChatClient`` request (``toolsearch/loop/client.py``): an ``invoke_agent`` span;
 * :func:`~toolsearch.telemetry.models.instrument_model_class`: every ``BaseChatModel``
   subclass (``toolsearch/chat/model.py``), so every model class gets ``chat {model}`` spans;
 * :func:`tool_span`: ``ToolCallingManager.execute_one`` / ``aexecute_one``
   (``toolsearch/loop/manager.py``);
 * :func:`search_span`: ``SearchRun.search`` (``toolsearch/search/run.py``), the one
-  search path of every front door;
+  search path of every front door: a ``retrieval {index}`` span;
 * :func:`annotate_tool_span`: ``AugmentedToolCallback`` (``toolsearch/tools/augment.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from toolsearch.telemetry import capture_content, hash_session_id
 from toolsearch.telemetry._runtime import otel
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from toolsearch.tools.callback import ToolCallback
 
 __all__ = [
+    "AGENT_NAME",
     "annotate_tool_span",
     "chat_client_acall",
     "chat_client_astream",
@@ -50,15 +51,28 @@ __all__ = [
 
 # -- ChatClient requests ----------------------------------------------------------------
 
+AGENT_NAME = "chat_client"
+"""``gen_ai.agent.name`` of a ``ChatClient`` request: the component that runs the tool loop
+(the instrumentation scope already names the library, ``toolsearch``)."""
 
-def _client_attributes(model: Any, prompt: Prompt, advisors: Sequence[Any], stream: bool) -> Any:
+AGENT_SPAN = f"invoke_agent {AGENT_NAME}"
+
+
+def _client_attributes(
+    model: Any,
+    prompt: Prompt,
+    advisors: Sequence[Any],
+    stream: bool,
+    conversation_id: str | None = None,
+) -> Any:
     def build() -> dict[str, Any]:
         return {
             "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": "chat_client",
+            "gen_ai.conversation.id": conversation_id,
+            "gen_ai.agent.name": AGENT_NAME,
             "gen_ai.provider.name": provider_name(model),
             "gen_ai.request.model": request_model(model, prompt),
-            "toolsearch.stream": stream,
+            "gen_ai.request.stream": stream,
             "toolsearch.advisors": [str(getattr(a, "name", type(a).__name__)) for a in advisors],
             "toolsearch.tools.registered": len(prompt.options.tool_callbacks),
         }
@@ -70,6 +84,7 @@ def _client_end(model: Any, prompt: Prompt, totals: LoopTotals) -> Any:
     def end(recorder: SpanRecorder, exc: BaseException | None) -> None:
         recorder.set_many(
             {
+                "gen_ai.conversation.id": totals.conversation_id,
                 "gen_ai.usage.input_tokens": totals.input_tokens,
                 "gen_ai.usage.output_tokens": totals.output_tokens,
                 "toolsearch.model_calls": totals.model_calls,
@@ -99,17 +114,22 @@ def _client_end(model: Any, prompt: Prompt, totals: LoopTotals) -> Any:
 
 
 def chat_client_call(
-    model: Any, prompt: Prompt, advisors: Sequence[Any], run: Callable[[], Any]
+    model: Any,
+    prompt: Prompt,
+    advisors: Sequence[Any],
+    run: Callable[[], Any],
+    *,
+    conversation_id: str | None = None,
 ) -> Any:
-    """Run one blocking ``ChatClient`` request (``run()``) under its ``chat_client`` span."""
+    """Run one blocking ``ChatClient`` request (``run()``) under its ``invoke_agent`` span."""
     if otel() is None:
         return run()
-    totals = LoopTotals()
+    totals = LoopTotals(conversation_id=conversation_id)
     token = totals_scope(totals)
     try:
         with current_span(
-            "chat_client",
-            _client_attributes(model, prompt, advisors, False),
+            AGENT_SPAN,
+            _client_attributes(model, prompt, advisors, False, conversation_id),
             on_end=_client_end(model, prompt, totals),
         ):
             return run()
@@ -118,17 +138,22 @@ def chat_client_call(
 
 
 async def chat_client_acall(
-    model: Any, prompt: Prompt, advisors: Sequence[Any], run: Callable[[], Any]
+    model: Any,
+    prompt: Prompt,
+    advisors: Sequence[Any],
+    run: Callable[[], Any],
+    *,
+    conversation_id: str | None = None,
 ) -> Any:
     """Async twin of :func:`chat_client_call` (``run()`` returns an awaitable)."""
     if otel() is None:
         return await run()
-    totals = LoopTotals()
+    totals = LoopTotals(conversation_id=conversation_id)
     token = totals_scope(totals)
     try:
         with current_span(
-            "chat_client",
-            _client_attributes(model, prompt, advisors, False),
+            AGENT_SPAN,
+            _client_attributes(model, prompt, advisors, False, conversation_id),
             on_end=_client_end(model, prompt, totals),
         ):
             return await run()
@@ -137,13 +162,21 @@ async def chat_client_acall(
 
 
 def chat_client_stream(
-    model: Any, prompt: Prompt, advisors: Sequence[Any], open_stream: Callable[[], Iterator[Any]]
+    model: Any,
+    prompt: Prompt,
+    advisors: Sequence[Any],
+    open_stream: Callable[[], Iterator[Any]],
+    *,
+    conversation_id: str | None = None,
 ) -> Iterator[Any]:
     """The responses of a streamed ``ChatClient`` request under its span (started on the
     first item, ended when the stream ends or is closed)."""
     if otel() is None:
         return open_stream()
-    return _client_stream(model, prompt, advisors, open_stream, traced_iterator)
+    return cast(
+        "Iterator[Any]",
+        _client_stream(model, prompt, advisors, open_stream, traced_iterator, conversation_id),
+    )
 
 
 def chat_client_astream(
@@ -151,11 +184,16 @@ def chat_client_astream(
     prompt: Prompt,
     advisors: Sequence[Any],
     open_stream: Callable[[], AsyncIterator[Any]],
+    *,
+    conversation_id: str | None = None,
 ) -> AsyncIterator[Any]:
     """Async twin of :func:`chat_client_stream`."""
     if otel() is None:
         return open_stream()
-    return _client_stream(model, prompt, advisors, open_stream, traced_async_iterator)  # type: ignore[no-any-return]
+    traced = _client_stream(
+        model, prompt, advisors, open_stream, traced_async_iterator, conversation_id
+    )
+    return cast("AsyncIterator[Any]", traced)
 
 
 def _client_stream(
@@ -164,12 +202,13 @@ def _client_stream(
     advisors: Sequence[Any],
     open_stream: Callable[[], Any],
     tracer: Callable[..., Any],
+    conversation_id: str | None = None,
 ) -> Any:
-    totals = LoopTotals()
+    totals = LoopTotals(conversation_id=conversation_id)
     return tracer(
         open_stream,
-        "chat_client",
-        _client_attributes(model, prompt, advisors, True),
+        AGENT_SPAN,
+        _client_attributes(model, prompt, advisors, True, conversation_id),
         on_end=_client_end(model, prompt, totals),
         totals=totals,
     )
@@ -245,6 +284,7 @@ def tool_span(callback: ToolCallback, call: ToolCall) -> Any:
         return {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": definition.name,
+            "gen_ai.tool.description": definition.description or None,
             "gen_ai.tool.call.id": call.id or None,
             "gen_ai.tool.type": "function",
             "toolsearch.tool.callback": type(callback).__name__,
@@ -295,6 +335,7 @@ class SearchSpan:
                 "toolsearch.search.type": search_type or None,
             }
         )
+        recorder.content("gen_ai.retrieval.documents", lambda: retrieval_documents(names, scores))
         recorder.content("toolsearch.search.hit_names", lambda: list(names))
         if any(score is not None for score in scores):
             recorder.content(
@@ -310,17 +351,42 @@ class SearchSpan:
         self.recorder.set("toolsearch.search.hits", 0)
 
 
-class _SearchContext:
-    __slots__ = ("_inner", "_outcome")
+def retrieval_documents(
+    names: Sequence[str], scores: Sequence[float | None]
+) -> list[dict[str, Any]]:
+    """``gen_ai.retrieval.documents``: each hit's tool name as ``id``, with its ``score``
+    when the index gives one (none is made up for an index that gives none)."""
+    documents: list[dict[str, Any]] = []
+    for position, name in enumerate(names):
+        score = scores[position] if position < len(scores) else None
+        documents.append({"id": name} if score is None else {"id": name, "score": float(score)})
+    return documents
 
-    def __init__(self, inner: Any, outcome: dict[str, Any]) -> None:
+
+def conversation_id(session_id: str) -> str | None:
+    """``gen_ai.conversation.id`` of a search's session: its id, unless it is a throwaway
+    session of one run (no conversation named it)."""
+    from toolsearch.search.session_ref import EPHEMERAL_PREFIX
+
+    if not session_id or session_id.startswith(EPHEMERAL_PREFIX):
+        return None
+    return session_id
+
+
+class _SearchContext:
+    __slots__ = ("_conversation", "_inner", "_outcome")
+
+    def __init__(self, inner: Any, outcome: dict[str, Any], conversation: str | None) -> None:
         self._inner = inner
         self._outcome = outcome
+        self._conversation = conversation
 
     def __enter__(self) -> SearchSpan:
         totals = loop_totals()
         if totals is not None:
             totals.searches += 1
+            if self._conversation is not None and totals.conversation_id is None:
+                totals.conversation_id = self._conversation  # the request's agent span
         return SearchSpan(self._inner.__enter__(), self._outcome)
 
     def __exit__(self, *exc: Any) -> None:
@@ -348,7 +414,8 @@ _NOOP_SEARCH = _NoopSearchSpan()
 
 
 def index_kind(index: Any) -> str:
-    """``toolsearch.search.index``: the index's class name (``Bm25ToolIndex``...)."""
+    """``toolsearch.search.index`` and ``gen_ai.data_source.id``: the index's class name
+    (``Bm25ToolIndex``...)."""
     return type(index).__name__
 
 
@@ -363,21 +430,26 @@ def search_span(
     door: str | None = None,
     loaded_tokens: int | None = None,
 ) -> Any:
-    """A context manager around one tool search: its ``tool_search {index}`` span; yields a
+    """A context manager around one tool search: its ``retrieval {index}`` span (the GenAI
+    conventions' retrieval operation, the index class as data source); yields a
     :class:`SearchSpan` (or a no-op). Records latency and hits as metrics when it ends.
 
-    ``session_id`` is recorded hashed (:func:`~toolsearch.telemetry.hash_session_id`);
-    the query only with content capture.
+    ``session_id`` is recorded hashed (:func:`~toolsearch.telemetry.hash_session_id`) and,
+    unless it is a throwaway session, as ``gen_ai.conversation.id`` (an identifier, also
+    handed to the request's agent span); the query only with content capture.
     """
     api = otel()
     if api is None:
         return _NOOP_SEARCH
     kind = index_kind(index)
+    conversation = conversation_id(session_id)
     outcome: dict[str, Any] = {}
 
     def attributes() -> dict[str, Any]:
         return {
-            "gen_ai.operation.name": "tool_search",
+            "gen_ai.operation.name": "retrieval",
+            "gen_ai.data_source.id": kind,
+            "gen_ai.conversation.id": conversation,
             "toolsearch.search.index": kind,
             "toolsearch.search.limit": limit,
             "toolsearch.session.id_hash": hash_session_id(session_id),
@@ -388,6 +460,7 @@ def search_span(
         }
 
     def end(recorder: SpanRecorder, exc: BaseException | None) -> None:
+        recorder.content("gen_ai.retrieval.query.text", lambda: query)
         recorder.content("toolsearch.search.query", lambda: query)
         metric_attributes: dict[str, Any] = {"toolsearch.search.index": kind}
         failure = outcome.get("error") or (error_type(exc) if exc is not None else None)
@@ -397,4 +470,5 @@ def search_span(
         if "hits" in outcome:
             api.search_hits.record(outcome["hits"], {"toolsearch.search.index": kind})
 
-    return _SearchContext(current_span(f"tool_search {kind}", attributes, on_end=end), outcome)
+    span = current_span(f"retrieval {kind}", attributes, on_end=end)
+    return _SearchContext(span, outcome, conversation)

@@ -1,5 +1,6 @@
 """``chat {model}`` spans for every model class, and the attribute builders the other
-hooks share (provider and model names, messages as JSON, token metrics).
+hooks share (provider and model names, the endpoint, messages, system instructions and
+tool definitions in the GenAI conventions' JSON shapes, token metrics).
 
 :func:`instrument_model_class` runs from ``BaseChatModel.__init_subclass__``
 (``toolsearch/chat/model.py``): each class's own ``call``/``stream``/``acall``/``astream``
@@ -10,9 +11,11 @@ global read and calls straight through.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from toolsearch.telemetry import capture_content
 from toolsearch.telemetry._runtime import otel
@@ -26,11 +29,21 @@ from toolsearch.telemetry.spans import (
 )
 
 if TYPE_CHECKING:
-    from toolsearch.chat.messages import Message
+    from toolsearch.chat.messages import AssistantMessage, Message
+    from toolsearch.chat.options import ChatOptions
     from toolsearch.chat.prompt import Prompt
     from toolsearch.chat.response import ChatResponse
 
-__all__ = ["instrument_model_class", "messages_json", "provider_name", "request_model"]
+__all__ = [
+    "input_messages",
+    "instrument_model_class",
+    "output_messages",
+    "provider_name",
+    "request_model",
+    "server_address",
+    "system_instructions",
+    "tool_definitions",
+]
 
 _PROVIDER_NAMES = {"gemini": "gcp.gemini"}
 """Adapter ``provider`` names that the conventions spell differently."""
@@ -50,13 +63,7 @@ def provider_name(model: Any) -> str:
 def request_model(model: Any, prompt: Prompt | None) -> str | None:
     """``gen_ai.request.model``: the request's model option, else the adapter's model."""
     if prompt is not None:
-        options = prompt.options
-        effective = getattr(model, "effective_options", None)
-        if callable(effective):
-            try:
-                options = effective(prompt)
-            except Exception:  # a model's own option merge failing is its call's error
-                options = prompt.options
+        options = effective_options(model, prompt)
         if options.model:
             return options.model
     default = getattr(getattr(model, "default_options", None), "model", None)
@@ -66,31 +73,152 @@ def request_model(model: Any, prompt: Prompt | None) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def messages_json(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    from toolsearch.chat.messages import AssistantMessage, ToolResponseMessage
+_SEPARATE_SYSTEM = frozenset({"anthropic", "gcp.gemini"})
+"""Providers whose API takes the system text apart from the chat history (Anthropic's
+``system``, Gemini's ``systemInstruction``): their system messages are recorded as
+``gen_ai.system_instructions``; everyone else's stay in ``gen_ai.input.messages``."""
+
+_FINISH_REASONS = {"tool_calls": "tool_call"}
+"""Finish reasons whose spelling in the conventions' output messages differs from ours."""
+
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def effective_options(model: Any, prompt: Prompt) -> ChatOptions:
+    """The options the model applies to ``prompt`` (its defaults merged under the request's)."""
+    effective = getattr(model, "effective_options", None)
+    if callable(effective):
+        try:
+            options: ChatOptions = effective(prompt)
+            return options
+        except Exception:  # a model's own option merge failing is its call's error
+            pass
+    return prompt.options
+
+
+def server_address(model: Any) -> tuple[str | None, int | None]:
+    """``server.address`` and ``server.port`` of a provider adapter, found by duck typing:
+    the base URL of its SDK client once one is built (``_client``, ``_async_client``: the
+    ``base_url`` of ``openai`` and ``anthropic`` clients, the HTTP options of a
+    ``google-genai`` client), else the ``base_url`` it was given (``_base_url``). Never the
+    ``client`` property, which would build a client. ``(None, None)`` when nothing names an
+    endpoint (scripted models; an adapter whose client is not built yet, given no URL)."""
+    for attribute in ("_client", "_async_client"):
+        client = getattr(model, attribute, None)
+        if client is not None:
+            found = _split_url(_client_base_url(client))
+            if found[0] is not None:
+                return found
+    return _split_url(getattr(model, "_base_url", None))
+
+
+def _client_base_url(client: Any) -> Any:
+    url = getattr(client, "base_url", None)
+    if url is None:  # google-genai keeps it in its API client's HTTP options
+        options = getattr(getattr(client, "_api_client", None), "_http_options", None)
+        url = getattr(options, "base_url", None)
+    return url
+
+
+def _split_url(url: Any) -> tuple[str | None, int | None]:
+    if url is None:
+        return None, None
+    try:
+        parts = urlsplit(str(url))
+        host, port = parts.hostname, parts.port
+    except ValueError:  # not a URL (a port out of range...)
+        return None, None
+    if not host:
+        return None, None
+    return host, port if port is not None else _DEFAULT_PORTS.get(parts.scheme)
+
+
+def _text(content: str | None) -> dict[str, Any]:
+    return {"type": "text", "content": content or ""}
+
+
+def _arguments(text: str) -> Any:
+    """A tool call's arguments as an object when they parse (the conventions expect one),
+    else the text the model wrote."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _assistant_parts(message: AssistantMessage) -> list[dict[str, Any]]:
+    parts = [_text(message.content)] if message.content else []
+    for call in message.tool_calls:
+        arguments = _arguments(call.arguments)
+        parts.append(
+            {"type": "tool_call", "id": call.id, "name": call.name, "arguments": arguments}
+        )
+    return parts
+
+
+def separate_system(provider: str) -> bool:
+    """Whether ``provider`` takes system messages apart from the chat history."""
+    return provider in _SEPARATE_SYSTEM
+
+
+def input_messages(
+    messages: Sequence[Message], *, separate_system: bool = False
+) -> list[dict[str, Any]]:
+    """``gen_ai.input.messages``: the chat history in the conventions' shape (``role`` and
+    ``parts``: ``text``, ``tool_call``, ``tool_call_response``), in the order sent; system
+    messages left out when the provider takes them apart (:func:`system_instructions`)."""
+    from toolsearch.chat.messages import AssistantMessage, SystemMessage, ToolResponseMessage
 
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, ToolResponseMessage):
-            for response in message.responses:
-                out.append(
-                    {
-                        "role": "tool",
-                        "id": response.id,
-                        "name": response.name,
-                        "content": str(response.response_data),
-                    }
-                )
+            parts = [
+                {"type": "tool_call_response", "id": r.id, "response": r.response_data}
+                for r in message.responses
+            ]
+            out.append({"role": "tool", "parts": parts})
         elif isinstance(message, AssistantMessage):
-            entry: dict[str, Any] = {"role": "assistant", "content": message.content}
-            if message.tool_calls:
-                entry["tool_calls"] = [
-                    {"id": c.id, "name": c.name, "arguments": c.arguments}
-                    for c in message.tool_calls
-                ]
-            out.append(entry)
+            out.append({"role": "assistant", "parts": _assistant_parts(message)})
+        elif isinstance(message, SystemMessage) and separate_system:
+            continue
         else:
-            out.append({"role": message.role, "content": message.content})
+            out.append({"role": message.role, "parts": [_text(message.content)]})
+    return out
+
+
+def system_instructions(messages: Sequence[Message]) -> list[dict[str, Any]] | None:
+    """``gen_ai.system_instructions``: the system messages as text parts (``None`` if none)."""
+    from toolsearch.chat.messages import SystemMessage
+
+    parts = [_text(m.content) for m in messages if isinstance(m, SystemMessage)]
+    return parts or None
+
+
+def output_messages(response: ChatResponse) -> list[dict[str, Any]]:
+    """``gen_ai.output.messages``: the one answer as an assistant message with its parts and
+    ``finish_reason`` (``tool_calls`` spelled ``tool_call``, as the conventions do)."""
+    message = response.message
+    reason = response.finish_reason or ("tool_calls" if message.tool_calls else "stop")
+    return [
+        {
+            "role": "assistant",
+            "parts": _assistant_parts(message),
+            "finish_reason": _FINISH_REASONS.get(reason, reason),
+        }
+    ]
+
+
+def tool_definitions(callbacks: Sequence[Any]) -> list[dict[str, Any]]:
+    """``gen_ai.tool.definitions``: the tools sent with a request, as function definitions
+    (``name``, ``description``, ``parameters``: the input JSON Schema)."""
+    out: list[dict[str, Any]] = []
+    for callback in callbacks:
+        definition = callback.definition
+        entry: dict[str, Any] = {"type": "function", "name": definition.name}
+        if definition.description:
+            entry["description"] = definition.description
+        entry["parameters"] = definition.input_schema
+        out.append(entry)
     return out
 
 
@@ -119,11 +247,14 @@ _TRACED = "__toolsearch_traced__"
 class _ModelCall:
     """Attributes and observations of one model call (blocking or streamed)."""
 
-    def __init__(self, model: Any, prompt: Prompt) -> None:
+    def __init__(self, model: Any, prompt: Prompt, *, stream: bool) -> None:
         self.model = model
         self.prompt = prompt
+        self.stream = stream
+        self.options = effective_options(model, prompt)
         self.provider = provider_name(model)
-        self.request_model = request_model(model, prompt)
+        self.request_model = self.options.model or request_model(model, None)
+        self.server: tuple[str | None, int | None] = (None, None)
         self.response_model: str | None = None
         self.response_id: str | None = None
         self.finish_reason: str | None = None
@@ -138,17 +269,15 @@ class _ModelCall:
         return f"chat {self.request_model}" if self.request_model else "chat"
 
     def attributes(self) -> dict[str, Any]:
-        options = self.prompt.options
-        effective = getattr(self.model, "effective_options", None)
-        if callable(effective):
-            try:
-                options = effective(self.prompt)
-            except Exception:
-                options = self.prompt.options
+        options = self.options
+        self.server = server_address(self.model)
         return {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": self.provider,
             "gen_ai.request.model": self.request_model,
+            "server.address": self.server[0],
+            "server.port": self.server[1],
+            "gen_ai.request.stream": self.stream,
             "gen_ai.request.temperature": options.temperature,
             "gen_ai.request.max_tokens": options.max_tokens,
             "gen_ai.request.top_p": options.top_p,
@@ -156,10 +285,19 @@ class _ModelCall:
         }
 
     def start(self, recorder: SpanRecorder) -> None:
-        recorder.content("gen_ai.input.messages", lambda: messages_json(self.prompt.messages))
+        """The content attributes of the request (only with content capture)."""
+        messages = self.prompt.messages
+        callbacks = self.options.tool_callbacks
+        apart = separate_system(self.provider)
         recorder.content(
-            "toolsearch.tools.visible_names",
-            lambda: [cb.definition.name for cb in self.prompt.options.tool_callbacks],
+            "gen_ai.input.messages", lambda: input_messages(messages, separate_system=apart)
+        )
+        if apart:
+            recorder.content("gen_ai.system_instructions", lambda: system_instructions(messages))
+        if callbacks:
+            recorder.content("gen_ai.tool.definitions", lambda: tool_definitions(callbacks))
+        recorder.content(
+            "toolsearch.tools.visible_names", lambda: [cb.definition.name for cb in callbacks]
         )
 
     def observe(self, response: Any) -> None:
@@ -183,8 +321,14 @@ class _ModelCall:
             self.chunks.append(response)
 
     def end(self, recorder: SpanRecorder, exc: BaseException | None) -> None:
+        if self.server[0] is None:  # an adapter builds its SDK client on its first call
+            self.server = server_address(self.model)
+        totals = loop_totals()
         recorder.set_many(
             {
+                "server.address": self.server[0],
+                "server.port": self.server[1],
+                "gen_ai.conversation.id": totals.conversation_id if totals is not None else None,
                 "gen_ai.response.model": self.response_model,
                 "gen_ai.response.id": self.response_id,
                 "gen_ai.response.finish_reasons": (
@@ -199,9 +343,8 @@ class _ModelCall:
         if self.chunks:
             from toolsearch.chat.response import ChatResponseAggregator
 
-            reply = ChatResponseAggregator.aggregate(iter(self.chunks)).message
-            recorder.content("gen_ai.output.messages", lambda: messages_json([reply]))
-        totals = loop_totals()
+            reply = ChatResponseAggregator.aggregate(iter(self.chunks))
+            recorder.content("gen_ai.output.messages", lambda: output_messages(reply))
         if totals is not None:
             totals.model_calls += 1
             totals.input_tokens += self.input_tokens
@@ -214,6 +357,8 @@ class _ModelCall:
             "gen_ai.provider.name": self.provider,
             "gen_ai.request.model": self.request_model,
             "gen_ai.response.model": self.response_model,
+            "server.address": self.server[0],
+            "server.port": self.server[1],
         }
         usage_metrics(recorder, self.input_tokens, self.output_tokens, attributes)
         duration = {k: v for k, v in attributes.items() if v is not None}
@@ -254,7 +399,7 @@ def _wrap_call(method: Callable[..., Any]) -> Callable[..., Any]:
     def call(self: Any, prompt: Prompt, *args: Any, **kwargs: Any) -> Any:
         if _untraced(self):
             return method(self, prompt, *args, **kwargs)
-        record = _ModelCall(self, prompt)
+        record = _ModelCall(self, prompt, stream=False)
         active = _ACTIVE_MODEL.set(id(self))
         try:
             with current_span(
@@ -275,7 +420,7 @@ def _wrap_acall(method: Callable[..., Any]) -> Callable[..., Any]:
     async def acall(self: Any, prompt: Prompt, *args: Any, **kwargs: Any) -> Any:
         if _untraced(self):
             return await method(self, prompt, *args, **kwargs)
-        record = _ModelCall(self, prompt)
+        record = _ModelCall(self, prompt, stream=False)
         active = _ACTIVE_MODEL.set(id(self))
         try:
             with current_span(
@@ -292,7 +437,7 @@ def _wrap_acall(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _stream_hooks(self: Any, prompt: Prompt) -> tuple[_ModelCall, dict[str, Any]]:
-    record = _ModelCall(self, prompt)
+    record = _ModelCall(self, prompt, stream=True)
 
     def on_item(recorder: SpanRecorder, chunk: Any) -> None:
         record.observe(chunk)

@@ -39,13 +39,17 @@ T = TypeVar("T")
 
 @dataclass
 class LoopTotals:
-    """What the model spans of one ``ChatClient`` request add up to (its span reads it)."""
+    """What the spans of one ``ChatClient`` request add up to (its span reads it): the
+    model spans' tokens and calls, the tool and search spans' counts, and the conversation
+    id: the one the request names (its ``CONVERSATION_ID`` advisor param), else the
+    session of a search the request ran (an advisor configured with another session key)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     model_calls: int = 0
     tool_calls: int = 0
     searches: int = 0
+    conversation_id: str | None = None
 
 
 _TOTALS: ContextVar[LoopTotals | None] = ContextVar("toolsearch_loop_totals", default=None)
@@ -407,7 +411,9 @@ def traced_async_iterator(
     return _atraced(open_items, state)
 
 
-async def _atraced(open_items: Callable[[], AsyncIterator[T]], state: _StreamSpan) -> Any:
+async def _atraced(
+    open_items: Callable[[], AsyncIterator[T]], state: _StreamSpan
+) -> AsyncIterator[T]:
     items: AsyncIterator[T] | None = None
     try:
         while True:
