@@ -27,6 +27,7 @@ def test_the_wheel_holds_the_library_only(tmp_path: Path) -> None:
     packages = {name.split("/")[0] for name in names if "/" in name}
     assert packages == {"toolsearch", wheel.name.split("-py3")[0] + ".dist-info"}
     assert "toolsearch/search/advisor.py" in names
+    assert "toolsearch/testing/index_contract.py" in names  # the suites ship ([testing])
     harness = [n for n in names if any(p in n for p in ("bench", "tuning", "loaders", "_datasets"))]
     assert harness == []
 

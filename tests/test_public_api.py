@@ -109,3 +109,20 @@ def test_core_import_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_testing_package_stays_out_of_the_library():
+    """`import toolsearch` never imports ``toolsearch.testing`` (or pytest, which it needs);
+    importing ``toolsearch.testing`` loads no provider SDK, framework or numeric library."""
+    code = (
+        "import sys, toolsearch\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest')"
+        " or m.startswith('toolsearch.testing')))\n"
+        "import toolsearch.testing as testing\n"
+        "assert all(getattr(testing, name) is not None for name in testing.__all__)\n"
+        "print(sorted(m for m in ('openai', 'anthropic', 'google.genai', 'langchain_core',"
+        " 'pydantic_ai', 'agents', 'mcp', 'tantivy', 'numpy', 'torch', 'redis', 'pymilvus')"
+        " if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "[]"]

@@ -1,27 +1,25 @@
 """The simulated agent's query policy and the savings runner."""
 
+from functools import partial
+
 import pytest
 
-from toolsearch import ChatClient, ToolDefinition, ToolSearchToolCallingAdvisor
+from toolsearch import ChatClient, ToolSearchToolCallingAdvisor
 from toolsearch.indexes import RegexToolIndex
 from toolsearch.models import FunctionChatModel
+from toolsearch.testing import tool_definition
 from toolsearch.tokens import WhitespaceTokenCounter
 from toolsearch_bench.agent import QueryPolicy, SimulatedAgent, split_clauses
 from toolsearch_bench.data import Catalog, Query, QuerySet
 from toolsearch_bench.live import SyntheticTool
 from toolsearch_bench.savings import CANNED_RESULT, run_tasks, summarize
 
-
-def tool(name: str, description: str) -> ToolDefinition:
-    return ToolDefinition(
-        name=name,
-        description=description,
-        input_schema={
-            "type": "object",
-            "properties": {"id": {"type": "string", "description": "Record id"}},
-            "required": ["id"],
-        },
-    )
+RECORD_ID = {
+    "type": "object",
+    "properties": {"id": {"type": "string", "description": "Record id"}},
+    "required": ["id"],
+}
+tool = partial(tool_definition, schema=RECORD_ID)
 
 
 CATALOG = Catalog(

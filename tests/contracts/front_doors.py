@@ -1,5 +1,6 @@
-"""Drivers for the front-door contract suite: every way into toolsearch's tool search, run
-by one scripted model (:class:`Brain`) through the framework's own machinery.
+"""Drivers of toolsearch's own front doors for the front-door contract
+(``toolsearch.testing.FrontDoorContract``): every way into toolsearch's tool search, run
+by one scripted model (``toolsearch.testing.Brain``) through the framework's own machinery.
 
 Each driver turns the same script into its framework's calls (a ``FunctionChatModel`` for
 the advisor, an OpenAI-format loop for the SDK-loop helper, a ``Model`` for the Agents SDK,
@@ -13,120 +14,10 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
-from toolsearch.indexes import Bm25ToolIndex
-from toolsearch.search.events import ToolSearchEvent
-from toolsearch.search.types import ToolIndex
-
-FOUND = "<the first name the last search returned>"
-
-CATALOG: tuple[tuple[str, str], ...] = (
-    ("send_email", "Send an email message to a recipient"),
-    ("get_weather", "Get the weather forecast for a city"),
-    ("create_ticket", "Open a support ticket for a customer"),
-    ("list_invoices", "List the invoices of a customer account"),
-)
-LONG_NAME = "payments_refund_a_card_payment_to_the_original_customer_account_now_v2"
-assert len(LONG_NAME) == 70
-ODD_CATALOG: tuple[tuple[str, str], ...] = (
-    ("github.create_issue", "Create a GitHub issue in a repository"),
-    ("docs/search", "Search the product documentation pages"),
-    (LONG_NAME, "Refund a card payment to the customer"),
-    ("get_weather", "Get the weather forecast for a city"),
-)
-
-Step = tuple[str, ...]
-
-
-@dataclass
-class Brain:
-    """A scripted model: ``steps`` of ``("search", query)``, ``("call", name)`` (``FOUND``:
-    the first name the last search returned) and ``("answer",)``; records what it saw."""
-
-    steps: Sequence[Step]
-    offered: list[list[str]] = field(default_factory=list)
-    found: list[list[str]] = field(default_factory=list)
-    before: Callable[[int], None] | None = None
-    """Called with the turn number before each turn (to order concurrent runs)."""
-
-    def next(self, offered: Sequence[str]) -> Step:
-        self.offered.append(sorted(offered))
-        turn = len(self.offered) - 1
-        if self.before is not None:
-            self.before(turn)
-        step = tuple(self.steps[turn]) if turn < len(self.steps) else ("answer",)
-        if step[0] == "call" and step[1] == FOUND:
-            return ("call", self.found[-1][0] if self.found and self.found[-1] else "nothing")
-        return step
-
-    def saw_search_result(self, names: Sequence[str]) -> None:
-        self.found.append(list(names))
-
-
-@dataclass
-class Trace:
-    outputs: list[str] = field(default_factory=list)
-    """Every tool result's text, in order."""
-    ran: list[str] = field(default_factory=list)
-    """The catalog tools that really ran (own names)."""
-
-
-class Door:
-    """One front door: ``run(brain, session)`` plays the script; ``None`` is no session."""
-
-    name = ""
-    is_async = False
-    keeps_discoveries = True
-    """Whether a later run of the same session sees the tools an earlier run found."""
-    names_its_tools = True
-    """Whether the door chooses the names the model sees (else its framework does)."""
-    calls_by_argument = False
-    """Whether the model calls a found tool by passing its name to a call tool (the proxy)
-    rather than as a tool of its own."""
-
-    def __init__(self, catalog: Sequence[tuple[str, str]] = CATALOG, index: Any = None) -> None:
-        self.catalog = catalog
-        self.index: ToolIndex = index if index is not None else Bm25ToolIndex()
-        self.events: list[ToolSearchEvent] = []
-        self.trace = Trace()
-        self.setup()
-
-    def setup(self) -> None:
-        raise NotImplementedError
-
-    def run(self, brain: Brain, session: str | None = None) -> Trace:
-        raise NotImplementedError
-
-    def discovered(self, session: str) -> list[str]:
-        raise NotImplementedError
-
-    def core(self) -> Any:
-        """The door's search-session core (its ``ToolSearchSessions``)."""
-        for owner in ("advisor", "loop", "search", "retriever", "middleware", "strategy", "proxy"):
-            found = getattr(getattr(self, owner, None), "sessions", None)
-            if found is not None:
-                return found
-        raise AssertionError(f"{self.name}: no search-session core found")
-
-    def _ran(self, name: str) -> str:
-        self.trace.ran.append(name)
-        return f"{name} done"
-
-
-def _search_names(text: str) -> list[str]:
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return []
-    if isinstance(value, list):
-        return [v if isinstance(v, str) else str(v.get("name")) for v in value]
-    if isinstance(value, dict) and "tools" in value:
-        return [str(t["name"]) for t in value["tools"]]
-    return []
-
+from toolsearch.testing import Brain, Door, Trace, search_names
 
 # -- the advisor ------------------------------------------------------------------------------
 
@@ -159,7 +50,7 @@ class AdvisorDoor(Door):
                     text = wire_result_text(response, names)
                     self.trace.outputs.append(text)
                     if response.name == search:
-                        brain.saw_search_result(_search_names(text))
+                        brain.saw_search_result(search_names(text))
             step = brain.next([names.wire(t.name) for t in tools])
             if step[0] == "answer":
                 return AssistantMessage(content="done")
@@ -225,7 +116,7 @@ class SdkLoopDoor(Door):
                 call = {"id": f"c{turn}", "function": {"name": name, "arguments": json.dumps(args)}}
                 result = conversation.openai_result(call)
                 if result is not None:
-                    brain.saw_search_result(_search_names(result["content"]))
+                    brain.saw_search_result(search_names(result["content"]))
                     self.trace.outputs.append(result["content"])
                     continue
                 refusal = conversation.refusal(name, "openai")
@@ -295,7 +186,7 @@ class AgentsDoor(Door):
                     text = str(outputs[-1]["output"])
                     door.trace.outputs.append(text)
                     if text.startswith("["):
-                        brain.saw_search_result(_search_names(text))
+                        brain.saw_search_result(search_names(text))
                 step = brain.next([t.name for t in tools])
                 if step[0] == "answer":
                     output = [assistant_message("done")]
@@ -542,6 +433,7 @@ class McpProxyDoor(Door):
     name = "mcp-proxy"
     is_async = True
     keeps_discoveries = False  # the proxy hands out schemas; its clients see two tools
+    per_session = False
     calls_by_argument = True
 
     def setup(self) -> None:
@@ -597,7 +489,7 @@ class McpProxyDoor(Door):
             text = "".join(getattr(block, "text", "") for block in result.content)
             self.trace.outputs.append(text)
             if step[0] == "search":
-                brain.saw_search_result(_search_names(text))
+                brain.saw_search_result(search_names(text))
         return self.trace
 
     def run(self, brain: Brain, session: str | None = None) -> Trace:
@@ -605,29 +497,3 @@ class McpProxyDoor(Door):
 
     def discovered(self, session: str) -> list[str]:
         return []
-
-
-DOORS: dict[str, type[Door]] = {
-    door.name: door
-    for door in (
-        AdvisorDoor,
-        PydanticAIDoor,
-        LangGraphDoor,
-        LangChainDoor,
-        AgentsDoor,
-        SdkLoopDoor,
-        McpProxyDoor,
-    )
-}
-"""The seven front doors, by name."""
-
-FRAMEWORKS: dict[str, tuple[str, ...]] = {
-    "advisor": (),
-    "pydantic-ai": ("pydantic_ai",),
-    "langgraph": ("langgraph", "langchain_core"),
-    "langchain": ("langchain",),
-    "openai-agents": ("agents",),
-    "sdk-loop": (),
-    "mcp-proxy": ("mcp",),
-}
-"""The modules each door's framework needs (the test skips a door whose extra is absent)."""

@@ -1,194 +1,52 @@
-"""The front-door contract: the same behaviours over every way into tool search.
-
-Every door (the advisor, pydantic-ai, LangGraph, the LangChain middleware, the Agents SDK,
-the SDK-loop helper, the MCP proxy) is a thin adapter over the search-session core; this
-suite holds each to what the core promises, through the framework's own machinery:
-
-* two concurrent runs without ids never see each other's discoveries;
-* a framework's session object (or conversation, thread) is honoured;
-* a call of a tool the run has not discovered is refused with a message, and nothing runs;
-* every name on the wire is valid for OpenAI, Anthropic and Gemini and equals the name in
-  the search result (a catalog with dotted, slashed and 70-character names);
-* the ``tool_search`` span and the search metrics are emitted, naming the door;
-* what the model sees is viewable per session, each tool with its tokens;
-* an async door never blocks its event loop while it indexes or searches.
+"""The front-door contract (``toolsearch.testing.FrontDoorContract``) over every way into
+tool search: the advisor, pydantic-ai, LangGraph, the LangChain middleware, the Agents SDK,
+the SDK-loop helper and the MCP proxy, each driven through its framework's own machinery
+(``front_doors.py``). A door whose framework is not installed skips with its extra.
 """
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from front_doors import (
+    AdvisorDoor,
+    AgentsDoor,
+    LangChainDoor,
+    LangGraphDoor,
+    McpProxyDoor,
+    PydanticAIDoor,
+    SdkLoopDoor,
+)
 
-import pytest
-from front_doors import DOORS, FOUND, FRAMEWORKS, ODD_CATALOG, Brain, Door
-
-from toolsearch.indexes import Bm25ToolIndex
-from toolsearch.models.wire_names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES
-from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
+from toolsearch.testing import FrontDoorContract
 
 
-def _door(name: str, **kwargs: Any) -> Door:
-    for module in FRAMEWORKS[name]:
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(f"{module} is not installed (the {name} door's extra)")
-    return DOORS[name](**kwargs)
+class TestAdvisor(FrontDoorContract):
+    door_class = AdvisorDoor
 
 
-ALL = sorted(DOORS)
-ASYNC = sorted(name for name, door in DOORS.items() if door.is_async or name == "advisor")
+class TestPydanticAI(FrontDoorContract):
+    door_class = PydanticAIDoor
+    requires = ("pydantic_ai",)
 
 
-@pytest.mark.parametrize("name", ALL)
-def test_two_concurrent_runs_without_ids_never_see_each_others_discoveries(name: str) -> None:
-    door = _door(name)
-    searched = threading.Event()
-
-    def after_search(turn: int) -> None:
-        if turn == 1:
-            searched.set()
-
-    def wait_for_the_other(turn: int) -> None:
-        if turn == 1:
-            assert searched.wait(30)
-
-    first = Brain([("search", "send an email"), ("call", FOUND)], before=after_search)
-    second = Brain(
-        [("search", "weather forecast for a city"), ("answer",)], before=wait_for_the_other
-    )
-    with ThreadPoolExecutor(2) as pool:
-        runs = [pool.submit(door.run, first), pool.submit(door.run, second)]
-        for future in runs:
-            future.result(timeout=60)  # a run's own failure fails the test
-
-    assert first.found[0][0] == "send_email"
-    assert "send_email" in door.trace.ran
-    assert all("send_email" not in offered for offered in second.offered)
-    assert "send_email" not in second.found[0]
+class TestLangGraph(FrontDoorContract):
+    door_class = LangGraphDoor
+    requires = ("langgraph", "langchain_core")
 
 
-@pytest.mark.parametrize("name", ALL)
-def test_a_framework_session_is_honoured(name: str) -> None:
-    door = _door(name)
-    if not door.keeps_discoveries and name == "mcp-proxy":
-        pytest.skip("the proxy keeps no discoveries: its clients always see its two tools")
-    door.run(Brain([("search", "send an email"), ("answer",)]), session="conv-A")
-
-    assert door.discovered("conv-A") == ["send_email"]
-    assert door.discovered("conv-B") == []
-    again, other = Brain([("answer",)]), Brain([("answer",)])
-    door.run(again, session="conv-A")
-    door.run(other, session="conv-B")
-    if door.keeps_discoveries:
-        assert "send_email" in again.offered[0]
-    assert "send_email" not in other.offered[0]
+class TestLangChain(FrontDoorContract):
+    door_class = LangChainDoor
+    requires = ("langchain",)
 
 
-@pytest.mark.parametrize("name", ALL)
-def test_what_the_model_sees_is_viewable_with_its_tokens(name: str) -> None:
-    door = _door(name)
-    if name == "mcp-proxy":
-        pytest.skip("the proxy's clients always see its two tools; it loads nothing per session")
-    door.run(Brain([("search", "send an email"), ("call", FOUND), ("answer",)]), session="conv-L")
-    view = door.core().loaded("conv-L")
-    assert view is not None
-    assert view.session_id == "conv-L"
-    assert view.tools[0].reason == "search"
-    assert [t.reason for t in view.tools if t.name == "send_email"] == ["discovered"]
-    assert all(t.tokens > 0 for t in view.tools)
-    assert view.tokens == sum(t.tokens for t in view.tools)
-    assert door.core().loaded("conv-other") is None
+class TestOpenAIAgents(FrontDoorContract):
+    door_class = AgentsDoor
+    requires = ("agents",)
 
 
-@pytest.mark.parametrize("name", ALL)
-def test_an_undiscovered_call_is_refused_with_a_message(name: str) -> None:
-    door = _door(name)
-    # the proxy's call_tool runs any tool it lists (a client read its schema in a search):
-    # a name no server has is what it refuses
-    target = "no_such_tool" if name == "mcp-proxy" else "send_email"
-    door.run(Brain([("call", target), ("answer",)]))
-
-    assert door.trace.ran == []
-    [refusal] = door.trace.outputs
-    assert target in refusal
+class TestSdkLoop(FrontDoorContract):
+    door_class = SdkLoopDoor
 
 
-@pytest.mark.parametrize("name", ALL)
-def test_every_name_on_the_wire_is_valid_and_the_search_result_speaks_it(name: str) -> None:
-    door = _door(name, catalog=ODD_CATALOG)
-    brain = Brain([("search", "create a github issue"), ("call", FOUND), ("answer",)])
-    door.run(brain)
-
-    found = brain.found[0][0]
-    if not door.calls_by_argument:
-        assert found in brain.offered[1]  # the name the search gave is the name offered
-    assert door.trace.ran == ["github.create_issue"]  # and calling it runs the real tool
-    if not door.names_its_tools:
-        return  # pydantic-ai names the tools itself; agreement is what the door controls
-    for offered in brain.offered:
-        for wire in offered:
-            assert OPENAI_NAMES.accepts(wire), wire
-            assert ANTHROPIC_NAMES.accepts(wire), wire
-            assert GEMINI_NAMES.accepts(wire), wire
-
-
-@pytest.mark.parametrize("name", ALL)
-def test_the_search_span_and_metrics_are_emitted(name: str, otel: Any) -> None:
-    door = _door(name)
-    door.run(Brain([("search", "send an email"), ("answer",)]))
-
-    [span] = otel.named("tool_search")
-    assert span.attributes["toolsearch.search.door"] == name
-    assert span.attributes["toolsearch.search.hits"] >= 1
-    histograms = otel.histograms()
-    assert histograms["toolsearch.search.duration"]
-    [event] = door.events
-    assert event.door == name
-    assert event.hit_names[0] == "send_email"
-
-
-class _SlowIndex(Bm25ToolIndex):
-    """BM25 whose indexing and searches block their thread for a while (as a vector index
-    embedding a new tool set does)."""
-
-    def index_tools(self, session_id: str, tools: Any) -> None:
-        time.sleep(0.3)
-        super().index_tools(session_id, tools)
-
-    def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
-        time.sleep(0.3)
-        return super().search(request)
-
-
-@pytest.mark.parametrize("name", ASYNC)
-def test_an_async_door_never_blocks_its_loop(name: str) -> None:
-    door = _door(name, index=_SlowIndex())
-    run = getattr(door, "arun", None)
-    assert run is not None
-
-    async def main() -> float:
-        gaps: list[float] = []
-        done = asyncio.Event()
-
-        async def ticker() -> None:
-            last = time.perf_counter()
-            while not done.is_set():
-                await asyncio.sleep(0.01)
-                now = time.perf_counter()
-                gaps.append(now - last)
-                last = now
-
-        tick = asyncio.create_task(ticker())
-        await asyncio.gather(
-            *(run(Brain([("search", "send an email"), ("answer",)])) for _ in range(2))
-        )
-        done.set()
-        await tick
-        return max(gaps)
-
-    # the index blocks for 0.3 s per call; on the loop, one tick would wait that long
-    assert asyncio.run(main()) < 0.2
-    assert len(door.events) == 2
+class TestMcpProxy(FrontDoorContract):
+    door_class = McpProxyDoor
+    requires = ("mcp",)

@@ -1,375 +1,49 @@
-"""One contract suite for every ``SessionStore``: in memory and Redis (a real server).
+"""The ``SessionStore`` contract (``toolsearch.testing.SessionStoreContract``) over the
+in-memory store and Redis (a real server: the ``redis_url`` fixture).
 
-Each test takes ``make_store(strategy)``, where ``strategy`` builds an eviction strategy
-from a clock; every store of a test shares one fake clock (``clock.advance``), so TTLs and
-lease expiries are tested without sleeping. The Redis stores of a test share a fresh
-namespace, so two store objects stand for two processes on one Redis.
-
-The contract (``toolsearch/search/store.py``): sessions are created by ``begin``; the last
-tool set and the discoveries (in discovery order, each once) are kept; LRU keeps the most
-recently used, TTL drops the unused, a composite does both, never keeps all, always drops
-when a request ends (not an index call); a held session is never dropped and its eviction
-waits until it is idle; each drop is reported once by ``take_dropped``; a dropped session
-comes back as a new generation, and a lease of the old one ends as a no-op.
+The Redis stores of a test share a fresh namespace, so two store objects stand for two
+processes on one Redis; the in-memory store is one object per test (one process).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from toolsearch.search import (
-    AlwaysEvictStrategy,
-    CompositeEvictionStrategy,
     EvictionStrategy,
     InMemorySessionStore,
-    LruEvictionStrategy,
-    NeverEvictStrategy,
     RedisSessionStore,
     SessionStore,
-    StoredTools,
-    TtlEvictionStrategy,
 )
-
-Clock = Callable[[], float]
-StrategyFactory = Callable[[Clock], EvictionStrategy]
-MakeStore = Callable[..., SessionStore]
+from toolsearch.testing import SessionStoreContract
 
 
-class FakeClock:
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
+class TestInMemory(SessionStoreContract):
+    process_local = True  # one process has one in-memory store: "another process" is it
 
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+    def make_store(self, eviction_strategy: EvictionStrategy | None) -> SessionStore:
+        return InMemorySessionStore(eviction_strategy)
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+class TestRedis(SessionStoreContract):
+    @pytest.fixture(autouse=True)
+    def _namespace(self, redis_url: str) -> Iterator[None]:
+        self.url = redis_url
+        self.namespace = f"contract-{uuid.uuid4().hex[:12]}"
+        self.made: list[RedisSessionStore] = []
+        yield
+        if self.made:
+            self.made[0].clear()
 
-
-@pytest.fixture(params=["memory", "redis"])
-def make_store(request: pytest.FixtureRequest, clock: FakeClock) -> Iterator[MakeStore]:
-    """``make_store(strategy=None, **options)``: a store; Redis ones share a namespace."""
-    if request.param == "memory":
-        shared: dict[int, InMemorySessionStore] = {}
-
-        def memory(strategy: StrategyFactory | None = None, **_: object) -> SessionStore:
-            # one process has one in-memory store: "another process" is the same object
-            if not shared:
-                shared[0] = InMemorySessionStore(strategy(clock) if strategy else None)
-            return shared[0]
-
-        yield memory
-        return
-    url = request.getfixturevalue("redis_url")
-    namespace = f"contract-{uuid.uuid4().hex[:12]}"
-    made: list[RedisSessionStore] = []
-
-    def redis(strategy: StrategyFactory | None = None, **options: object) -> SessionStore:
+    def make_store(self, eviction_strategy: EvictionStrategy | None) -> SessionStore:
         store = RedisSessionStore(
-            url,
-            namespace=namespace,
-            clock=clock,
-            eviction_strategy=strategy(clock) if strategy else None,
-            **options,  # type: ignore[arg-type]
+            self.url,
+            namespace=self.namespace,
+            clock=self.clock,
+            eviction_strategy=eviction_strategy,
         )
-        made.append(store)
+        self.made.append(store)
         return store
-
-    yield redis
-    if made:
-        made[0].clear()
-
-
-def lru(size: int) -> StrategyFactory:
-    return lambda clock: LruEvictionStrategy(size)
-
-
-def ttl(seconds: float) -> StrategyFactory:
-    return lambda clock: TtlEvictionStrategy(seconds, clock=clock)
-
-
-def use(store: SessionStore, session_id: str, *, request: bool = True) -> None:
-    """One complete request (or index call) on the session."""
-    store.end(store.begin(session_id), request=request)
-
-
-# -- state ----------------------------------------------------------------------------
-
-
-def test_begin_creates_a_session(make_store: MakeStore) -> None:
-    store = make_store(lambda clock: NeverEvictStrategy())
-    assert "a" not in store
-    lease = store.begin("a")
-    assert lease.session_id == "a"
-    assert "a" in store
-    assert store.session_ids() == ["a"]
-    assert len(store) == 1
-    store.end(lease)
-    assert "a" in store
-
-
-def test_discoveries_keep_their_first_place_and_appear_once(make_store: MakeStore) -> None:
-    store = make_store()
-    lease = store.begin("a")
-    assert store.discovered("a") == []
-    assert store.mark_discovered("a", ["weather", "stocks", "weather"]) == ["weather", "stocks"]
-    assert store.mark_discovered("a", ["mail", "stocks"]) == ["mail"]
-    assert store.mark_discovered("a", []) == []
-    assert store.discovered("a") == ["weather", "stocks", "mail"]
-    store.end(lease)
-    assert store.discovered("a") == ["weather", "stocks", "mail"]
-
-
-def test_an_unknown_session_discovers_nothing(make_store: MakeStore) -> None:
-    store = make_store()
-    assert store.mark_discovered("ghost", ["weather"]) == []
-    assert store.discovered("ghost") == []
-    assert "ghost" not in store
-
-
-def test_turns_count_from_one_and_stamp_discoveries_and_uses(make_store: MakeStore) -> None:
-    store = make_store()
-    lease = store.begin("a")
-    assert store.begin_turn("a") == 1
-    store.mark_discovered("a", ["weather", "stocks"])
-    assert store.begin_turn("a") == 2
-    assert store.begin_turn("a") == 3
-    store.mark_discovered("a", ["mail"])
-    store.mark_used("a", ["stocks", "never-discovered"])
-    assert store.last_used("a") == {"weather": 1, "stocks": 3, "mail": 3}
-    store.end(lease)
-    assert store.begin_turn("ghost") == 0
-    store.mark_used("ghost", ["weather"])
-    assert store.last_used("ghost") == {}
-    assert "ghost" not in store
-
-
-def test_an_unloaded_tool_leaves_the_discoveries_and_comes_back_at_the_end(
-    make_store: MakeStore,
-) -> None:
-    store = make_store()
-    lease = store.begin("a")
-    store.begin_turn("a")
-    store.mark_discovered("a", ["weather", "stocks", "mail"])
-    assert store.unload("a", ["stocks", "ghost", "stocks"]) == ["stocks"]
-    assert store.unload("a", []) == []
-    assert store.discovered("a") == ["weather", "mail"]
-    assert store.last_used("a") == {"weather": 1, "mail": 1}
-    store.begin_turn("a")
-    assert store.mark_discovered("a", ["stocks"]) == ["stocks"]
-    assert store.discovered("a") == ["weather", "mail", "stocks"]
-    assert store.last_used("a") == {"weather": 1, "mail": 1, "stocks": 2}
-    store.end(lease)
-    assert store.unload("ghost", ["weather"]) == []
-
-
-def test_a_second_store_object_sees_turns_and_unloads(make_store: MakeStore) -> None:
-    first, second = make_store(), make_store()
-    lease = first.begin("a")
-    first.begin_turn("a")
-    first.mark_discovered("a", ["weather", "stocks"])
-    assert second.begin_turn("a") == 2
-    second.mark_used("a", ["weather"])
-    second.unload("a", ["stocks"])
-    assert first.last_used("a") == {"weather": 2}
-    assert first.discovered("a") == ["weather"]
-    first.end(lease)
-
-
-def test_the_last_tool_set_is_kept(make_store: MakeStore) -> None:
-    store = make_store()
-    assert store.tools("a") is None
-    lease = store.begin("a")
-    assert store.tools("a") is None
-    first = StoredTools(frozenset({"f1", "f2"}), ("weather", "stocks"))
-    store.record_tools("a", first)
-    assert store.tools("a") == first
-    second = StoredTools(frozenset({"f3"}), ("mail",))
-    store.record_tools("a", second)
-    assert store.tools("a") == second
-    store.end(lease)
-
-
-def test_sessions_are_isolated(make_store: MakeStore) -> None:
-    store = make_store()
-    a, b = store.begin("a"), store.begin("b")
-    store.mark_discovered("a", ["weather"])
-    store.record_tools("a", StoredTools(frozenset({"f1"}), ("weather",)))
-    assert store.discovered("b") == []
-    assert store.tools("b") is None
-    store.end(a)
-    store.end(b)
-
-
-def test_hostile_session_ids_are_kept_apart(make_store: MakeStore) -> None:
-    store = make_store()
-    ids = ["a", "a#b", "{a}", "a}{", "a:b:state", "ключ", "", "a\nb", '"\\']
-    for session_id in ids:
-        lease = store.begin(session_id)
-        store.mark_discovered(session_id, [f"tool-{session_id}"])
-        store.end(lease)
-    for session_id in ids:
-        assert store.discovered(session_id) == [f"tool-{session_id}"]
-    assert sorted(store.session_ids()) == sorted(ids)
-
-
-# -- eviction -------------------------------------------------------------------------
-
-
-def test_lru_keeps_the_most_recently_used(make_store: MakeStore) -> None:
-    store = make_store(lru(3))
-    for session_id in "abc":
-        use(store, session_id)
-    use(store, "a")  # a is the most recent now; b is the oldest
-    use(store, "d")
-    assert sorted(store.session_ids()) == ["a", "c", "d"]
-    assert store.take_dropped() == ["b"]
-    assert store.take_dropped() == []
-    use(store, "e")
-    assert sorted(store.session_ids()) == ["a", "d", "e"]
-    assert store.take_dropped() == ["c"]
-    assert store.discovered("c") == []
-
-
-def test_a_held_session_is_not_dropped_and_its_end_counts_as_use(make_store: MakeStore) -> None:
-    store = make_store(lru(1))
-    held = store.begin("a")
-    store.mark_discovered("a", ["weather"])
-    use(store, "b")  # a is the oldest, but busy
-    assert "a" in store
-    assert store.discovered("a") == ["weather"]
-    store.end(held)  # a is used now: b is the oldest idle one
-    assert store.session_ids() == ["a"]
-    assert store.take_dropped() == ["b"]
-
-
-def test_ttl_drops_sessions_unused_for_the_ttl(make_store: MakeStore, clock: FakeClock) -> None:
-    store = make_store(ttl(60))
-    use(store, "a")
-    clock.advance(30)
-    use(store, "b")
-    clock.advance(31)  # a unused for 61 s, b for 31 s
-    assert store.evict_expired() == ["a"]
-    assert store.session_ids() == ["b"]
-    assert store.take_dropped() == ["a"]
-    clock.advance(30)
-    use(store, "c")  # any access applies the policy: b is 61 s old
-    assert store.session_ids() == ["c"]
-    assert store.take_dropped() == ["b"]
-
-
-def test_ttl_waits_for_a_held_session(make_store: MakeStore, clock: FakeClock) -> None:
-    store = make_store(ttl(60))
-    held = store.begin("a")
-    clock.advance(120)
-    assert store.evict_expired() == []
-    assert "a" in store
-    store.end(held)  # the end is a use: the clock starts again
-    clock.advance(59)
-    assert store.evict_expired() == []
-    clock.advance(2)
-    assert store.evict_expired() == ["a"]
-
-
-def test_composite_applies_size_and_age(make_store: MakeStore, clock: FakeClock) -> None:
-    def both(clock: Clock) -> EvictionStrategy:
-        return CompositeEvictionStrategy(
-            LruEvictionStrategy(2), TtlEvictionStrategy(60, clock=clock)
-        )
-
-    store = make_store(both)
-    for session_id in "abc":
-        use(store, session_id)
-    assert sorted(store.session_ids()) == ["b", "c"]
-    clock.advance(61)
-    use(store, "d")
-    assert store.session_ids() == ["d"]
-    assert sorted(store.take_dropped()) == ["a", "b", "c"]
-
-
-def test_never_keeps_every_session(make_store: MakeStore, clock: FakeClock) -> None:
-    store = make_store(lambda c: NeverEvictStrategy())
-    for i in range(20):
-        use(store, f"s{i}")
-        clock.advance(3600)
-    assert len(store) == 20
-    assert store.evict_expired() == []
-    store.evict("s0")
-    assert "s0" not in store
-    assert store.take_dropped() == ["s0"]
-
-
-def test_always_drops_when_a_request_ends_not_an_index_call(make_store: MakeStore) -> None:
-    store = make_store(lambda c: AlwaysEvictStrategy())
-    outer = store.begin("a")
-    use(store, "a", request=False)  # an index call inside the request
-    use(store, "a")  # a nested request: the outer one still holds the session
-    assert "a" in store
-    store.end(outer)
-    assert "a" not in store
-    assert store.take_dropped() == ["a"]
-    use(store, "b", request=False)
-    assert "b" in store
-
-
-def test_explicit_eviction_waits_for_the_last_hold(make_store: MakeStore) -> None:
-    store = make_store()
-    first, second = store.begin("a"), store.begin("a")
-    store.evict("a")
-    assert "a" in store
-    store.end(first)
-    assert "a" in store
-    store.end(second)
-    assert "a" not in store
-    assert store.take_dropped() == ["a"]
-
-
-def test_a_session_comes_back_as_a_new_generation(make_store: MakeStore) -> None:
-    store = make_store()
-    old = store.begin("a")
-    store.mark_discovered("a", ["weather"])
-    store.end(old)
-    store.evict("a")
-    new = store.begin("a")
-    assert new.generation != old.generation
-    assert store.discovered("a") == []
-    store.end(old)  # a lease of the old life: nothing happens
-    store.mark_discovered("a", ["stocks"])
-    assert store.discovered("a") == ["stocks"]
-    store.end(new)
-    assert store.discovered("a") == ["stocks"]
-
-
-def test_untracked_sessions_do_not_push_tracked_ones_out(make_store: MakeStore) -> None:
-    store = make_store(lru(2))
-    use(store, "a")
-    use(store, "b")
-    for i in range(5):
-        lease = store.begin(f"throwaway-{i}", tracked=False)
-        store.end(lease)
-        store.evict(f"throwaway-{i}")
-    assert sorted(store.session_ids()) == ["a", "b"]
-    assert sorted(store.take_dropped()) == [f"throwaway-{i}" for i in range(5)]
-
-
-def test_two_store_objects_share_the_sessions(make_store: MakeStore) -> None:
-    """Two processes on one store see one state (in memory: one process, one object)."""
-    first, second = make_store(lru(2)), make_store(lru(2))
-    lease = first.begin("a")
-    first.mark_discovered("a", ["weather"])
-    assert second.discovered("a") == ["weather"]
-    assert second.mark_discovered("a", ["stocks"]) == ["stocks"]
-    assert first.discovered("a") == ["weather", "stocks"]
-    first.end(lease)
-    use(second, "b")
-    use(second, "c")
-    assert "a" not in first
-    assert sorted(first.session_ids()) == ["b", "c"]

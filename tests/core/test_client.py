@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import partial
 from typing import Annotated, Any
 
 import pytest
@@ -28,7 +29,7 @@ from toolsearch import (
 from toolsearch.loop import BaseAdvisor, ChatClientRequest
 from toolsearch.loop.advisor import AdvisorChain
 from toolsearch.models import FunctionChatModel
-from toolsearch.tools import FunctionToolCallback
+from toolsearch.testing import function_tool
 
 # -- helpers ---------------------------------------------------------------------------
 
@@ -68,13 +69,7 @@ def call_then_answer(*calls: tuple[str, dict[str, Any]]) -> FunctionChatModel:
     return FunctionChatModel(script)
 
 
-def _schema_tool(name: str, result: str = "ok") -> FunctionToolCallback:
-    return FunctionToolCallback.from_schema(
-        lambda args: result,
-        name=name,
-        description=f"The {name} tool",
-        input_schema={"type": "object", "properties": {}},
-    )
+_schema_tool = partial(function_tool, result="ok")
 
 
 class DateTimeTools:

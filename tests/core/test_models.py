@@ -11,6 +11,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -35,20 +36,17 @@ from toolsearch import (
 from toolsearch.chat import BaseChatModel, ChatModel, ChatResponseAggregator, FinishReason
 from toolsearch.models import FunctionChatModel, TestChatModel
 from toolsearch.models.samples import sample_arguments
+from toolsearch.testing import function_tool
 from toolsearch.tokens import WhitespaceTokenCounter
-from toolsearch.tools import FunctionToolCallback, tool_callbacks
+from toolsearch.tools import tool_callbacks
 from toolsearch.tools.validation import validate_json_value
 
 # -- helpers ---------------------------------------------------------------------------
 
 
-def _callback(name: str, description: str = "a tool") -> FunctionToolCallback:
-    return FunctionToolCallback.from_schema(
-        lambda args: f"{name} ran",
-        name=name,
-        description=description,
-        input_schema={"type": "object", "properties": {"q": {"type": "string"}}},
-    )
+_callback = partial(
+    function_tool, schema={"type": "object", "properties": {"q": {"type": "string"}}}
+)
 
 
 def _names(tools: list[ToolDefinition]) -> list[str]:

@@ -40,6 +40,7 @@ from toolsearch.indexes.session import SessionTools
 from toolsearch.indexes.text import STOP_WORDS, prepare_tool, query_terms, split_name
 from toolsearch.indexes.views import embed_views
 from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
+from toolsearch.testing import tool_definition
 
 
 def importorskip(module: str, reason: str | None = None) -> Any:
@@ -56,15 +57,6 @@ def _obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties, **extra}
 
 
-def _tool(name: str, description: str, schema: dict | None = None, category: str | None = None):
-    return ToolDefinition(
-        name=name,
-        description=description,
-        input_schema=schema if schema is not None else _obj({}),
-        category=category,
-    )
-
-
 def search(index: Any, session: str, query: str, **kwargs: Any) -> ToolSearchResponse:
     response = index.search(ToolSearchRequest(session_id=session, query=query, **kwargs))
     assert isinstance(response, ToolSearchResponse)
@@ -78,7 +70,7 @@ def scores_of(response: ToolSearchResponse) -> dict[str, float]:
 
 # A toy corpus with overlapping vocabulary, for BM25 and the others.
 TOY: tuple[ToolDefinition, ...] = (
-    _tool(
+    tool_definition(
         "getWeatherForecast",
         "Get the weather forecast for a city: temperature and rain for the coming days.",
         _obj(
@@ -90,13 +82,13 @@ TOY: tuple[ToolDefinition, ...] = (
         ),
         "weather",
     ),
-    _tool(
+    tool_definition(
         "get_current_weather",
         "Current weather conditions in a city.",
         _obj({"city": _s("City name")}),
         "weather",
     ),
-    _tool(
+    tool_definition(
         "send_email",
         "Send an email message to recipients, with optional attachments.",
         _obj(
@@ -108,31 +100,31 @@ TOY: tuple[ToolDefinition, ...] = (
         ),
         "email",
     ),
-    _tool(
+    tool_definition(
         "email-search",
         "Search email messages in the mailbox by sender, subject or date.",
         _obj({"query": _s("Search query"), "folder": _s("Folder", enum=["inbox", "sent"])}),
         "email",
     ),
-    _tool(
+    tool_definition(
         "calendar.listEvents",
         "List calendar events between two dates; recurring events are expanded.",
         _obj({"start": _s("Start date"), "end": _s("End date")}),
         "calendar",
     ),
-    _tool(
+    tool_definition(
         "calendar-create-event",
         "Create an event on the calendar and email the invitation to attendees.",
         _obj({"title": _s("Event title"), "attendees": {"type": "array", "items": _s("Email")}}),
         "calendar",
     ),
-    _tool(
+    tool_definition(
         "github.create-issue",
         "Create an issue in a GitHub repository.",
         _obj({"repo": _s("Repository"), "title": _s("Issue title")}),
         "dev",
     ),
-    _tool(
+    tool_definition(
         "delete_file",
         "Delete a file from the disk. Deleted files cannot be recovered.",
         _obj({"path": _s("File path to delete")}),
@@ -275,7 +267,7 @@ NESTED_SCHEMA = {
 
 
 def test_prepare_tool_walks_nested_properties_enums_and_refs() -> None:
-    tool = _tool(
+    tool = tool_definition(
         "shipParcel",
         "Ship a parcel with a courier. Tracking is included.",
         NESTED_SCHEMA,
@@ -316,24 +308,24 @@ def test_prepare_tool_walks_nested_properties_enums_and_refs() -> None:
 
 
 def test_prepare_tool_is_cached_per_fingerprint() -> None:
-    a = _tool("cacheProbe", "One description.", _obj({"x": _s("X")}))
-    b = _tool("cacheProbe", "One description.", _obj({"x": _s("X")}))
-    c = _tool("cacheProbe", "Another description.", _obj({"x": _s("X")}))
+    a = tool_definition("cacheProbe", "One description.", _obj({"x": _s("X")}))
+    b = tool_definition("cacheProbe", "One description.", _obj({"x": _s("X")}))
+    c = tool_definition("cacheProbe", "Another description.", _obj({"x": _s("X")}))
     assert prepare_tool(a) is prepare_tool(b)
     assert prepare_tool(c) is not prepare_tool(a)
     assert prepare_tool(c).description == "Another description."
 
 
 def test_prepare_tool_summary_is_short() -> None:
-    tool = _tool("longDescription", "word " * 200)
+    tool = tool_definition("longDescription", "word " * 200)
     summary = prepare_tool(tool).summary
     assert 0 < len(summary) <= 160
 
 
 def test_session_tools_first_registration_of_a_name_wins() -> None:
-    first = _tool("dup", "First.")
-    second = _tool("dup", "Second.")
-    snapshot = SessionTools.of([first, second, _tool("other", "Other.")])
+    first = tool_definition("dup", "First.")
+    second = tool_definition("dup", "Second.")
+    snapshot = SessionTools.of([first, second, tool_definition("other", "Other.")])
     assert [t.description for t in snapshot.tools] == ["First.", "Other."]
     assert snapshot.exact("dup") == 0
     assert snapshot.exact("DUP") == 0
@@ -499,8 +491,8 @@ def test_bm25_stems_query_and_text(query, expected) -> None:
 def test_bm25_name_is_weighted_above_description() -> None:
     index = _bm25()()
     tools = [
-        _tool("archive_invoice", "Store a document for later."),
-        _tool("store_document", "Store a document; for example an invoice."),
+        tool_definition("archive_invoice", "Store a document for later."),
+        tool_definition("store_document", "Store a document; for example an invoice."),
     ]
     index.index_tools("s", tools)
     assert search(index, "s", "invoice").tool_names == ["archive_invoice", "store_document"]
@@ -559,7 +551,9 @@ def test_bm25_statistics_are_per_session() -> None:
     crowded = Bm25()
     # other sessions with many documents that share (and skew) the vocabulary
     noise = [
-        _tool(f"weather_noise_{i}", "weather weather email calendar event forecast " * (i + 1))
+        tool_definition(
+            f"weather_noise_{i}", "weather weather email calendar event forecast " * (i + 1)
+        )
         for i in range(40)
     ]
     crowded.index_tools("noise", noise)
@@ -593,7 +587,8 @@ def test_bm25_second_session_with_the_same_tools_analyzes_nothing(monkeypatch) -
 
     marker = uuid.uuid4().hex[:12]
     tools = [
-        _tool(f"{t.name}_{marker}", f"{t.description} {marker}", dict(t.input_schema)) for t in TOY
+        tool_definition(f"{t.name}_{marker}", f"{t.description} {marker}", dict(t.input_schema))
+        for t in TOY
     ]
     analyzed: list[str] = []
     original = analysis.analyze
@@ -613,7 +608,9 @@ def test_bm25_second_session_with_the_same_tools_analyzes_nothing(monkeypatch) -
     Bm25().index_tools("elsewhere", list(reversed(tools)))  # once per process, not per index
     assert analyzed == []
 
-    changed = _tool(tools[0].name, f"A changed description {marker}", dict(tools[0].input_schema))
+    changed = tool_definition(
+        tools[0].name, f"A changed description {marker}", dict(tools[0].input_schema)
+    )
     index.index_tools("third", [changed, *tools[1:]])
     assert analyzed, "a changed tool is analyzed"
     prepared = prepare_tool(changed)
@@ -688,10 +685,12 @@ def test_regex_natural_scores_name_matches_above_description_matches() -> None:
     index.index_tools(
         "s",
         [
-            _tool("daily_digest", "A morning summary with news and weather."),
-            _tool("weather_report", "A morning summary."),
-            _tool("unrelated", "Nothing here.", _obj({"note": _s("some weather remark")})),
-            _tool("nothing", "Nothing at all."),
+            tool_definition("daily_digest", "A morning summary with news and weather."),
+            tool_definition("weather_report", "A morning summary."),
+            tool_definition(
+                "unrelated", "Nothing here.", _obj({"note": _s("some weather remark")})
+            ),
+            tool_definition("nothing", "Nothing at all."),
         ],
     )
     response = search(index, "s", "WEATHER")
@@ -772,10 +771,10 @@ def test_regex_pattern_mode_name_matches_rank_first() -> None:
 
 
 LONG_TOOLS = (
-    _tool("a_run", "a" * 20_000 + "!"),
-    _tool("x_run", "x" * 20_000),
-    _tool("ab_words", "ab " * 5_000),
-    _tool(
+    tool_definition("a_run", "a" * 20_000 + "!"),
+    tool_definition("x_run", "x" * 20_000),
+    tool_definition("ab_words", "ab " * 5_000),
+    tool_definition(
         "long_params",
         ("word " * 4_000) + "!",
         _obj({"mixed": _s("aaaa-" * 3_000), "blob": _s("a" * 15_000)}),
@@ -932,7 +931,7 @@ def _contract_catalog() -> tuple[ToolDefinition, ...]:
             words = action.split()
             name = service + "." + words[0] + "".join(w.capitalize() for w in words[1:])
             extra.append(
-                _tool(
+                tool_definition(
                     name,
                     f"{action.capitalize()} in {service.capitalize()}.",
                     _obj({"id": _s(f"{service} identifier")}),
@@ -1006,7 +1005,7 @@ def test_vector_embeds_each_fingerprint_once() -> None:
     VectorToolIndex(embedder=embedder).index_tools("elsewhere", CATALOG30)
     assert embedder.documents == []
 
-    changed = _tool("send_email", "Send a carrier pigeon with a paper note.")
+    changed = tool_definition("send_email", "Send a carrier pigeon with a paper note.")
     index.index_tools("fourth", [changed, *CATALOG30[3:]])
     assert embedder.documents == list(prepare_tool(changed).embedding_views)
     assert "carrier pigeon" in embedder.documents[0]
@@ -1147,7 +1146,7 @@ def test_sentence_transformer_models_with_the_same_folder_name_do_not_share_embe
     assert not np.allclose(mean.embed_documents([text]), cls.embed_documents([text]), atol=1e-3)
 
     marker = uuid.uuid4().hex
-    tools = [_tool(f"probe_{marker}", f"Probe tool {marker} for the embedding cache.")]
+    tools = [tool_definition(f"probe_{marker}", f"Probe tool {marker} for the embedding cache.")]
     first = VectorToolIndex(embedder=mean)
     first.index_tools("s", tools)
     second = VectorToolIndex(embedder=cls)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -11,11 +12,10 @@ from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.rerank import FunctionReranker, RerankingToolIndex
 from toolsearch.indexes.text import prepare_tool
 from toolsearch.search.types import ToolSearchRequest
+from toolsearch.testing import tool_definition
 from toolsearch.tools.definition import ToolDefinition
 
-
-def tool(name: str, description: str) -> ToolDefinition:
-    return ToolDefinition(name=name, description=description, input_schema={"type": "object"})
+tool = partial(tool_definition, schema={"type": "object"})
 
 
 TOOLS = [tool(f"tool_{i}", f"does thing number {i}") for i in range(8)]

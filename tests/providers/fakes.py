@@ -1,11 +1,11 @@
 """The three provider adapters built on their real SDKs over a fake endpoint.
 
 Shared by the per-provider tests (``tests/providers``) and the provider-adapter contract
-(``tests/contracts/test_provider_contract.py``). Each endpoint is a :class:`FixtureServer`:
-it answers with the provider's fixture files (``tests/fixtures/providers/<provider>``) in
-order and records every request. It also records which SDK client sent each request
-(``sides``: ``"sync"`` or ``"async"``) and keeps each response body it served (``bodies``),
-so a test can check that a stream the caller abandoned was released.
+(``tests/contracts/test_provider_contract.py``). Each endpoint is a ``ProviderEndpoint``
+(``toolsearch.testing``): it answers with the provider's fixture files
+(``tests/fixtures/providers/<provider>``) in order and records every request, which SDK
+client sent each request (``sides``: ``"sync"`` or ``"async"``) and each response body it
+served (``bodies``), so a test can check that a stream the caller abandoned was released.
 
 Nothing here imports an SDK at import time: an endpoint skips the test (with the extra to
 install) when its SDK is missing.
@@ -13,97 +13,20 @@ install) when its SDK is missing.
 
 from __future__ import annotations
 
-import functools
-import importlib
 from pathlib import Path
 from typing import Any
 
-import pytest
-from provider_server import FixtureServer
+from toolsearch.testing import ProviderEndpoint
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers"
 
 
-def http_library(sdk: str) -> Any:
-    """The HTTP library the installed SDK is built on (httpx2 in current releases, httpx
-    before): its ``MockTransport`` and ``Response`` are what the SDK's clients accept."""
-    try:
-        base = importlib.import_module(f"{sdk}._base_client")
-    except ImportError:
-        base = None
-    found = getattr(base, "httpx2", None)
-    if found is not None:
-        return found
-    try:
-        return importlib.import_module("httpx2")
-    except ImportError:  # pragma: no cover - older SDK stacks
-        return importlib.import_module("httpx")
-
-
-class TrackedBody:
-    """A response body that records whether the SDK released it (``closed``)."""
-
-    def __init__(self, data: bytes) -> None:
-        self.lines = data.splitlines(keepends=True)
-        self.closed = False
-
-    def __iter__(self) -> Any:
-        yield from self.lines
-
-    async def __aiter__(self) -> Any:
-        for line in self.lines:
-            yield line
-
-    def close(self) -> None:
-        self.closed = True
-
-    async def aclose(self) -> None:
-        self.closed = True
-
-
-@functools.cache
-def _tracked_body_class(http: Any) -> type[TrackedBody]:
-    """:class:`TrackedBody` as a byte stream of ``http`` (the SDK's HTTP library checks)."""
-    return type("TrackedBody", (TrackedBody, http.SyncByteStream, http.AsyncByteStream), {})
-
-
-class Endpoint(FixtureServer):
-    """A provider endpoint serving fixtures; subclasses say how to build the adapter on it."""
-
-    provider: str
-    sdk: str
-    extra: str
+class Endpoint(ProviderEndpoint):
+    """A toolsearch adapter's endpoint, serving the fixtures of ``tests/fixtures/providers``."""
 
     def __init__(self, *replies: str | tuple[int, str] | Exception) -> None:
-        pytest.importorskip(
-            self.sdk, reason=f"the {self.sdk} SDK (toolsearch[{self.extra}]) is not installed"
-        )
-        self.fixtures = FIXTURES / self.provider
-        self.http = http_library(self.sdk.split(".")[0])
         super().__init__(*replies)
-        self.sides: list[str] = []
-        self.bodies: list[TrackedBody] = []
-        self.reply_headers: dict[str, str] = {}
-        """Headers added to every response (``retry-after``...)."""
-
-    def __call__(self, request: Any) -> Any:
-        response = super().__call__(request)
-        body = _tracked_body_class(self.http)(response.content)
-        self.bodies.append(body)
-        headers = {**response.headers, **self.reply_headers}
-        return self.http.Response(response.status_code, stream=body, headers=headers)
-
-    def transport(self, side: str) -> Any:
-        """A mock transport for the ``side`` (``"sync"`` or ``"async"``) client."""
-
-        def serve(request: Any) -> Any:
-            self.sides.append(side)
-            return self(request)
-
-        return self.http.MockTransport(serve)
-
-    def model(self, **kwargs: Any) -> Any:
-        raise NotImplementedError
+        self.fixtures = FIXTURES / self.provider
 
 
 class OpenAIEndpoint(Endpoint):

@@ -15,6 +15,7 @@ from toolsearch.models import FunctionChatModel
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.search_tool import MAX_QUERIES, ToolSearchTool, search_tool_definition
 from toolsearch.search.sessions import ToolSearchSessions
+from toolsearch.testing import function_tool
 from toolsearch_bench.agent import QueryPolicy, SimulatedAgent
 
 SEARCH = "toolSearchTool"
@@ -30,15 +31,7 @@ DESCRIPTIONS = {
 
 
 def _tools() -> list[FunctionToolCallback]:
-    return [
-        FunctionToolCallback.from_schema(
-            lambda arguments, name=name: f"{name} done",
-            name=name,
-            description=description,
-            input_schema={"type": "object", "properties": {}},
-        )
-        for name, description in DESCRIPTIONS.items()
-    ]
+    return [function_tool(name, description) for name, description in DESCRIPTIONS.items()]
 
 
 def _search_tool(found: list[list[str]], *, multi_query: bool = True) -> ToolSearchTool:

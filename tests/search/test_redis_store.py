@@ -26,14 +26,7 @@ from toolsearch.search import (
     ToolSearchRequest,
     TtlEvictionStrategy,
 )
-
-
-class FakeClock:
-    def __init__(self, now: float = 5_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from toolsearch.testing import FakeClock
 
 
 @pytest.fixture
@@ -56,7 +49,7 @@ TOOLS = [
 
 
 def test_a_crashed_workers_lease_runs_out(redis_url: str, namespace: str) -> None:
-    clock = FakeClock()
+    clock = FakeClock(5_000_000)
     store = store_of(
         redis_url, namespace, clock, eviction_strategy=LruEvictionStrategy(1), lease_seconds=30
     )
@@ -150,7 +143,7 @@ def test_two_registries_share_discoveries_but_index_on_their_own(
     redis_url: str, namespace: str
 ) -> None:
     """Two processes: each indexes the tools in its own index; the discoveries are shared."""
-    clock = FakeClock()
+    clock = FakeClock(5_000_000)
     here = SessionRegistry(RegexToolIndex(), store=store_of(redis_url, namespace, clock))
     there = SessionRegistry(RegexToolIndex(), store=store_of(redis_url, namespace, clock))
     with here.session("a"):
@@ -167,7 +160,7 @@ def test_two_registries_share_discoveries_but_index_on_their_own(
 
 
 def test_a_session_dropped_elsewhere_is_rebuilt_here(redis_url: str, namespace: str) -> None:
-    clock = FakeClock()
+    clock = FakeClock(5_000_000)
     index = RegexToolIndex()
     here = SessionRegistry(index, store=store_of(redis_url, namespace, clock))
     there = SessionRegistry(RegexToolIndex(), store=store_of(redis_url, namespace, clock))

@@ -20,6 +20,7 @@ import random
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import pytest
@@ -48,18 +49,14 @@ from toolsearch.search import (
     TtlEvictionStrategy,
 )
 from toolsearch.search.registry import DEFAULT_MAX_TOOL_SETS, session_of_key, tool_set_key
+from toolsearch.testing import FakeClock, tool_definition
 
 TIMEOUT = 30  # seconds a thread may wait at a barrier or event before the test fails
 
 # -- helpers ----------------------------------------------------------------------------
 
 
-def td(name: str, description: str) -> ToolDefinition:
-    return ToolDefinition(
-        name=name,
-        description=description,
-        input_schema={"type": "object", "properties": {"q": {"type": "string"}}},
-    )
+td = partial(tool_definition, schema={"type": "object", "properties": {"q": {"type": "string"}}})
 
 
 WEATHER = [
@@ -83,22 +80,6 @@ def names(tools: Sequence[ToolDefinition]) -> set[str]:
 
 def search(index: Any, key: str, query: str) -> list[str]:
     return list(index.search(ToolSearchRequest(session_id=key, query=query)).tool_names)
-
-
-class FakeClock:
-    """A thread-safe mutable time in seconds."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self._now = now
-        self._lock = threading.Lock()
-
-    def __call__(self) -> float:
-        with self._lock:
-            return self._now
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self._now += seconds
 
 
 class CountingIndex:
@@ -344,7 +325,7 @@ def test_a_tool_set_a_running_request_searches_is_never_pushed_out() -> None:
 @pytest.mark.parametrize("how", ["lru", "explicit", "ttl"])
 def test_a_session_evicted_during_its_index_call_leaves_no_orphan(how: str) -> None:
     index = GatedIndex("a")
-    clock = FakeClock()
+    clock = FakeClock(1000)
     strategy: EvictionStrategy = (
         TtlEvictionStrategy(10, clock=clock) if how == "ttl" else LruEvictionStrategy(1)
     )
@@ -417,7 +398,7 @@ def strategy_for(kind: str, clock: FakeClock) -> EvictionStrategy:
 def run_trial(seed: int, kind: str) -> list[str]:
     """Four threads, random operations on three sessions; returns what went wrong."""
     rng = random.Random(seed)
-    clock = FakeClock()
+    clock = FakeClock(1000)
     index = CountingIndex()
     registry = SessionRegistry(index, strategy_for(kind, clock), max_tool_sets=2)
     sessions = ["s0", "s1", "s2"]

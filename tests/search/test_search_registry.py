@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from datetime import timedelta
+from functools import partial
 
 import pytest
 
@@ -26,19 +27,9 @@ from toolsearch.search import (
     TtlEvictionStrategy,
 )
 from toolsearch.search.registry import session_of_key
+from toolsearch.testing import FakeClock, tool_definition
 
 # -- helpers ---------------------------------------------------------------------------
-
-
-class FakeClock:
-    """A mutable time in seconds; ``clock.fn`` is the lambda handed to the strategy."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-        self.fn = lambda: self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 class RecordingIndex:
@@ -81,12 +72,7 @@ class RecordingIndex:
             return sum(1 for sid, _ in self.indexed if sid == session_id)
 
 
-def td(name: str, description: str | None = None) -> ToolDefinition:
-    return ToolDefinition(
-        name=name,
-        description=description if description is not None else f"The {name} tool.",
-        input_schema={"type": "object", "properties": {"q": {"type": "string"}}},
-    )
+td = partial(tool_definition, schema={"type": "object", "properties": {"q": {"type": "string"}}})
 
 
 TOOLS = [td("weather_lookup", "Current weather for a city."), td("stock_quote", "Stock price.")]
@@ -218,8 +204,8 @@ def test_evicted_session_starts_fresh_and_reindexes() -> None:
 
 
 def test_ttl_strategy_expires_after_ttl_and_touch_refreshes() -> None:
-    clock = FakeClock()
-    ttl = TtlEvictionStrategy(10, clock=clock.fn)
+    clock = FakeClock(1000)
+    ttl = TtlEvictionStrategy(10, clock=clock)
     ttl.touch("a")
     ttl.touch("b")
     clock.advance(6)
@@ -233,8 +219,8 @@ def test_ttl_strategy_expires_after_ttl_and_touch_refreshes() -> None:
 
 
 def test_ttl_strategy_remove_forgets() -> None:
-    clock = FakeClock()
-    ttl = TtlEvictionStrategy(10, clock=clock.fn)
+    clock = FakeClock(1000)
+    ttl = TtlEvictionStrategy(10, clock=clock)
     ttl.touch("a")
     ttl.remove("a")
     ttl.remove("unknown")
@@ -243,8 +229,8 @@ def test_ttl_strategy_remove_forgets() -> None:
 
 
 def test_ttl_strategy_touching_another_session_does_not_swallow_an_expiry() -> None:
-    clock = FakeClock()
-    ttl = TtlEvictionStrategy(10, clock=clock.fn)
+    clock = FakeClock(1000)
+    ttl = TtlEvictionStrategy(10, clock=clock)
     ttl.touch("a")
     clock.advance(20)
     ttl.touch("b")  # a has expired by now; it must still be reported
@@ -252,8 +238,8 @@ def test_ttl_strategy_touching_another_session_does_not_swallow_an_expiry() -> N
 
 
 def test_ttl_accepts_timedelta() -> None:
-    clock = FakeClock()
-    ttl = TtlEvictionStrategy(timedelta(minutes=1), clock=clock.fn)
+    clock = FakeClock(1000)
+    ttl = TtlEvictionStrategy(timedelta(minutes=1), clock=clock)
     assert ttl.ttl == 60.0
     ttl.touch("a")
     clock.advance(59)
@@ -271,9 +257,9 @@ def test_ttl_rejects_invalid_ttl(bad: float | timedelta) -> None:
 
 
 def test_ttl_eviction_is_lazy_and_happens_on_next_access() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000)
     index = RecordingIndex()
-    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock.fn))
+    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock))
     with registry.session("a"):
         registry.index_tools("a", TOOLS)
     clock.advance(11)
@@ -289,9 +275,9 @@ def test_ttl_eviction_is_lazy_and_happens_on_next_access() -> None:
 
 
 def test_ttl_use_refreshes_the_clock_in_registry() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000)
     index = RecordingIndex()
-    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock.fn))
+    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock))
     use(registry, "a", "b")
     clock.advance(8)
     use(registry, "a")  # refreshes a
@@ -302,9 +288,9 @@ def test_ttl_use_refreshes_the_clock_in_registry() -> None:
 
 
 def test_ttl_evict_expired_explicitly() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000)
     index = RecordingIndex()
-    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock.fn))
+    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock))
     use(registry, "a", "b")
     clock.advance(5)
     assert registry.evict_expired() == []
@@ -315,9 +301,9 @@ def test_ttl_evict_expired_explicitly() -> None:
 
 
 def test_ttl_expiry_is_not_lost_when_index_tools_creates_a_session() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000)
     index = RecordingIndex()
-    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock.fn))
+    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock))
     with registry.session("a"):
         registry.index_tools("a", TOOLS)
     clock.advance(20)
@@ -337,10 +323,10 @@ def test_composite_needs_a_strategy() -> None:
 
 
 def test_composite_lru_and_ttl_evicts_when_either_says_so() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000)
     index = RecordingIndex()
     strategy = CompositeEvictionStrategy(
-        LruEvictionStrategy(max_sessions=2), TtlEvictionStrategy(10, clock=clock.fn)
+        LruEvictionStrategy(max_sessions=2), TtlEvictionStrategy(10, clock=clock)
     )
     registry = SessionRegistry(index, strategy)
     # LRU says so
@@ -362,9 +348,9 @@ def test_composite_lru_and_ttl_evicts_when_either_says_so() -> None:
 
 
 def test_composite_expired_names_each_session_once() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000)
     strategy = CompositeEvictionStrategy(
-        LruEvictionStrategy(max_sessions=1), TtlEvictionStrategy(10, clock=clock.fn)
+        LruEvictionStrategy(max_sessions=1), TtlEvictionStrategy(10, clock=clock)
     )
     strategy.touch("a")
     clock.advance(20)
@@ -439,9 +425,9 @@ def test_lru_overflow_during_request_keeps_the_session_which_ends_most_recently_
 
 
 def test_ttl_expiry_during_request_does_not_drop_the_session_at_its_end() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000)
     index = RecordingIndex()
-    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock.fn))
+    registry = SessionRegistry(index, TtlEvictionStrategy(10, clock=clock))
     with registry.session("a"):
         registry.index_tools("a", TOOLS)
         clock.advance(100)

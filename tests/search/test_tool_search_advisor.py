@@ -47,6 +47,7 @@ from toolsearch.search.advisor import DEFAULT_CATEGORY_SUFFIX, DEFAULT_SYSTEM_SU
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import session_of_key
 from toolsearch.search.sessions import ToolSearchSessions
+from toolsearch.testing import FakeClock
 from toolsearch.tokens import WhitespaceTokenCounter, render_messages, render_tools
 
 SEARCH = "toolSearchTool"
@@ -466,17 +467,6 @@ class RecordingIndex(Bm25ToolIndex):
         super().clear_index(session_id)
 
 
-class FakeClock:
-    def __init__(self, now: float = 10_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture(autouse=True)
 def _no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """No ``TOOLSEARCH_*`` variable or ``toolsearch.toml`` changes what the client builds."""
@@ -798,7 +788,7 @@ def test_ttl_eviction_with_an_injected_clock() -> None:
     executions = Executions()
     tools = catalog(executions)
     model = FunctionChatModel(task_agent)
-    clock = FakeClock()
+    clock = FakeClock(10_000)
     search = advisor(eviction_strategy=TtlEvictionStrategy(60, clock=clock))
     client = client_with(model, search)
 

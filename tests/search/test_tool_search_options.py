@@ -24,7 +24,6 @@ from pydantic import ValidationError
 
 from toolsearch import (
     ChatClient,
-    FunctionToolCallback,
     ToolCallingAdvisor,
     ToolSearchOptions,
     ToolSearchToolCallingAdvisor,
@@ -35,6 +34,7 @@ from toolsearch.models import FunctionChatModel
 from toolsearch.search.advisor import ToolSearchAdvisorKwargs
 from toolsearch.search.options import ToolSearchOptionsDict
 from toolsearch.settings import ToolSearchSettings, configured_advisor, tool_search_advisor
+from toolsearch.testing import function_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = list(ToolSearchOptions.model_fields)
@@ -68,6 +68,8 @@ SETTINGS_ONLY = {
     "bm25_min_score",
     "embedder",
     "reranker",
+    "uri",
+    "collection",
 }
 
 
@@ -80,14 +82,8 @@ def _advisor(**kwargs: Any) -> ToolSearchToolCallingAdvisor:
     return ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), **kwargs)
 
 
-def _tool(name: str) -> FunctionToolCallback:
-    return FunctionToolCallback.from_schema(
-        lambda arguments: "ok", name=name, description=name, input_schema={"type": "object"}
-    )
-
-
 def _tool_advisor(client: ChatClient) -> Any:
-    _, chain = client.prompt("hi").tools(_tool("t")).build_request()
+    _, chain = client.prompt("hi").tools(function_tool("t")).build_request()
     [found] = [a for a in chain.advisors if isinstance(a, ToolCallingAdvisor)]
     return found
 
@@ -196,7 +192,7 @@ def test_settings_may_be_given_as_the_options() -> None:
 
 
 def test_pinned_tools_add_names_and_callbacks_to_the_options() -> None:
-    callback = _tool("calendar_create_event")
+    callback = function_tool("calendar_create_event")
     advisor = _advisor(
         options=ToolSearchOptions(pinned_tools=("notes_write_note",)),
         pinned_tools=["email_send_message", callback, "notes_write_note"],

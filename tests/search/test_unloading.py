@@ -13,7 +13,6 @@ from toolsearch import (
     CONVERSATION_ID,
     AssistantMessage,
     ChatClient,
-    FunctionToolCallback,
     ToolCall,
     ToolResponseMessage,
     ToolSearchToolCallingAdvisor,
@@ -21,22 +20,13 @@ from toolsearch import (
 from toolsearch.indexes import RegexToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import InMemorySessionStore
-
-
-def tool(name: str, description: str) -> FunctionToolCallback:
-    return FunctionToolCallback.from_schema(
-        lambda _arguments: f"{name} done",
-        name=name,
-        description=description,
-        input_schema={"type": "object", "properties": {}},
-    )
-
+from toolsearch.testing import function_tool
 
 TOOLS = [
-    tool("send_email", "Send an email message to a recipient"),
-    tool("get_weather", "Get the weather forecast for a city"),
-    tool("create_ticket", "Open a support ticket for a customer"),
-    tool("book_flight", "Book a flight between two airports"),
+    function_tool("send_email", "Send an email message to a recipient"),
+    function_tool("get_weather", "Get the weather forecast for a city"),
+    function_tool("create_ticket", "Open a support ticket for a customer"),
+    function_tool("book_flight", "Book a flight between two airports"),
 ]
 
 

@@ -1,0 +1,221 @@
+"""The front-door contract: subclass :class:`FrontDoorContract`, set ``door_class`` (a
+:class:`~toolsearch.testing.Door` driver of your front door), and pytest runs every check
+through the framework's own machinery.
+
+.. code-block:: python
+
+    class TestMyDoor(FrontDoorContract):
+        door_class = MyDoor
+        requires = ("my_framework",)
+
+Every door is a thin adapter over the search-session core; the contract holds it to what
+the core promises:
+
+* two concurrent runs without ids never see each other's discoveries;
+* a framework's session object (or conversation, thread) is honoured;
+* a call of a tool the run has not discovered is refused with a message, and nothing runs;
+* every name on the wire is valid for OpenAI, Anthropic and Gemini and equals the name in
+  the search result (a catalog with dotted, slashed and 70-character names);
+* the ``tool_search`` span and the search metrics are emitted, naming the door (with an
+  ``otel`` fixture: an OpenTelemetry SDK with in-memory exporters; skipped without one);
+* what the model sees is viewable per session, each tool with its tokens;
+* an async door never blocks its event loop while it indexes or searches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar
+
+import pytest
+
+from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
+from toolsearch.testing.front_doors import DOOR_CATALOG, FOUND, ODD_CATALOG, Brain, Door
+
+__all__ = ["FrontDoorContract"]
+
+
+def _slow_index() -> Any:
+    """BM25 whose indexing and searches block their thread for a while (as a vector index
+    embedding a new tool set does)."""
+    from toolsearch.indexes import Bm25ToolIndex
+
+    class SlowIndex(Bm25ToolIndex):
+        def index_tools(self, session_id: str, tools: Any) -> None:
+            time.sleep(0.3)
+            super().index_tools(session_id, tools)
+
+        def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
+            time.sleep(0.3)
+            return super().search(request)
+
+    return SlowIndex()
+
+
+class FrontDoorContract:
+    """Every check of a front door: set ``door_class`` (or implement :meth:`make_door`)
+    in a ``Test...`` subclass."""
+
+    door_class: ClassVar[type[Door] | None] = None
+    requires: ClassVar[tuple[str, ...]] = ()
+    """Modules the door's framework needs: the tests skip when one is missing."""
+
+    def make_door(
+        self, catalog: Sequence[tuple[str, str]] = DOOR_CATALOG, index: Any = None
+    ) -> Door:
+        """The door under test over ``catalog`` (and ``index``: BM25 when ``None``)."""
+        if self.door_class is None:
+            raise NotImplementedError(f"{type(self).__name__} must set door_class")
+        return self.door_class(catalog, index)
+
+    def door(self, **kwargs: Any) -> Door:
+        for module in self.requires:
+            if importlib.util.find_spec(module) is None:
+                pytest.skip(f"{module} is not installed (the {self.door_name()} door's extra)")
+        return self.make_door(**kwargs)
+
+    def door_name(self) -> str:
+        return self.door_class.name if self.door_class is not None else type(self).__name__
+
+    def test_two_concurrent_runs_without_ids_never_see_each_others_discoveries(self) -> None:
+        door = self.door()
+        searched = threading.Event()
+
+        def after_search(turn: int) -> None:
+            if turn == 1:
+                searched.set()
+
+        def wait_for_the_other(turn: int) -> None:
+            if turn == 1:
+                assert searched.wait(30)
+
+        first = Brain([("search", "send an email"), ("call", FOUND)], before=after_search)
+        second = Brain(
+            [("search", "weather forecast for a city"), ("answer",)], before=wait_for_the_other
+        )
+        with ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(door.run, first), pool.submit(door.run, second)]
+            for future in runs:
+                future.result(timeout=60)  # a run's own failure fails the test
+
+        assert first.found[0][0] == "send_email"
+        assert "send_email" in door.trace.ran
+        assert all("send_email" not in offered for offered in second.offered)
+        assert "send_email" not in second.found[0]
+
+    def test_a_framework_session_is_honoured(self) -> None:
+        door = self.door()
+        if not door.per_session:
+            pytest.skip("the door keeps no discoveries: its clients always see the same tools")
+        door.run(Brain([("search", "send an email"), ("answer",)]), session="conv-A")
+
+        assert door.discovered("conv-A") == ["send_email"]
+        assert door.discovered("conv-B") == []
+        again, other = Brain([("answer",)]), Brain([("answer",)])
+        door.run(again, session="conv-A")
+        door.run(other, session="conv-B")
+        if door.keeps_discoveries:
+            assert "send_email" in again.offered[0]
+        assert "send_email" not in other.offered[0]
+
+    def test_what_the_model_sees_is_viewable_with_its_tokens(self) -> None:
+        door = self.door()
+        if not door.per_session:
+            pytest.skip(
+                "the door's clients always see the same tools; it loads nothing per session"
+            )
+        door.run(
+            Brain([("search", "send an email"), ("call", FOUND), ("answer",)]), session="conv-L"
+        )
+        view = door.core().loaded("conv-L")
+        assert view is not None
+        assert view.session_id == "conv-L"
+        assert view.tools[0].reason == "search"
+        assert [t.reason for t in view.tools if t.name == "send_email"] == ["discovered"]
+        assert all(t.tokens > 0 for t in view.tools)
+        assert view.tokens == sum(t.tokens for t in view.tools)
+        assert door.core().loaded("conv-other") is None
+
+    def test_an_undiscovered_call_is_refused_with_a_message(self) -> None:
+        door = self.door()
+        # a door that calls by argument runs any tool it lists (a client read its schema in a
+        # search): a name no server has is what it refuses
+        target = "no_such_tool" if door.calls_by_argument else "send_email"
+        door.run(Brain([("call", target), ("answer",)]))
+
+        assert door.trace.ran == []
+        [refusal] = door.trace.outputs
+        assert target in refusal
+
+    def test_every_name_on_the_wire_is_valid_and_the_search_result_speaks_it(self) -> None:
+        from toolsearch.models.wire_names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES
+
+        door = self.door(catalog=ODD_CATALOG)
+        brain = Brain([("search", "create a github issue"), ("call", FOUND), ("answer",)])
+        door.run(brain)
+
+        found = brain.found[0][0]
+        if not door.calls_by_argument:
+            assert found in brain.offered[1]  # the name the search gave is the name offered
+        assert door.trace.ran == ["github.create_issue"]  # and calling it runs the real tool
+        if not door.names_its_tools:
+            return  # the framework names the tools itself; agreement is what the door controls
+        for offered in brain.offered:
+            for wire in offered:
+                assert OPENAI_NAMES.accepts(wire), wire
+                assert ANTHROPIC_NAMES.accepts(wire), wire
+                assert GEMINI_NAMES.accepts(wire), wire
+
+    def test_the_search_span_and_metrics_are_emitted(self, request: pytest.FixtureRequest) -> None:
+        try:
+            otel = request.getfixturevalue("otel")
+        except pytest.FixtureLookupError:
+            pytest.skip("needs an `otel` fixture (an OpenTelemetry SDK with in-memory exporters)")
+        door = self.door()
+        door.run(Brain([("search", "send an email"), ("answer",)]))
+
+        [span] = otel.named("retrieval")
+        assert span.attributes["toolsearch.search.door"] == door.name
+        assert span.attributes["toolsearch.search.hits"] >= 1
+        histograms = otel.histograms()
+        assert histograms["toolsearch.search.duration"]
+        [event] = door.events
+        assert event.door == door.name
+        assert event.hit_names[0] == "send_email"
+
+    def test_an_async_door_never_blocks_its_loop(self) -> None:
+        if self.door_class is not None and not hasattr(self.door_class, "arun"):
+            pytest.skip("the door has no async run (arun)")
+        door = self.door(index=_slow_index())
+        run = getattr(door, "arun", None)
+        if run is None:
+            pytest.skip("the door has no async run (arun)")
+
+        async def main() -> float:
+            gaps: list[float] = []
+            done = asyncio.Event()
+
+            async def ticker() -> None:
+                last = time.perf_counter()
+                while not done.is_set():
+                    await asyncio.sleep(0.01)
+                    now = time.perf_counter()
+                    gaps.append(now - last)
+                    last = now
+
+            tick = asyncio.create_task(ticker())
+            await asyncio.gather(
+                *(run(Brain([("search", "send an email"), ("answer",)])) for _ in range(2))
+            )
+            done.set()
+            await tick
+            return max(gaps)
+
+        # the index blocks for 0.3 s per call; on the loop, one tick would wait that long
+        assert asyncio.run(main()) < 0.2
+        assert len(door.events) == 2
