@@ -52,7 +52,7 @@ from toolsearch.loop import (
     ToolCallLimits,
     ToolExecutionResult,
 )
-from toolsearch.loop.client import set_auto_tool_advisor_provider
+from toolsearch.loop.client import set_auto_tool_advisor_provider as _set_auto_advisor
 from toolsearch.memory import (
     CONVERSATION_ID,
     InMemoryChatMemoryRepository,
@@ -91,7 +91,7 @@ def _advisor_from_settings() -> ToolSearchToolCallingAdvisor | None:
 # ``ChatClient.builder(model).build()`` asks this hook for the tool advisor of a chain that
 # has none: the loop layer honours TOOLSEARCH_TOOL_SEARCH__ENABLED without importing the
 # search layer or the settings; the package wires the two together here.
-set_auto_tool_advisor_provider(_advisor_from_settings)
+_set_auto_advisor(_advisor_from_settings)
 
 # The core emits through toolsearch.observe and imports no observer; the package attaches
 # OpenTelemetry tracing here, so spans need no setup (each hook is a no-op without

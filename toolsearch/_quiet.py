@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 __all__ = ["quiet_load", "quiet_model_loading"]
 
@@ -13,9 +14,10 @@ __all__ = ["quiet_load", "quiet_model_loading"]
 def quiet_model_loading() -> None:
     """Silence transformers' load reports, which would break up the progress display."""
     try:
-        from transformers.utils import logging as transformers_logging
+        from transformers.utils import logging as transformers_api
     except ImportError:
         return
+    transformers_logging: Any = transformers_api  # its functions carry no annotations
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
 
@@ -28,10 +30,11 @@ def quiet_load() -> Iterator[None]:
     verbosity and bar setting come back afterwards, so a user who raised transformers'
     verbosity sees its messages everywhere else."""
     try:
-        from transformers.utils import logging as transformers_logging
+        from transformers.utils import logging as transformers_api
     except ImportError:
         yield
         return
+    transformers_logging: Any = transformers_api  # its functions carry no annotations
     verbosity = transformers_logging.get_verbosity()
     bars = transformers_logging.is_progress_bar_enabled()
     transformers_logging.set_verbosity_error()

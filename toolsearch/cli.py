@@ -39,7 +39,7 @@ def _fit_help_options() -> None:
     from rich.text import Text
     from typer import rich_utils
 
-    if getattr(rich_utils.Table, "fits_option_names", False):
+    if getattr(rich_utils.Table, "fits_option_names", False):  # type: ignore[attr-defined]
         return
 
     class OptionsTable(Table):
@@ -57,7 +57,7 @@ def _fit_help_options() -> None:
                         item.overflow = "fold"
             super().add_row(*renderables, **options)
 
-    rich_utils.Table = OptionsTable  # type: ignore[misc]
+    rich_utils.Table = OptionsTable  # type: ignore[attr-defined]
 
 
 def _harness_command(command: str) -> Any:

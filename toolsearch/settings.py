@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -33,6 +33,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from toolsearch.indexes import kinds
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.eviction import (
     CompositeEvictionStrategy,
@@ -43,8 +44,8 @@ from toolsearch.search.eviction import (
 from toolsearch.search.options import ToolSearchOptions
 
 __all__ = [
+    "Settings",
     "ToolSearchSettings",
-    "ToolsearchSettings",
     "configured_advisor",
     "load_settings",
     "tool_search_advisor",
@@ -62,7 +63,9 @@ class ToolSearchSettings(ToolSearchOptions):
 
     enabled: bool = False
     """Use the tool-search advisor instead of the plain tool-calling advisor."""
-    index_type: Literal["regex", "bm25", "vector", "hybrid"] = "bm25"
+    index_type: str = "bm25"
+    """A kind of :data:`toolsearch.indexes.kinds.KINDS`: ``regex``, ``bm25``, ``vector``,
+    ``hybrid`` or ``milvus`` (its embedder in ``embedder``, not after a colon)."""
     lru_max_sessions: int = Field(default=1000, ge=1)
     ttl_seconds: float | None = Field(default=None, gt=0)
     """Setting it makes eviction a composite of LRU and TTL."""
@@ -72,6 +75,11 @@ class ToolSearchSettings(ToolSearchOptions):
     ``toolsearch embedder finetune``), a sentence-transformers model folder, or an API
     embedder: ``openai:MODEL`` / ``gemini:MODEL``, optionally ``?dimensions=N&base_url=URL``
     (default URL: ``OPENAI_BASE_URL`` / ``GOOGLE_GEMINI_BASE_URL``; docs/embedders.md)."""
+    uri: str | None = None
+    """For an index on a server (``milvus``): its URI; unset, the kind's variable
+    (``MILVUS_URI``). The cluster's token comes from ``MILVUS_TOKEN`` only."""
+    collection: str | None = None
+    """For an index on a server: the collection (unset: the backend's default)."""
     reranker: str | None = None
     """The folder of a cross-encoder (:class:`~toolsearch.indexes.CrossEncoderReranker`):
     it re-orders the index's top 20 hits for each search (any ``index_type``)."""
@@ -88,18 +96,32 @@ class ToolSearchSettings(ToolSearchOptions):
             **{name: getattr(self, name) for name in ToolSearchOptions.model_fields}
         )
 
+    @field_validator("index_type")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        kinds.index_kind(value)  # ValueError listing the table's names
+        return value
+
     @model_validator(mode="after")
-    def _embedder_needs_vectors(self) -> ToolSearchSettings:
-        if self.embedder and self.index_type not in ("vector", "hybrid"):
+    def _options_apply(self) -> ToolSearchSettings:
+        kind = kinds.index_kind(self.index_type)
+        if self.embedder and not kind.embedder:
             raise ValueError(
-                f"embedder={self.embedder!r} applies to index_type 'vector' or 'hybrid', "
-                f"not {self.index_type!r}"
+                f"embedder={self.embedder!r} applies to index_type "
+                f"{kinds.choices(kinds.embedding_kind_names())}, not {self.index_type!r}"
             )
+        for option in ("uri", "collection"):
+            value = getattr(self, option)
+            if value and not kind.needs_uri:
+                raise ValueError(
+                    f"{option}={value!r} applies to index_type "
+                    f"{kinds.choices(kinds.server_kind_names())}, not {self.index_type!r}"
+                )
         return self
 
 
-class ToolsearchSettings(BaseSettings):
-    """All toolsearch settings."""
+class Settings(BaseSettings):
+    """All toolsearch settings: one section per part (today ``tool_search``)."""
 
     model_config = SettingsConfigDict(
         env_prefix="TOOLSEARCH_", env_nested_delimiter="__", extra="ignore"
@@ -123,9 +145,9 @@ class ToolsearchSettings(BaseSettings):
         return tuple(sources)
 
 
-def load_settings(**overrides: Any) -> ToolsearchSettings:
+def load_settings(**overrides: Any) -> Settings:
     """Read the settings now (environment and TOML file); ``overrides`` win."""
-    return ToolsearchSettings(**overrides)
+    return Settings(**overrides)
 
 
 def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAdvisor:
@@ -163,12 +185,14 @@ def _eviction(settings: ToolSearchSettings) -> EvictionStrategy:
 def _index(settings: ToolSearchSettings) -> Any:
     from toolsearch.indexes.specs import default_index, make_index
 
-    named = {"index_type", "embedder", "bm25_min_score", "reranker"} & settings.model_fields_set
-    if not named:  # nothing named: the advisor's default, with its fallback
+    index_fields = {"index_type", "embedder", "bm25_min_score", "reranker", "uri", "collection"}
+    if not index_fields & settings.model_fields_set:  # nothing named: the advisor's default
         return default_index()
     return make_index(
         settings.index_type,
         embedder=settings.embedder,
         bm25_min_score=settings.bm25_min_score,
         reranker=settings.reranker,
+        uri=settings.uri or None,
+        collection=settings.collection or None,
     )

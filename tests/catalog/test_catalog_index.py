@@ -340,7 +340,9 @@ def test_a_manifest_never_picks_a_model_to_download(tmp_path, monkeypatch):
     def no_download(*_: Any, **__: Any) -> Any:
         raise AssertionError("a model was about to be loaded")
 
-    monkeypatch.setattr("toolsearch.indexes.specs.SentenceTransformerEmbedder", no_download)
+    monkeypatch.setattr(
+        "toolsearch.indexes.embedder_specs.SentenceTransformerEmbedder", no_download
+    )
     with pytest.raises(ManifestMismatchError, match="model hub") as caught:
         CatalogIndex.load(index.path)
     assert "CatalogIndex.load(path, embedder=...)" in str(caught.value)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsearch.indexes import specs
+from toolsearch.indexes import embedder_specs, specs
 from toolsearch.indexes.embedders import HashingEmbedder
 
 
@@ -38,7 +38,7 @@ class _Loads:
 @pytest.fixture
 def loads(monkeypatch: pytest.MonkeyPatch) -> _Loads:
     fake = _Loads()
-    monkeypatch.setattr(specs, "SentenceTransformerEmbedder", fake)
+    monkeypatch.setattr(embedder_specs, "SentenceTransformerEmbedder", fake)
     return fake
 
 
@@ -47,9 +47,14 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> _Loads:
 
 def test_every_embedder_spec_gives_a_factory_without_loading(tmp_path: Path, loads) -> None:
     assert specs.embedder_factory("hashing") is HashingEmbedder
-    assert specs.embedder_factory(" static ") == specs.StaticEmbedder.from_packaged_minilm
-    assert specs.embedder_factory("minilm") is specs.minilm_embedder  # ONNX where installed
-    assert specs.embedder_factory("sentence-transformers/all-MiniLM-L6-v2") is specs.minilm_embedder
+    assert specs.embedder_factory(" static ") == embedder_specs.StaticEmbedder.from_packaged_minilm
+    assert (
+        specs.embedder_factory("minilm") is embedder_specs.minilm_embedder
+    )  # ONNX where installed
+    assert (
+        specs.embedder_factory("sentence-transformers/all-MiniLM-L6-v2")
+        is embedder_specs.minilm_embedder
+    )
     assert specs.embedder_factory("minilm-torch") is loads
     assert callable(specs.embedder_factory("minilm-onnx"))
     for spec in (
@@ -153,7 +158,7 @@ def test_plain_kinds_give_their_classes() -> None:
 def test_an_unknown_index_names_the_valid_ones(bad: str) -> None:
     with pytest.raises(ValueError, match="unknown index") as info:
         specs.index_factory(bad)
-    assert "choose from regex, bm25, vector, hybrid" in str(info.value)
+    assert f"choose from {', '.join(specs.INDEX_KINDS)}" in str(info.value)
     assert "vector:EMBEDDER, hybrid:EMBEDDER" in str(info.value)
     with pytest.raises(ValueError, match="unknown index"):
         specs.make_index(bad)
@@ -169,7 +174,7 @@ def test_extra_names_come_first_and_are_listed() -> None:
         return object()
 
     assert specs.index_factory("mine", extra={"mine": mine}) is mine  # type: ignore[dict-item]
-    with pytest.raises(ValueError, match="choose from regex, bm25, vector, hybrid, mine"):
+    with pytest.raises(ValueError, match=f"choose from {', '.join([*specs.INDEX_KINDS, 'mine'])}"):
         specs.index_factory("other", extra={"mine": mine})  # type: ignore[dict-item]
 
 
@@ -232,7 +237,9 @@ def test_make_index_takes_the_settings_options() -> None:
 
 
 def test_make_index_refuses_options_that_do_not_apply(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="applies to index 'vector' or 'hybrid', not 'bm25'"):
+    with pytest.raises(
+        ValueError, match="applies to index 'vector', 'hybrid' or 'milvus', not 'bm25'"
+    ):
         specs.make_index("bm25", embedder="minilm")
     with pytest.raises(ValueError, match="names its embedder"):
         specs.make_index("hybrid:hashing", embedder="hashing-8")
@@ -248,7 +255,7 @@ def test_the_mcp_proxy_names_its_indexes_through_the_registry() -> None:
     from toolsearch.mcp.proxy import make_index
 
     assert isinstance(make_index("regex"), RegexToolIndex)
-    with pytest.raises(ValueError, match=r"index must be one of \['bm25', 'hybrid'"):
+    with pytest.raises(ValueError, match=f"must be one of {', '.join(specs.INDEX_KINDS)}, not"):
         make_index("nope")
 
 

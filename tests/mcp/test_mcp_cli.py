@@ -10,6 +10,7 @@ import pytest
 
 typer_testing = pytest.importorskip("typer.testing", reason="typer (toolsearch[catalog])")
 
+from toolsearch.indexes.specs import INDEX_KINDS  # noqa: E402
 from toolsearch.mcp.cli import mcp_app  # noqa: E402
 
 
@@ -54,7 +55,7 @@ def test_an_unknown_index_kind_in_the_config_or_on_the_command_line(tmp_path: Pa
     config.write_text('[servers.a]\ncommand = "x"\n')
     code, output = run("proxy", "--config", str(config), "--index", "nope")
     assert code == 2
-    assert "'nope' is not one of bm25, regex, vector, hybrid" in output
+    assert f"unknown index 'nope'; choose from {', '.join(INDEX_KINDS)}" in output
 
 
 @pytest.mark.parametrize("command", [("list",), ("dump", "--out", "catalog.jsonl"), ("proxy",)])

@@ -48,6 +48,7 @@ from toolsearch.catalog.vector_artifact import (
 )
 from toolsearch.errors import CatalogIndexError, CatalogSourceError
 from toolsearch.indexes.embedders import Embedder
+from toolsearch.indexes.kinds import catalog_kind_names, choices
 from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
 from toolsearch.indexes.specs import resolve_embedder
 from toolsearch.tools.definition import ToolDefinition
@@ -57,6 +58,8 @@ _log = logging.getLogger(__name__)
 __all__ = ["IndexKind", "build_index", "embedder_option"]
 
 IndexKind = Literal["bm25", "vector", "hybrid"]
+"""The catalog kinds (``catalog=True`` in :data:`toolsearch.indexes.kinds.KINDS`; a test
+keeps the two equal)."""
 
 
 def _previous_embeddings(out: Path, embedder: Embedder) -> PreviousEmbeddings | None:
@@ -131,8 +134,8 @@ def build_index(
         workers: Processes that prepare and analyze tools (default: the CPU count, at
             most 4; catalogs under 2,048 tools are analyzed in this process).
     """
-    if kind not in ("bm25", "vector", "hybrid"):
-        raise ValueError(f"kind must be bm25, vector or hybrid, not {kind!r}")
+    if kind not in catalog_kind_names():
+        raise ValueError(f"kind must be {choices(catalog_kind_names())}, not {kind!r}")
     target = Path(out)
     if target.exists() and (
         not target.is_dir() or (any(target.iterdir()) and not (target / MANIFEST_NAME).exists())

@@ -27,10 +27,14 @@ import typer
 
 from toolsearch._cli_errors import error_exit
 from toolsearch.catalog.cli_output import build_progress, fields_table, results_table
+from toolsearch.indexes.kinds import catalog_kind_names, choices
 
 __all__ = ["index_app"]
 
-_KINDS = ("bm25", "vector", "hybrid")
+_KINDS = catalog_kind_names()
+"""What ``build --kind`` writes: the catalog kinds of :mod:`toolsearch.indexes.kinds`."""
+_MODES = ("bm25", "vector", "hybrid")
+"""``search --engine milvus --mode``: the modes of :class:`~toolsearch.indexes.MilvusRanker`."""
 _SOURCE_KINDS = ("auto", "jsonl", "mcp", "openapi")
 _ENGINES = ("files", "milvus")
 
@@ -106,7 +110,7 @@ def index_app() -> Any:
             Path | None,
             typer.Option("--out", "-o", help="Index folder to write, e.g. indexes/NAME."),
         ] = None,
-        kind: Annotated[str, typer.Option("--kind", "-k", help="bm25, vector or hybrid.")] = "bm25",
+        kind: Annotated[str, typer.Option("--kind", "-k", help=f"{choices(_KINDS)}.")] = "bm25",
         embedder: Annotated[
             str | None,
             typer.Option(
@@ -211,7 +215,7 @@ def index_app() -> Any:
                 index = CatalogIndex.build(
                     [str(s) for s in sources],
                     out=out,
-                    kind=kind,  # type: ignore[arg-type]
+                    kind=kind,
                     embedder=embedder if kind != "bm25" else None,
                     source_kind=source_kind,
                     progress=report,
@@ -275,8 +279,8 @@ def index_app() -> Any:
                     "with --engine milvus give only the query (no index folder)",
                     param_hint="QUERY",
                 )
-            if mode is not None and mode not in _KINDS:
-                raise typer.BadParameter(f"choose one of {', '.join(_KINDS)}", param_hint="--mode")
+            if mode is not None and mode not in _MODES:
+                raise typer.BadParameter(f"choose one of {', '.join(_MODES)}", param_hint="--mode")
             from toolsearch.catalog.milvus_cli import search_milvus
 
             query = path

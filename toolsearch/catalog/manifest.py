@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.errors import IndexCorruptedError, IndexNotFoundError, ManifestMismatchError
+from toolsearch.indexes.kinds import catalog_kind_names
 
 __all__ = [
     "FORMAT_VERSION",
@@ -216,7 +217,7 @@ def read_manifest(path: str | Path) -> Manifest:
             f"built with catalog format {version}, this toolsearch reads format "
             f"{FORMAT_VERSION}; {advice}{rebuild_command(folder, manifest)}",
         )
-    if kind not in ("bm25", "vector", "hybrid"):
+    if kind not in catalog_kind_names():
         raise IndexCorruptedError(
             str(folder),
             f"unknown index kind {kind!r}; rebuild with: {rebuild_command(folder, manifest)}",

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         RerankParams,
         load_reranker,
     )
-    from toolsearch.indexes.session import BaseToolIndex, SessionIndex, SessionTools
+    from toolsearch.indexes.session import SessionIndex, SessionTools
     from toolsearch.indexes.specs import (
         embedder_factory,
         index_factory,
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from toolsearch.indexes.vector import VectorRanker, VectorToolIndex
 
 _LOCATIONS = {
-    "BaseToolIndex": "session",
     "SessionIndex": "session",
     "SessionTools": "session",
     "Bm25Params": "params",
@@ -101,7 +100,6 @@ _LOCATIONS = {
 }
 
 __all__ = [
-    "BaseToolIndex",
     "Bm25Params",
     "Bm25Ranker",
     "Bm25ToolIndex",

@@ -39,4 +39,4 @@ def fuse(
         else:
             for key, score in ranking:
                 fused[key] = fused.get(key, 0.0) + max(score, 0.0) * weight / total_weight
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))  # type: ignore[operator]
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

@@ -352,7 +352,7 @@ class MilvusRanker:
         with self._lock:
             if self._embedder is None:
                 if settings is not None and settings.embedder:
-                    from toolsearch.indexes.specs import embedder_factory
+                    from toolsearch.indexes.embedder_specs import embedder_factory
 
                     self._embedder = embedder_factory(settings.embedder, local_only=True)()
                 else:

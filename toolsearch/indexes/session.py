@@ -43,7 +43,6 @@ from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
     "MAX_QUERY_LENGTH",
-    "BaseToolIndex",
     "SessionIndex",
     "SessionTools",
     "as_ranker",
@@ -206,10 +205,6 @@ class SessionIndex:
             total,
             SearchMetadata(self.search_type, query, (time.perf_counter() - started) * 1000.0),
         )
-
-
-BaseToolIndex = SessionIndex
-"""The session layer's earlier name."""
 
 
 def as_ranker(part: Any, role: str) -> Ranker:

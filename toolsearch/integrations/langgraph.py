@@ -356,7 +356,7 @@ def create_agent(
 
     # the functional form: this module's annotations are strings, a class body's would not
     # resolve here
-    State = TypedDict(  # type: ignore[misc]  # noqa: UP013
+    State = TypedDict(  # noqa: UP013
         "State",
         {
             "messages": Annotated[list[AnyMessage], add_messages],

@@ -43,9 +43,10 @@ from toolsearch.integrations._common import DefinitionCache, require
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.run import SearchRun, run_in_thread
+from toolsearch.search.run import SearchRun
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
+from toolsearch.search.session_ref import run_in_thread
 from toolsearch.search.sessions import ToolSearchSessions, resolve_session
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex

@@ -61,8 +61,9 @@ from toolsearch.tools.definition import ToolDefinition
 __all__ = ["LoopSession", "Provider", "ToolSearchLoop", "as_definition"]
 
 Provider = Literal["openai", "openai-responses", "anthropic", "gemini"]
-"""The tool-list formats :meth:`LoopSession.tools` renders: chat completions, the Responses
-API, the Anthropic Messages API, Gemini's function declarations (``google-genai``)."""
+"""The tool-list formats :meth:`LoopSession.tools` renders: the providers of
+:data:`toolsearch.models.providers.PROVIDERS` (chat completions, the Responses API, the
+Anthropic Messages API, Gemini's function declarations); a test keeps the two equal."""
 
 SYSTEM_HINT = (
     "Only some of your tools are loaded. When you need a capability you do not see among "
@@ -219,27 +220,10 @@ class LoopSession:
     def tools(self, provider: Provider) -> list[dict[str, Any]]:
         """This turn's tool list in ``provider``'s request format (``tools=...``), every
         name one the provider accepts (:meth:`ToolSearchLoop.wire_names`)."""
-        if provider not in ("openai", "openai-responses", "anthropic", "gemini"):
-            raise ValueError(
-                f"unknown provider {provider!r}: use openai, openai-responses, anthropic or gemini"
-            )
-        definitions = self.visible()
-        names = self.loop.wire_names(provider)
-        if provider == "openai":
-            from toolsearch.models.openai import openai_tools
+        from toolsearch.models.providers import provider as provider_row
 
-            return openai_tools(definitions, names)
-        if provider == "openai-responses":
-            from toolsearch.models.openai import openai_tools
-
-            return [{"type": "function", **t["function"]} for t in openai_tools(definitions, names)]
-        if provider == "anthropic":
-            from toolsearch.models.anthropic import AnthropicRequestBuilder
-
-            return AnthropicRequestBuilder(tools=definitions, names=names).render_tools()
-        from toolsearch.models.gemini import gemini_declarations
-
-        return [{"function_declarations": gemini_declarations(definitions, names)}]
+        row = provider_row(provider)  # ValueError listing the providers
+        return row.render_tools(self.visible(), self.loop.wire_names(provider))
 
     def tool_name(self, name: str, provider: Provider) -> str:
         """The tool's own name for a name the model called in ``provider``'s format."""

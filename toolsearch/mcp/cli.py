@@ -13,12 +13,13 @@ from typing import Annotated, Any
 
 __all__ = ["mcp_app"]
 
-_INDEXES = ("bm25", "regex", "vector", "hybrid")
 _PREFIXES = ("auto", "always", "never")
 
 
 def mcp_app() -> Any:
     import typer
+
+    from toolsearch.indexes import kinds
 
     app = typer.Typer(help="MCP: serve many MCP servers behind one tool-search proxy.")
 
@@ -35,7 +36,12 @@ def mcp_app() -> Any:
     def proxy(
         config: ConfigOption,
         index: Annotated[
-            str | None, typer.Option(help="bm25, regex, vector or hybrid [config: bm25]")
+            str | None,
+            typer.Option(
+                help=f"{kinds.choices()}; KIND:EMBEDDER for "
+                f"{', '.join(kinds.embedding_kind_names())}; milvus reads MILVUS_URI "
+                "[config: bm25]"
+            ),
         ] = None,
         max_results: Annotated[
             int | None, typer.Option(min=1, max=10, help="default tools per search [5]")
@@ -78,7 +84,7 @@ def mcp_app() -> Any:
         _logging(verbose)
         loaded = _load(config)
         settings = loaded.proxy
-        chosen_index = _choice(index or settings.index, _INDEXES, "--index")
+        chosen_index = _index_spec(index or settings.index)
         chosen_prefix = _choice(prefix or settings.prefix, _PREFIXES, "--prefix")
         fail = settings.strict if strict is None else strict
         search_name = search_tool_name or settings.search_tool_name
@@ -205,6 +211,24 @@ def _choice(value: str, allowed: tuple[str, ...], option: str) -> str:
     if value not in allowed:
         raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}", param_hint=option)
     return value
+
+
+def _index_spec(spec: str) -> str:
+    """``spec`` when it names an index (:mod:`toolsearch.indexes.kinds`), else a usage
+    error listing the kinds (or naming the variable a server's URI comes from); nothing is
+    built or loaded."""
+    import typer
+
+    from toolsearch.indexes import kinds, specs
+
+    try:
+        specs.index_factory(spec)
+        kind = kinds.index_kind(spec.partition(":")[0])
+        if kind.needs_uri:
+            kind.uri_of(kinds.IndexOptions())  # from its variable: say now when unset
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--index") from None
+    return spec
 
 
 @contextmanager

@@ -206,7 +206,7 @@ class McpToolProvider:
         self._listeners: list[Callable[[], None]] = []
         self._pending_relists: set[str] = set()
         self._connect_lock: asyncio.Lock | None = None
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -140,12 +140,22 @@ class ProxySettings(BaseModel):
     auth_token_env: str | None = None
     """The environment variable holding the bearer token the HTTP transport requires."""
 
-    index: Literal["bm25", "regex", "vector", "hybrid"] = "bm25"
+    index: str = "bm25"
+    """An index spec: a kind of :data:`toolsearch.indexes.kinds.KINDS`, with an embedder
+    after a colon where the kind takes one (``hybrid:static``)."""
     max_results: int = Field(default=5, ge=1, le=10)
     prefix: Literal["auto", "always", "never"] = "auto"
     name: str = "toolsearch-proxy"
     strict: bool = False
     """Fail at start-up when a server cannot be reached (otherwise it is left out)."""
+
+    @field_validator("index")
+    @classmethod
+    def _index_kind(cls, value: str) -> str:
+        from toolsearch.indexes import kinds
+
+        kinds.index_kind(value.partition(":")[0])  # ValueError listing the kinds
+        return value
 
     @model_validator(mode="after")
     def _tool_names(self) -> ProxySettings:
@@ -290,7 +300,8 @@ def _normalize_server(name: str, entry: Any, source: str) -> dict[str, Any]:
     elif server["transport"] in ("streamable-http", "streamable_http"):
         server["transport"] = "http"
     try:
-        return _expand(server)
+        expanded: dict[str, Any] = _expand(server)
+        return expanded
     except KeyError as exc:
         raise McpConfigError(
             f"{source}: server {name!r} uses the environment variable {exc.args[0]!r}, "

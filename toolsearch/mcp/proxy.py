@@ -34,7 +34,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from toolsearch.errors import ToolIndexError
 from toolsearch.mcp.client import McpToolProvider
@@ -70,17 +70,19 @@ SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
 _SESSION = "mcp-proxy"
 
-IndexKind = Literal["bm25", "regex", "vector", "hybrid"]
+IndexKind: TypeAlias = str
+"""An index spec: a kind of :data:`toolsearch.indexes.kinds.KINDS` (``"bm25"``,
+``"milvus"``...), with an embedder after a colon where the kind takes one."""
 
 
-def make_index(kind: IndexKind | str) -> ToolIndex:
-    """A default-configured index of the given kind (``vector``/``hybrid`` need
-    ``toolsearch[vector]``, and take an embedder as ``hybrid:static``...; ``bm25`` needs
-    ``toolsearch[bm25]``); see :mod:`toolsearch.indexes.specs`."""
-    from toolsearch.indexes import specs
+def make_index(kind: IndexKind) -> ToolIndex:
+    """A default-configured index of the given kind (the extras each needs, and whether it
+    takes an embedder as ``hybrid:static`` or a server as ``milvus`` with ``MILVUS_URI``:
+    :mod:`toolsearch.indexes.kinds`); see :mod:`toolsearch.indexes.specs`."""
+    from toolsearch.indexes import kinds, specs
 
-    if kind.partition(":")[0] not in specs.INDEX_KINDS:
-        raise ValueError(f"index must be one of {sorted(specs.INDEX_KINDS)}, not {kind!r}")
+    if kind.partition(":")[0] not in kinds.kind_names():
+        raise ValueError(f"index must be one of {', '.join(kinds.kind_names())}, not {kind!r}")
     return specs.make_index(kind)
 
 
@@ -89,8 +91,8 @@ class McpSearchProxy:
 
     Args:
         provider: The servers to aggregate (connected by :meth:`start`, not before).
-        index: A ``ToolIndex`` or its kind (``"bm25"``, ``"regex"``, ``"vector"``,
-            ``"hybrid"``).
+        index: A ``ToolIndex`` or an index spec (``"bm25"``, ``"hybrid:static"``,
+            ``"milvus"``...: :mod:`toolsearch.indexes.kinds`).
         max_results: What ``search_tools`` returns when the caller gives no
             ``max_results`` (callers may ask for 1 to 10).
         name: The proxy's MCP server name.
@@ -108,7 +110,7 @@ class McpSearchProxy:
         self,
         provider: McpToolProvider,
         *,
-        index: ToolIndex | IndexKind | str = "bm25",
+        index: ToolIndex | IndexKind = "bm25",
         max_results: int = 5,
         name: str = "toolsearch-proxy",
         search_tool_name: str = SEARCH_TOOLS,

@@ -1,5 +1,6 @@
 """Plumbing the provider adapters share: the request/stream/async skeleton
-(:class:`SdkChatModel`), SDK imports, errors, option splitting, JSON args.
+(:class:`ProviderChatModel`, also named ``SdkChatModel``), SDK imports, errors, option
+splitting, JSON args.
 
 Nothing here imports a provider SDK at module import time; each adapter asks
 :func:`require` for its SDK when it is constructed.
@@ -34,6 +35,7 @@ from toolsearch.models.wire_names import WireNames
 
 __all__ = [
     "RESERVED_PREFIX",
+    "ProviderChatModel",
     "SdkChatModel",
     "StreamFolder",
     "append_turn",
@@ -305,8 +307,11 @@ class StreamFolder(Protocol):
     def finish(self) -> ChatResponse: ...
 
 
-class SdkChatModel(BaseChatModel):
-    """``call``/``stream``/``acall``/``astream`` over an SDK, the same for every provider.
+class ProviderChatModel(BaseChatModel):
+    """``call``/``stream``/``acall``/``astream`` over an SDK, the same for every provider:
+    the base class of every provider adapter (public as ``toolsearch.models.
+    ProviderChatModel``; an adapter of your own subclasses it, and a row in
+    :data:`toolsearch.models.providers.PROVIDERS` makes it known by name).
 
     A subclass says how to build the request and its tool names on the wire
     (:meth:`_request`), send it (:meth:`_send` / :meth:`_asend`), read the answer
@@ -410,6 +415,10 @@ class SdkChatModel(BaseChatModel):
             finally:
                 await _aclose(chunks)
         yield folder.finish()
+
+
+SdkChatModel = ProviderChatModel
+"""The name the adapters in this package use (the same class)."""
 
 
 def _log_request(provider: str, arguments: Mapping[str, Any], *, stream: bool) -> None:

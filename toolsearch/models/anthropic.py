@@ -74,6 +74,7 @@ __all__ = [
     "AnthropicChatModel",
     "AnthropicRequestBuilder",
     "anthropic_request_body",
+    "anthropic_tools",
     "anthropic_wire_names",
 ]
 
@@ -428,6 +429,14 @@ class AnthropicRequestBuilder:
                 entry["defer_loading"] = True
             rendered.append(entry)
         return rendered
+
+
+def anthropic_tools(
+    tools: Sequence[ToolDefinition], names: WireNames | None = None
+) -> list[dict[str, Any]]:
+    """Tool definitions as Messages API ``tools`` entries, every one in full (nothing
+    deferred), named by ``names`` when given."""
+    return AnthropicRequestBuilder(tools=tools, names=names).render_tools()
 
 
 def _add_cache_breakpoints(tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> None:

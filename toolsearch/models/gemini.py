@@ -56,6 +56,7 @@ __all__ = [
     "SIGNATURES_METADATA_KEY",
     "GeminiChatModel",
     "gemini_request_body",
+    "gemini_tools",
     "gemini_wire_names",
 ]
 
@@ -344,6 +345,13 @@ def gemini_declarations(
             declaration["parameters_json_schema"] = schema
         declarations.append(declaration)
     return declarations
+
+
+def gemini_tools(
+    tools: Sequence[ToolDefinition], names: WireNames | None = None
+) -> list[dict[str, Any]]:
+    """Tool definitions as Gemini's ``tools`` list: one entry of function declarations."""
+    return [{"function_declarations": gemini_declarations(tools, names)}]
 
 
 # -- mapping: Gemini -> toolsearch ------------------------------------------------------------

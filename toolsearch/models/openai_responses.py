@@ -59,7 +59,7 @@ from toolsearch.models._provider import (
     require,
     sdk_arguments,
 )
-from toolsearch.models.openai import OpenAIClients, translate_openai_error
+from toolsearch.models.openai import OpenAIClients, openai_tools, translate_openai_error
 from toolsearch.models.openai_responses_output import (
     ITEMS_METADATA_KEY,
     PROVIDER,
@@ -81,6 +81,7 @@ __all__ = [
     "ResponsesToolSearch",
     "openai_responses_request_body",
     "response_from_responses",
+    "responses_tools",
 ]
 
 _log = logging.getLogger(__name__)
@@ -307,6 +308,14 @@ def openai_responses_request_body(
         body["max_output_tokens"] = options.max_tokens
     body.update(body_extra(options))
     return body
+
+
+def responses_tools(
+    tools: Sequence[ToolDefinition], names: WireNames | None = None
+) -> list[dict[str, Any]]:
+    """Tool definitions as the Responses API's ``{"type": "function", "name": ...}``
+    entries, named by ``names`` when given (a bare list: what a loop of your own sends)."""
+    return [{"type": "function", **tool["function"]} for tool in openai_tools(tools, names)]
 
 
 def _function(

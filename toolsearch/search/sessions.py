@@ -24,7 +24,7 @@ on one session:
   that provider accepts, stable for the whole tool set, and speaks those names in search
   results, tool lists and call checks (:meth:`SearchRun.wire`, :meth:`SearchRun.real`);
 * the **undiscovered-call policy** (:meth:`SearchRun.check_call`);
-* **spans and metrics** (``tool_search {index}``), **listeners** and the **search log**.
+* **spans and metrics** (``retrieval {index}``), **listeners** and the **search log**.
 
 Data flows one way: a front door calls the run; the run calls the registry, the index,
 the telemetry hooks and the sinks; nothing calls back up into the front door.
@@ -48,16 +48,10 @@ from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools, LoadedTracker
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.run import (
-    CallDecision,
-    SearchResult,
-    SearchRun,
-    SessionRef,
-    resolve_session,
-    run_in_thread,
-)
+from toolsearch.search.run import CallDecision, SearchResult, SearchRun
 from toolsearch.search.search_log import LoggedCalls, LoggedSearch, SearchLog
 from toolsearch.search.search_tool import search_tool_definition
+from toolsearch.search.session_ref import SessionRef, resolve_session, run_in_thread
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tokens import TokenCounter
@@ -253,9 +247,10 @@ class ToolSearchSessions:
     ) -> SearchRun:
         """:meth:`open` on a worker thread: indexing a new tool set (embedding it, for a
         vector index) never blocks the event loop."""
-        return await run_in_thread(
+        run: SearchRun = await run_in_thread(
             self.open, session, tools=tools, pinned=pinned, provider=provider
         )
+        return run
 
     def discovered(self, session_id: str) -> list[str]:
         """The tools a session discovered so far, in discovery order (from the store)."""

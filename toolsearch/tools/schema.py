@@ -257,7 +257,7 @@ class SignatureBinder:
             required = list(schema.get("required", []))
             schema["required"] = required + [n for n in force_required if n not in required]
         schema.setdefault("properties", {})
-        self._schema = schema
+        self._schema: dict[str, Any] = schema
 
     @property
     def schema(self) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch._quiet import quiet_model_loading
+from toolsearch.indexes.kinds import embedding_kind_names, kind_names
+from toolsearch.models.providers import provider_names
 from toolsearch_bench.cli_runs import live_model_factory, record_log, run_live_command, run_replay
 from toolsearch_bench.cli_support import (
     command_line,
@@ -44,8 +46,10 @@ def bench_app() -> Any:
             ["bm25", "regex", "hybrid"],
             "--index",
             "-i",
-            help="regex, bm25, vector, hybrid; vector:EMBEDDER or hybrid:EMBEDDER for "
-            "another embedder (static, tuned, a model folder); repeatable",
+            help=f"{', '.join(kind_names())}; "
+            f"{' or '.join(f'{name}:EMBEDDER' for name in embedding_kind_names())} for "
+            "another embedder (static, tuned, a model folder); milvus reads MILVUS_URI; "
+            "repeatable",
         ),
         peers: bool = typer.Option(True, help="also measure the ported peer methods"),
         runs: int = typer.Option(5, min=1, help="repetitions of the latency measurement"),
@@ -88,9 +92,8 @@ def bench_app() -> Any:
         live: str | None = typer.Option(
             None,
             "--live",
-            help="a real model instead of the simulated agent: PROVIDER:MODEL "
-            "(openai:gpt-4o-mini, openai-responses:..., anthropic:..., gemini:...); needs "
-            "its API key",
+            help="a real model instead of the simulated agent: PROVIDER:MODEL, PROVIDER one "
+            f"of {', '.join(provider_names())} (openai:gpt-4o-mini...); needs its API key",
         ),
         base_url: str | None = typer.Option(
             None, "--base-url", help="live mode: the provider's endpoint (a compatible server)"

@@ -35,8 +35,9 @@ def index_factory(name: str) -> Callable[[], ToolIndex]:
     """The factory behind an index or peer name (``"bm25"``, ``"peer: token overlap"``...),
     without building anything; ``ValueError`` for an unknown name.
 
-    ``vector`` and ``hybrid`` take an embedder after a colon, in the names
-    :func:`toolsearch.indexes.load_embedder` knows: ``hybrid:tuned``,
-    ``vector:static``, ``hybrid:/path/to/model``. Without one they use the packaged MiniLM.
+    The kinds are those of :data:`toolsearch.indexes.kinds.KINDS`; those that take an
+    embedder take it after a colon, in the names :func:`toolsearch.indexes.load_embedder`
+    knows: ``hybrid:tuned``, ``vector:static``, ``hybrid:/path/to/model``. Without one they
+    use the packaged MiniLM. ``milvus`` reads its server's URI from ``MILVUS_URI``.
     """
     return _spec_factory(name, extra=peer_factories())

@@ -39,6 +39,8 @@ from toolsearch.errors import (
     ProviderAuthenticationError,
     ToolsearchError,
 )
+from toolsearch.models.providers import PROVIDERS as PROVIDER_TABLE
+from toolsearch.models.providers import ProviderRow
 from toolsearch.tools.context import ToolContext
 from toolsearch.tools.definition import ToolDefinition, ToolMetadata
 from toolsearch_bench.data import Catalog, Query, QuerySet
@@ -79,36 +81,26 @@ class _Provider:
     """``ChatOptions.extra`` of every live request (live requests always carry tools)."""
 
 
-PROVIDERS: Mapping[str, _Provider] = {
+_REQUEST_EXTRA: Mapping[str, Mapping[str, Any]] = {
     # tool_choice "auto" is OpenAI's default whenever tools are sent; sent explicitly because
     # compatible servers may default otherwise: llama-cpp-python's chatml-function-calling
     # handler treats a missing tool_choice as "none" and never shows the model the tools
-    "openai": _Provider(
-        "toolsearch.models.openai",
-        "OpenAIChatModel",
-        ("OPENAI_API_KEY",),
-        "openai",
-        {"tool_choice": "auto"},
-    ),
-    "openai-responses": _Provider(
-        "toolsearch.models.openai_responses",
-        "OpenAIResponsesChatModel",
-        ("OPENAI_API_KEY",),
-        "openai",
-        {"tool_choice": "auto"},
-    ),
-    "anthropic": _Provider(
-        "toolsearch.models.anthropic", "AnthropicChatModel", ("ANTHROPIC_API_KEY",), "anthropic"
-    ),
-    "gemini": _Provider(
-        "toolsearch.models.gemini",
-        "GeminiChatModel",
-        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-        "gemini",
-    ),
+    "openai": {"tool_choice": "auto"},
+    "openai-responses": {"tool_choice": "auto"},
 }
-"""Providers live mode knows: adapter module and class, API-key variables, extra, and the
-``ChatOptions.extra`` its requests carry."""
+
+
+def _live(row: ProviderRow) -> _Provider:
+    module, _, cls = row.adapter.partition(":")
+    return _Provider(
+        module, cls, row.api_key_variables, row.extra, _REQUEST_EXTRA.get(row.name, {})
+    )
+
+
+PROVIDERS: Mapping[str, _Provider] = {row.name: _live(row) for row in PROVIDER_TABLE}
+"""Providers live mode knows (every row of :data:`toolsearch.models.providers.PROVIDERS`):
+adapter module and class, API-key variables, extra, and the ``ChatOptions.extra`` its
+requests carry."""
 
 
 def parse_live_spec(spec: str) -> tuple[str, str]:
@@ -163,7 +155,8 @@ def provider_model_factory(
         settings["base_url"] = base_url
 
     def factory() -> ChatModel:
-        return cls(model, **settings)
+        built: ChatModel = cls(model, **settings)
+        return built
 
     factory.__name__ = f"{provider}:{model}"
     return factory
