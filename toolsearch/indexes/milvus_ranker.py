@@ -32,6 +32,7 @@ from toolsearch.indexes.milvus_writes import (
     Progress,
     RefusedTool,
     UpsertReport,
+    embed_rows,
     not_loaded,
     refusal,
     server_down,
@@ -230,7 +231,7 @@ class MilvusRanker:
         prepared = [prepare_tool(t) for t in missing]
         vectors: Sequence[Any] = [None] * len(missing)
         if settings.has_vectors:
-            vectors = _embed(self.embedder, missing, prepared)
+            vectors = embed_rows(self.embedder, missing, prepared)
         rows = [
             tool_row(tool, text, vector, catalog=self.catalog, params=settings.bm25)
             for tool, text, vector in zip(missing, prepared, vectors, strict=True)
@@ -587,18 +588,6 @@ def _check_fusion(fusion: FusionParams) -> None:
             raise ValueError("Milvus's RRF ranker has no weights: use equal weights or 'convex'")
         if fusion.rrf_k != int(fusion.rrf_k) or not 0 < fusion.rrf_k < MAX_TOP_K:
             raise ValueError("Milvus's RRF ranker takes a whole rrf_k between 1 and 16383")
-
-
-def _embed(embedder: Embedder, tools: list[ToolDefinition], prepared: list[Any]) -> Any:
-    """The tools' vectors, through the process's embedding cache (by fingerprint, shared with
-    ``VectorToolIndex``) when their names are unique, as a session's and a catalog's are."""
-    if len({t.name for t in tools}) == len(tools):
-        from toolsearch.indexes.vector import embed_tools
-
-        return embed_tools(embedder, SessionTools.of(tools))
-    from toolsearch.indexes.views import embed_views
-
-    return embed_views(embedder, [p.embedding_views for p in prepared])
 
 
 def _entity(hit: Any) -> dict[str, Any]:

@@ -6,12 +6,25 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from toolsearch.errors import IndexUnavailableError
 from toolsearch.indexes.milvus_client import is_transient
+from toolsearch.indexes.session import SessionTools
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["Progress", "RefusedTool", "UpsertReport", "not_loaded", "refusal", "server_down"]
+if TYPE_CHECKING:
+    from toolsearch.indexes.embedders import Embedder
+
+__all__ = [
+    "Progress",
+    "RefusedTool",
+    "UpsertReport",
+    "embed_rows",
+    "not_loaded",
+    "refusal",
+    "server_down",
+]
 
 _LOG = logging.getLogger("toolsearch.indexes.milvus_ranker")
 
@@ -63,3 +76,15 @@ def refusal(tool: ToolDefinition, error: IndexUnavailableError) -> RefusedTool:
     reason = str(error).split(": ", 1)[-1]
     _LOG.warning("Milvus refused to store tool %r (%s); sessions search without it", name, reason)
     return RefusedTool(name, tool.fingerprint, reason)
+
+
+def embed_rows(embedder: Embedder, tools: list[ToolDefinition], prepared: list[Any]) -> Any:
+    """The tools' vectors, through the process's embedding cache (by fingerprint, shared with
+    ``VectorToolIndex``) when their names are unique, as a session's and a catalog's are."""
+    if len({t.name for t in tools}) == len(tools):
+        from toolsearch.indexes.vector import embed_tools
+
+        return embed_tools(embedder, SessionTools.of(tools))
+    from toolsearch.indexes.views import embed_views
+
+    return embed_views(embedder, [p.embedding_views for p in prepared])
