@@ -1,4 +1,4 @@
-"""The names promised by the design's API contract import and have the promised shapes."""
+"""The public API's names import and keep their documented shapes (messages, tools, contexts)."""
 
 import subprocess
 import sys
