@@ -67,6 +67,7 @@ __all__ = [
     "Source",
     "apibank_set",
     "gorilla_set",
+    "gorilla_train_set",
     "jsonl",
     "open_snapshot",
     "restbench_set",
@@ -563,6 +564,45 @@ def gorilla_set(
     )
 
 
+_TRAIN_INSTRUCTION = re.compile(r"'Instruction':\s*(.*?),\s*'Output':", re.S)
+
+
+def _gorilla_train_code(code: str) -> str:
+    """A train row's ``code`` in the eval split's ``###Instruction: ... ###Output`` form.
+
+    The train splits hold ``{'Instruction': <text>, 'Output': {...}}`` (a Python repr, the
+    text unquoted, sometimes wrapped in double quotes); a row already in the eval form, or
+    one the pattern misses, is left as it is."""
+    if re.search(r"###\s*Instruction:", code):
+        return code
+    match = _TRAIN_INSTRUCTION.search(code)
+    if match is None:
+        return code
+    text = match.group(1).strip()
+    if len(text) > 1 and text[0] == text[-1] == '"':
+        text = text[1:-1].strip()
+    return f"###Instruction: {text}\n###Output: {code[match.end() :]}"
+
+
+def gorilla_train_set(
+    hub: str, api_rows: Sequence[Mapping[str, Any]], train_rows: Sequence[Mapping[str, Any]]
+) -> Loaded:
+    """An APIBench hub's *train* split as requests over the same catalog as
+    :func:`gorilla_set` (its API rows): each row's instruction brought to the eval form
+    and read by :func:`gorilla_set`'s parser, so only rows whose gold tool is in the
+    catalog are kept. Ids are ``<set>_train_<row>``, the order the file's."""
+    normalised = [
+        {**row, "code": _gorilla_train_code(str(row.get("code") or ""))} for row in train_rows
+    ]
+    name, catalog, queries = gorilla_set(hub, api_rows, normalised)
+    prefix = f"{name}_"
+    renamed = tuple(
+        Query(f"{name}_train_{q.id[len(prefix) :]}", q.text, q.gold, q.metadata) for q in queries
+    )
+    notes = {"train_rows": len(train_rows), **dict(queries.notes)}
+    return name, catalog, QuerySet(f"{name} (train)", renamed, notes)
+
+
 # --------------------------------------------------------------------------- RestBench
 
 
@@ -704,6 +744,17 @@ def load_gorilla(hub: str, mirror: str | Path | None = None) -> Loaded:
     )
 
 
+def load_gorilla_train(hub: str, mirror: str | Path | None = None) -> Loaded:
+    """:func:`gorilla_train_set` over ``data/apibench/<hub>_train.json`` (development data:
+    the train splits are never reported sets)."""
+    snap = open_snapshot(SOURCES["gorilla"], mirror)
+    return gorilla_train_set(
+        hub,
+        jsonl(snap.read(f"data/api/{hub}_api.jsonl")),
+        jsonl(snap.read(f"data/apibench/{_GORILLA_EVAL[hub]}_train.json")),
+    )
+
+
 def load_restbench(which: str, mirror: str | Path | None = None) -> Loaded:
     snap = open_snapshot(SOURCES["restbench"], mirror)
     return restbench_set(
@@ -732,6 +783,12 @@ LOADERS: dict[str, Callable[..., Loaded]] = {
     "seal-tools": load_seal,
 }
 """Set name -> loader (``mirror`` optional); each raises :class:`SnapshotMissing`."""
+
+TRAIN_LOADERS: dict[str, Callable[..., Loaded]] = {
+    GORILLA_HUBS[hub]: (lambda mirror=None, hub=hub: load_gorilla_train(hub, mirror))
+    for hub in GORILLA_HUBS
+}
+"""Gorilla set name -> the loader of its train split's requests (:func:`load_gorilla_train`)."""
 
 SET_SOURCES: dict[str, Source] = {
     "toolalpaca": SOURCES["toolalpaca"],

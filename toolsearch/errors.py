@@ -64,6 +64,7 @@ third-party callback that raises anything else is treated as a ``ToolExecutionEr
 from __future__ import annotations
 
 __all__ = [
+    "UsageMemoryError",
     "AdvisorChainError",
     "CatalogError",
     "CatalogIndexError",
@@ -370,3 +371,9 @@ class MissingExtraError(ToolsearchError, ImportError):
             f"{feature} needs the optional package {package!r}; "
             f"install it with: pip install 'toolsearch[{extra}]'"
         )
+
+
+class UsageMemoryError(ToolsearchError, ValueError):
+    """A usage memory file (:class:`~toolsearch.indexes.usage.UsageMemory`) that cannot be
+    read: not JSON, not a usage memory, a newer version, or malformed; the message names
+    the file."""

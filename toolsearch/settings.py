@@ -88,6 +88,14 @@ class ToolSearchSettings(ToolSearchOptions):
     (:class:`~toolsearch.search.search_log.JsonlSearchLog`), for ``toolsearch bench
     --replay`` and ``toolsearch embedder finetune --search-log``. It holds the search
     queries, which are user content. Off by default."""
+    usage_memory: Path | None = None
+    """Learning from use (docs/learning-from-use.md): a JSON file where the index keeps, per
+    tool, the requests that led to a successful call of it, and ranks by them beside its own
+    ranking (:class:`~toolsearch.indexes.learned.LearnedToolIndex`). It stores user request
+    text. Off by default."""
+    usage_memory_autosave_every: int | None = Field(default=50, ge=1)
+    """Save the usage memory after this many learned requests (``None``: only on
+    ``save()``)."""
 
     @property
     def options(self) -> ToolSearchOptions:
@@ -153,13 +161,24 @@ def load_settings(**overrides: Any) -> Settings:
 def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAdvisor:
     """A ``ToolSearchToolCallingAdvisor`` configured by ``settings`` (every option field goes
     through ``settings.options``; the index and the eviction are built from the rest)."""
-    search_log = None
+    search_log: Any = None
     if settings.search_log is not None:
         from toolsearch.search.search_log import JsonlSearchLog
 
         search_log = JsonlSearchLog(settings.search_log)
+    index = _index(settings)
+    if settings.usage_memory is not None:  # the memory learns as a search log, and ranks
+        from toolsearch.indexes.learned import LearnedToolIndex
+        from toolsearch.indexes.usage import UsageMemory
+        from toolsearch.search.search_log import TeeSearchLog
+
+        memory = UsageMemory(
+            settings.usage_memory, autosave_every=settings.usage_memory_autosave_every
+        )
+        index = LearnedToolIndex(index, memory=memory)
+        search_log = memory if search_log is None else TeeSearchLog(search_log, memory)
     return ToolSearchToolCallingAdvisor(
-        tool_index=_index(settings),
+        tool_index=index,
         eviction_strategy=_eviction(settings),
         options=settings.options,
         search_log=search_log,

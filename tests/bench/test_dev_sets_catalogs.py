@@ -300,6 +300,36 @@ def test_gorilla_torchhub_names_from_repo_and_model():
     assert queries.queries[0].gold == ("NVIDIA_DeepLearningExamples_nvidia_resnet50",)
 
 
+def _train_row(instruction: str, data: dict) -> dict:
+    output = {"domain": "x", "api_call": data["api_call"], "explanation": "e, with 'quotes'"}
+    code = repr({"Instruction": "@@", "Output": output}).replace("'@@'", instruction)
+    return {"code": code, "api_call": data["api_call"], "provider": "x", "api_data": data}
+
+
+def test_gorilla_train_split_reads_the_repr_form_over_the_eval_catalog():
+    rows = [
+        _hub_row("a", "torch.hub.load(repo_or_dir='pytorch/vision', model='resnet50')", []),
+        _hub_row("b", "torch.hub.load(repo_or_dir='pytorch/vision', model='vgg16')", []),
+    ]
+    train = [
+        _train_row("Classify my photos, fast.", rows[1]),
+        _train_row('"Find a model for images."', rows[0]),
+        _train_row("A model not in the catalog.", _hub_row("c", "torch.hub.load('x/y')", [])),
+        _eval_row("Already in the eval form.", rows[0]),
+    ]
+    name, catalog, queries = dev_catalogs.gorilla_train_set("torchhub", rows, train)
+    _, eval_catalog, _ = dev_catalogs.gorilla_set("torchhub", rows, [])
+    assert name == "gorilla-torch"
+    assert catalog.tools == eval_catalog.tools
+    assert [(q.id, q.text, q.gold) for q in queries] == [
+        ("gorilla-torch_train_0", "Classify my photos, fast.", ("pytorch_vision_vgg16",)),
+        ("gorilla-torch_train_1", "Find a model for images.", ("pytorch_vision_resnet50",)),
+        ("gorilla-torch_train_3", "Already in the eval form.", ("pytorch_vision_resnet50",)),
+    ]
+    assert queries.notes["train_rows"] == 4
+    assert queries.notes["queries_without_gold"] == 1
+
+
 # --------------------------------------------------------------------------- RestBench
 
 

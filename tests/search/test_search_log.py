@@ -32,7 +32,7 @@ from toolsearch.search import (
     SearchLog,
     read_search_log,
 )
-from toolsearch.search.search_log import parse_part, session_part
+from toolsearch.search.search_log_reader import parse_part, session_part
 from toolsearch.telemetry import hash_session_id
 
 SEARCH = "toolSearchTool"
@@ -354,3 +354,25 @@ def test_a_huge_query_is_logged_as_far_as_the_index_reads_it(tmp_path):
     [search] = [line for line in lines(path) if line["type"] == "search"]
     assert len(search["query"]) == MAX_QUERY_LENGTH
     assert path.stat().st_size < 200_000
+
+
+def test_the_usage_memory_setting_learns_from_a_real_turn_and_saves(tmp_path, monkeypatch):
+    """``TOOLSEARCH_TOOL_SEARCH__USAGE_MEMORY``: the configured advisor ranks through a
+    learned index and feeds the memory beside the JSONL log; a successful call is learned."""
+    from toolsearch.indexes.learned import LearnedToolIndex
+    from toolsearch.indexes.usage import UsageMemory
+    from toolsearch.search.search_log import TeeSearchLog
+    from toolsearch.settings import load_settings, tool_search_advisor
+
+    memory_file = tmp_path / "usage.json"
+    monkeypatch.setenv("TOOLSEARCH_TOOL_SEARCH__INDEX_TYPE", "regex")
+    monkeypatch.setenv("TOOLSEARCH_TOOL_SEARCH__SEARCH_LOG", str(tmp_path / "log.jsonl"))
+    monkeypatch.setenv("TOOLSEARCH_TOOL_SEARCH__USAGE_MEMORY", str(memory_file))
+    monkeypatch.setenv("TOOLSEARCH_TOOL_SEARCH__USAGE_MEMORY_AUTOSAVE_EVERY", "1")
+    advisor = tool_search_advisor(load_settings().tool_search)
+    assert isinstance(advisor.tool_index, LearnedToolIndex)
+    assert isinstance(advisor.search_log, TeeSearchLog)
+    run(advisor, [("search", "weather"), ("call", "get_forecast")])
+    learned = UsageMemory.load(memory_file)
+    [tool_set] = learned.tool_sets()
+    assert [r.text for r in learned.requests(tool_set, "get_forecast")] == ["weather"]

@@ -70,6 +70,8 @@ SETTINGS_ONLY = {
     "reranker",
     "uri",
     "collection",
+    "usage_memory",
+    "usage_memory_autosave_every",
 }
 
 

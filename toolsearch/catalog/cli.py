@@ -408,6 +408,9 @@ def index_app() -> Any:
         table.add_row("checksums", "verified (sha256)" if verify else "sizes checked")
         Console().print(table)  # the terminal's width: the values wrap
 
+    from toolsearch.catalog.learn_cli import learn_command
+
+    app.command("learn")(learn_command)
     return app
 
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from toolsearch.indexes.embedding_cache import EmbeddingCache
     from toolsearch.indexes.hybrid import HybridRanker, HybridToolIndex
+    from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex
     from toolsearch.indexes.milvus import MilvusRanker, MilvusToolIndex
     from toolsearch.indexes.onnx_embedder import OnnxEmbedder
     from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         resolve_embedder,
     )
     from toolsearch.indexes.text import PreparedTool, prepare_tool, split_name
+    from toolsearch.indexes.usage import UsageMemory, UsageParams
     from toolsearch.indexes.vector import VectorRanker, VectorToolIndex
 
 _LOCATIONS = {
@@ -81,6 +83,10 @@ _LOCATIONS = {
     "resolve_embedder": "specs",
     "HybridRanker": "hybrid",
     "HybridToolIndex": "hybrid",
+    "LearnedParams": "learned",
+    "LearnedToolIndex": "learned",
+    "UsageMemory": "usage",
+    "UsageParams": "usage",
     "MilvusRanker": "milvus",
     "MilvusToolIndex": "milvus",
     "RegexRanker": "regex",
@@ -112,6 +118,8 @@ __all__ = [
     "HashingEmbedder",
     "HybridRanker",
     "HybridToolIndex",
+    "LearnedParams",
+    "LearnedToolIndex",
     "MilvusRanker",
     "MilvusToolIndex",
     "OnnxEmbedder",
@@ -130,6 +138,8 @@ __all__ = [
     "SessionRanker",
     "SessionTools",
     "StaticEmbedder",
+    "UsageMemory",
+    "UsageParams",
     "VectorParams",
     "VectorRanker",
     "VectorToolIndex",

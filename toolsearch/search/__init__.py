@@ -15,15 +15,8 @@ from toolsearch.search.eviction import (
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.redis_store import RedisSessionStore
 from toolsearch.search.registry import SessionRegistry, SessionState
-from toolsearch.search.search_log import (
-    JsonlSearchLog,
-    LabeledSearch,
-    LoggedCalls,
-    LoggedSearch,
-    SearchLog,
-    SearchLogContents,
-    read_search_log,
-)
+from toolsearch.search.search_log import JsonlSearchLog, LoggedCalls, LoggedSearch, SearchLog
+from toolsearch.search.search_log_reader import LabeledSearch, SearchLogContents, read_search_log
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
 from toolsearch.search.sessions import (
     CallDecision,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Unpack
 
 from pydantic import ValidationError
@@ -47,6 +47,7 @@ from toolsearch.search.options import (
     UnloadMoment,
     options_error,
 )
+from toolsearch.search.outcomes import TurnOutcomes
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import ToolSearchTool
@@ -102,10 +103,19 @@ class _SearchLoop:
 
 @dataclass(frozen=True)
 class _Plan:
-    """Which calls of a turn the manager runs, and what the advisor answers itself."""
+    """Which calls of a turn the manager runs, and what the advisor answers itself; with a
+    search log, the called names and whether each succeeded (reported once they ran)."""
 
     delegated: list[int]
     answers: dict[int, str]
+    called: list[str] = field(default_factory=list)
+    outcomes: TurnOutcomes | None = None
+
+    def report(self, run: SearchRun) -> None:
+        """The turn's calls with their outcomes, to the search log (after they ran)."""
+        if self.outcomes is not None and self.called:
+            ok = [self.outcomes.succeeded(run.real(name)) for name in self.called]
+            run.record_outcomes(self.called, ok, self.outcomes.started)
 
 
 class ToolSearchAdvisorKwargs(ToolSearchOptionsDict, total=False):
@@ -415,13 +425,16 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         if request.context[_STATE_KEY].search_tool is None:
             return super().do_execute_tool_calls(request, response, prior_call_counts)
         loop, plan, prompt, delegated = self._plan_turn(request, response)
-        result = (
-            self.tool_calling_manager.execute_tool_calls(
-                prompt, delegated, prior_call_counts=prior_call_counts
+        try:
+            result = (
+                self.tool_calling_manager.execute_tool_calls(
+                    prompt, delegated, prior_call_counts=prior_call_counts
+                )
+                if delegated is not None
+                else None
             )
-            if delegated is not None
-            else None
-        )
+        finally:
+            plan.report(loop.run)
         return self._merge_turn(loop, request, response, plan, result, prior_call_counts)
 
     async def ado_execute_tool_calls(
@@ -433,13 +446,16 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         if request.context[_STATE_KEY].search_tool is None:
             return await super().ado_execute_tool_calls(request, response, prior_call_counts)
         loop, plan, prompt, delegated = self._plan_turn(request, response)
-        result = (
-            await self.tool_calling_manager.aexecute_tool_calls(
-                prompt, delegated, prior_call_counts=prior_call_counts
+        try:
+            result = (
+                await self.tool_calling_manager.aexecute_tool_calls(
+                    prompt, delegated, prior_call_counts=prior_call_counts
+                )
+                if delegated is not None
+                else None
             )
-            if delegated is not None
-            else None
-        )
+        finally:
+            plan.report(loop.run)
         return self._merge_turn(loop, request, response, plan, result, prior_call_counts)
 
     # -- internals ------------------------------------------------------------------------
@@ -500,21 +516,29 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             else:
                 answers[i] = decision.message or ""
         calls = [through.get(i, message.tool_calls[i]) for i in delegated]
-        run.record_calls([call.name for call in calls])
+        called = [call.name for call in calls]
+        # with a search log, the calls are logged once they ran, each with its outcome
+        outcomes = TurnOutcomes() if self.search_log is not None else None
+        run.record_calls(called, defer_log=outcomes is not None)
         run.begin_turn(searching=any(call.name == self.search_tool_name for call in calls))
+        registered = loop.registered.values()
         options = request.prompt.options.replace(
-            tool_callbacks=[loop.search_tool, *loop.registered.values()]
+            tool_callbacks=[
+                loop.search_tool,
+                *(registered if outcomes is None else map(outcomes.watch, registered)),
+            ]
         )
         prompt = request.prompt.with_options(options)
+        plan = _Plan(delegated, answers, called, outcomes)
         if not delegated:
-            return loop, _Plan(delegated, answers), prompt, None
+            return loop, plan, prompt, None
         subset = ChatResponse(
             message.model_copy(update={"tool_calls": tuple(calls)}),
             response.chat_response.finish_reason,
             response.chat_response.usage,
             response.chat_response.metadata,
         )
-        return loop, _Plan(delegated, answers), prompt, subset
+        return loop, plan, prompt, subset
 
     def _merge_turn(
         self,

@@ -118,7 +118,14 @@ class RunOwner(Protocol):
         self, event: ToolSearchEvent, run: SearchRun, loaded: Sequence[str]
     ) -> None: ...
 
-    def report_calls(self, run: SearchRun, names: Sequence[str]) -> None: ...
+    def report_calls(
+        self,
+        run: SearchRun,
+        names: Sequence[str],
+        *,
+        ok: Sequence[bool] | None = None,
+        started: float | None = None,
+    ) -> None: ...
 
     def report_loaded(self, run: SearchRun, names: Sequence[str]) -> LoadedTools: ...
 
@@ -528,13 +535,25 @@ class SearchRun:
             "need to find the available tools."
         )
 
-    def record_calls(self, names: Sequence[str]) -> None:
+    def record_calls(self, names: Sequence[str], *, defer_log: bool = False) -> None:
         """The tools the model called on one turn (the search tool left out): the search
-        log's labels."""
+        log's labels. ``defer_log``: the caller reports them to the search log itself, with
+        their outcomes, once they ran (:meth:`record_outcomes`)."""
         called = [n for n in names if n != self.sessions.search_tool_name]
         if called and self._unloading:
             self.sessions.registry.mark_used(self.session_id, called)
-        self.sessions.report_calls(self, called)
+        if not defer_log:
+            self.sessions.report_calls(self, called)
+
+    def record_outcomes(self, names: Sequence[str], ok: Sequence[bool], started: float) -> None:
+        """The search log's record of one turn's calls, written once they ran: ``ok`` says,
+        per name, whether its call succeeded; ``started`` is when the turn's calls were
+        planned (searches that began later, in the same turn, did not lead to them)."""
+        search_tool = self.sessions.search_tool_name
+        pairs = [(n, bool(flag)) for n, flag in zip(names, ok, strict=True) if n != search_tool]
+        self.sessions.report_calls(
+            self, [n for n, _ in pairs], ok=[flag for _, flag in pairs], started=started
+        )
 
     # -- life -------------------------------------------------------------------------------
 

@@ -17,7 +17,14 @@ kept when you pass a path, and it should be stored like any other user data.
 
 Other sinks (a database, a queue) implement the two methods of :class:`SearchLog`;
 :meth:`LoggedSearch.to_record` and :meth:`LoggedCalls.to_record` give the JSON objects
-the file holds.
+the file holds (``from_record`` reads them back; :func:`iter_search_log` replays a file as
+those objects, in order). :class:`TeeSearchLog` hands every record to several sinks (a
+file and a :class:`~toolsearch.indexes.usage.UsageMemory`, say).
+
+Whether a called tool *succeeded* (ran and returned, rather than raising or being refused)
+is recorded since the tool-search advisor writes a turn's calls after they ran: the
+``calls`` record's ``ok`` list, one flag per name. Lines without it (older logs, front
+doors that record a call before it runs) read as "not recorded" (``ok`` is ``None``).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -40,13 +47,10 @@ from toolsearch.tools.definition import ToolDefinition
 __all__ = [
     "SEARCH_LOG_VERSION",
     "JsonlSearchLog",
-    "LabeledSearch",
     "LoggedCalls",
     "LoggedSearch",
     "SearchLog",
-    "SearchLogContents",
-    "read_search_log",
-    "session_part",
+    "TeeSearchLog",
 ]
 
 _log = logging.getLogger(__name__)
@@ -140,22 +144,78 @@ class LoggedSearch:
             record["error"] = self.error
         return record
 
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> LoggedSearch:
+        """The search a ``search`` record holds (:meth:`to_record`'s inverse, without the
+        tool definitions); ``KeyError`` / ``TypeError`` / ``ValueError`` for a malformed
+        one."""
+        return cls(
+            time=float(record.get("time", 0.0)),
+            session=str(record["session"]),
+            tool_set=str(record["tool_set"]),
+            query=str(record["query"]),
+            index=str(record.get("index", "")),
+            search_type=str(record.get("search_type", "")),
+            limit=int(record.get("limit") or 0),
+            hits=tuple(
+                (str(h["name"]), None if h.get("score") is None else float(h["score"]))
+                for h in record["hits"]
+            ),
+            total_matches=int(record.get("total_matches") or 0),
+            loaded=tuple(str(n) for n in record.get("loaded") or ()),
+            visible_tools=record.get("visible_tools"),
+            duration_ms=float(record.get("duration_ms") or 0.0),
+            error=record.get("error") or None,
+        )
+
 
 @dataclass(frozen=True)
 class LoggedCalls:
-    """The tools the model called on one turn of a session (the search tool left out)."""
+    """The tools the model called on one turn of a session (the search tool left out).
+
+    ``ok``, one flag per name, says whether that call succeeded: its tool ran and returned
+    (a tool that raised, arguments that did not fit its schema, or a call refused by a
+    limit is ``False``). ``None``: not recorded (a log line written before outcomes were,
+    or a front door that records a call before it runs). A sink that learns from use
+    counts only ``True`` (:attr:`succeeded`).
+    """
 
     time: float
     session: str
     tool_set: str
     names: tuple[str, ...]
+    ok: tuple[bool, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.ok is not None and len(self.ok) != len(self.names):
+            raise ValueError(f"ok has {len(self.ok)} flags for {len(self.names)} names")
 
     @classmethod
-    def of(cls, session_id: str, index_key: str, names: Iterable[str], time: float) -> LoggedCalls:
-        return cls(time, hash_session_id(session_id), tool_set_digest(index_key), tuple(names))
+    def of(
+        cls,
+        session_id: str,
+        index_key: str,
+        names: Iterable[str],
+        time: float,
+        ok: Iterable[bool] | None = None,
+    ) -> LoggedCalls:
+        return cls(
+            time,
+            hash_session_id(session_id),
+            tool_set_digest(index_key),
+            tuple(names),
+            None if ok is None else tuple(bool(flag) for flag in ok),
+        )
+
+    @property
+    def succeeded(self) -> tuple[str, ...]:
+        """The names whose call is recorded as a success (none when ``ok`` is ``None``)."""
+        if self.ok is None:
+            return ()
+        return tuple(name for name, flag in zip(self.names, self.ok, strict=True) if flag)
 
     def to_record(self) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "v": SEARCH_LOG_VERSION,
             "type": "calls",
             "time": round(self.time, 6),
@@ -163,6 +223,27 @@ class LoggedCalls:
             "tool_set": self.tool_set,
             "names": list(self.names),
         }
+        if self.ok is not None:
+            record["ok"] = list(self.ok)
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> LoggedCalls:
+        """The calls a ``calls`` record holds (a line without ``ok``: ``ok=None``);
+        ``KeyError`` / ``TypeError`` / ``ValueError`` for a malformed one."""
+        names = tuple(str(name) for name in record["names"])
+        flags = record.get("ok")
+        if flags is not None and (
+            not isinstance(flags, list) or not all(isinstance(f, bool) for f in flags)
+        ):
+            raise ValueError("'ok' is not a list of booleans")
+        return cls(
+            float(record.get("time", 0.0)),
+            str(record["session"]),
+            str(record.get("tool_set", "")),
+            names,
+            None if flags is None else tuple(flags),
+        )
 
 
 @runtime_checkable
@@ -179,6 +260,34 @@ class SearchLog(Protocol):
 
     def record_calls(self, calls: LoggedCalls) -> None:
         """The tools the model called on one turn (those that ran)."""
+
+
+class TeeSearchLog:
+    """A :class:`SearchLog` that hands every record to each of ``logs``, in order.
+
+    One sink's exception is logged as a warning and does not keep the record from the
+    others (``JsonlSearchLog`` beside a learning sink: a full disk must not stop learning).
+    """
+
+    def __init__(self, *logs: SearchLog) -> None:
+        self.logs = tuple(logs)
+
+    def __repr__(self) -> str:
+        return f"TeeSearchLog({', '.join(repr(log) for log in self.logs)})"
+
+    def record_search(self, search: LoggedSearch) -> None:
+        for log in self.logs:
+            try:
+                log.record_search(search)
+            except Exception:
+                _log.warning("search log %r failed", log, exc_info=True)
+
+    def record_calls(self, calls: LoggedCalls) -> None:
+        for log in self.logs:
+            try:
+                log.record_calls(calls)
+            except Exception:
+                _log.warning("search log %r failed", log, exc_info=True)
 
 
 class _Writer:
@@ -247,7 +356,9 @@ class JsonlSearchLog:
       score, best first), ``total_matches``, ``loaded``, ``visible_tools``,
       ``duration_ms``, ``error`` (when the index refused the query);
     * ``calls``: ``time``, ``session``, ``tool_set``, ``names`` (the tools the model called
-      on one turn).
+      on one turn) and, from the tool-search advisor, ``ok`` (whether each call
+      succeeded; the line is then written once the calls ran, with the turn's start as
+      its ``time``).
 
     Nothing is ever rewritten: :func:`read_search_log` joins searches to calls. Writes are
     thread-safe, and logs of one path in one process share one file handle; each line is
@@ -313,191 +424,3 @@ def _tool_record(tool: ToolDefinition) -> dict[str, Any]:
 
 
 # -- reading ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LabeledSearch:
-    """A logged search with its labels: the hits the model then called in the session."""
-
-    session: str
-    tool_set: str
-    query: str
-    index: str
-    hits: tuple[str, ...]
-    loaded: tuple[str, ...]
-    called: tuple[str, ...]
-    """The labels, in the order the model called them (empty: none of the hits was called)."""
-    time: float
-    line: int
-
-
-@dataclass(frozen=True)
-class SearchLogContents:
-    """A search log, read and joined: every search with its labels, and the tool sets."""
-
-    searches: tuple[LabeledSearch, ...]
-    tool_sets: Mapping[str, tuple[ToolDefinition, ...]]
-    skipped: int = 0
-    """Searches left out: refused by the index (an error) or outside ``sessions``."""
-
-    @property
-    def labeled(self) -> list[LabeledSearch]:
-        """The searches with at least one label."""
-        return [s for s in self.searches if s.called]
-
-    @property
-    def sessions(self) -> list[str]:
-        return list(dict.fromkeys(s.session for s in self.searches))
-
-    def catalog_tools(self) -> list[ToolDefinition]:
-        """Every logged tool once by name (the latest tool set's definition wins)."""
-        tools: dict[str, ToolDefinition] = {}
-        for tool_set in self.tool_sets.values():
-            for tool in tool_set:
-                tools.pop(tool.name, None)
-                tools[tool.name] = tool
-        return list(tools.values())
-
-
-def session_part(session: str, part: tuple[int, int] | None) -> bool:
-    """Whether a (hashed) session falls in part ``k`` of ``n`` (``(k, n)``, 1-based):
-    a split by the hash, the same on every read. ``None``: every session."""
-    if part is None:
-        return True
-    k, n = part
-    try:
-        number = int(session[:16], 16)
-    except ValueError:
-        number = int(hash_session_id(session), 16)
-    return number % n == k - 1
-
-
-def parse_part(text: str) -> tuple[int, int]:
-    """``"1/2"`` -> ``(1, 2)``; ``ValueError`` for anything but ``K/N`` with 1 <= K <= N."""
-    try:
-        k_text, n_text = text.split("/")
-        k, n = int(k_text), int(n_text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not K/N (e.g. 1/2)") from None
-    if not 1 <= k <= n:
-        raise ValueError(f"{text!r}: K/N needs 1 <= K <= N")
-    return k, n
-
-
-_RECORD_START = '{"v":'
-
-
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The log's records with their line numbers. A line cut short by a crash (a record's
-    beginning that does not parse) is skipped with a warning, wherever it is: the writer
-    that appends next starts on a new line, and when an older writer joined its record to
-    the fragment, that record is read from where it starts. Any other line that is not
-    JSON raises ``ValueError`` naming it."""
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                if not text.endswith("\n"):  # a last line cut short by a crash: skipped
-                    _log.warning("%s:%d: an incomplete last line was skipped", path, number)
-                    continue
-                if not text.startswith(_RECORD_START):  # not ours cut short: malformed
-                    raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-                _log.warning("%s:%d: a line cut short by a crash was skipped", path, number)
-                record = _after_torn_fragment(text)
-                if record is None:
-                    continue
-            if not isinstance(record, dict) or "type" not in record:
-                raise ValueError(f"{path}:{number}: not a search-log line (no 'type')")
-            yield number, record
-
-
-def _after_torn_fragment(text: str) -> Any:
-    """The record that starts after a torn fragment on one line (``None``: none)."""
-    start = text.rfind(_RECORD_START)
-    if start <= 0:
-        return None
-    try:
-        return json.loads(text[start:])
-    except json.JSONDecodeError:
-        return None
-
-
-def read_search_log(
-    path: str | os.PathLike[str], *, sessions: tuple[int, int] | None = None
-) -> SearchLogContents:
-    """Read a :class:`JsonlSearchLog` file and join each search to the model's calls.
-
-    A call of tool ``T`` in a session labels the latest earlier search of that session
-    whose hits hold ``T`` (a tool the model called that no search returned labels
-    nothing). Lines are taken in file order, which is each session's order. ``sessions``
-    (``(k, n)``) keeps the sessions in part ``k`` of ``n`` (:func:`session_part`).
-    ``ValueError`` names the line of a malformed record.
-    """
-    source = Path(path)
-    searches: list[dict[str, Any]] = []
-    by_session: dict[str, list[int]] = {}
-    called: list[list[str]] = []
-    tool_sets: dict[str, tuple[ToolDefinition, ...]] = {}
-    skipped = 0
-    for number, record in _records(source):
-        kind = record["type"]
-        try:
-            if kind == "tools":
-                tool_sets[str(record["tool_set"])] = tuple(
-                    _tool_from(t, source, number) for t in record["tools"]
-                )
-            elif kind == "search":
-                session = str(record["session"])
-                if record.get("error") or not session_part(session, sessions):
-                    skipped += 1
-                    continue
-                hits = tuple(str(h["name"]) for h in record["hits"])
-                searches.append(
-                    {
-                        "session": session,
-                        "tool_set": str(record["tool_set"]),
-                        "query": str(record["query"]),
-                        "index": str(record.get("index", "")),
-                        "hits": hits,
-                        "loaded": tuple(str(n) for n in record.get("loaded") or ()),
-                        "time": float(record.get("time", 0.0)),
-                        "line": number,
-                    }
-                )
-                called.append([])
-                by_session.setdefault(session, []).append(len(searches) - 1)
-            elif kind == "calls":
-                earlier = by_session.get(str(record["session"]))
-                if not earlier:
-                    continue
-                for name in record["names"]:
-                    name = str(name)
-                    for i in reversed(earlier):
-                        if name in searches[i]["hits"]:
-                            if name not in called[i]:
-                                called[i].append(name)
-                            break
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, ValueError) and str(exc).startswith(str(source)):
-                raise
-            raise ValueError(f"{source}:{number}: a malformed {kind!r} line ({exc!r})") from None
-    return SearchLogContents(
-        tuple(LabeledSearch(**s, called=tuple(c)) for s, c in zip(searches, called, strict=True)),
-        tool_sets,
-        skipped,
-    )
-
-
-def _tool_from(record: Mapping[str, Any], path: Path, number: int) -> ToolDefinition:
-    try:
-        return ToolDefinition(
-            name=str(record["name"]),
-            description=str(record.get("description") or ""),
-            input_schema=record.get("input_schema") or {"type": "object", "properties": {}},
-            category=record.get("category"),
-        )
-    except Exception as exc:
-        raise ValueError(f"{path}:{number}: a tool that is not valid ({exc})") from None

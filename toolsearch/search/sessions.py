@@ -278,12 +278,22 @@ class ToolSearchSessions:
             except Exception:
                 _log.warning("tool-search listener %r failed", listener, exc_info=True)
 
-    def report_calls(self, run: SearchRun, names: Sequence[str]) -> None:
+    def report_calls(
+        self,
+        run: SearchRun,
+        names: Sequence[str],
+        *,
+        ok: Sequence[bool] | None = None,
+        started: float | None = None,
+    ) -> None:
+        """One turn's calls to the search log: ``ok`` says, per name, whether its call
+        succeeded (``None``: not known); ``started`` when the turn's calls were planned."""
         if self.search_log is None or not names or run.index_key is None:
             return
+        at = time.time() if started is None else started
         try:
             self.search_log.record_calls(
-                LoggedCalls.of(run.session_id, run.index_key, names, time.time())
+                LoggedCalls.of(run.session_id, run.index_key, names, at, ok=ok)
             )
         except Exception:
             _log.warning("search log %r failed", self.search_log, exc_info=True)

@@ -287,7 +287,7 @@ def tool_span(callback: ToolCallback, call: ToolCall) -> Any:
             "gen_ai.tool.description": definition.description or None,
             "gen_ai.tool.call.id": call.id or None,
             "gen_ai.tool.type": "function",
-            "toolsearch.tool.callback": type(callback).__name__,
+            "toolsearch.tool.callback": type(getattr(callback, "__wrapped__", callback)).__name__,
             "toolsearch.tool.return_direct": bool(callback.metadata.return_direct),
         }
 

@@ -64,7 +64,7 @@ def run_replay(
     from rich.table import Table
 
     from toolsearch.errors import MissingExtraError
-    from toolsearch.search.search_log import parse_part, read_search_log
+    from toolsearch.search.search_log_reader import parse_part, read_search_log
     from toolsearch_bench.data import Catalog
     from toolsearch_bench.progress import PhaseProgress
     from toolsearch_bench.replay import (

@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolsearch.search.search_log import SearchLog, SearchLogContents
+from toolsearch.search.search_log import SearchLog
+from toolsearch.search.search_log_reader import SearchLogContents
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
 from toolsearch.tools.definition import ToolDefinition
 from toolsearch_bench.agent import QueryPolicy, SimulatedAgent

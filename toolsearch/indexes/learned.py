@@ -1,0 +1,457 @@
+"""``LearnedToolIndex``: an index's ranking fused with the requests that led to each tool.
+
+Learning from use, without a training step or a new dependency: a
+:class:`~toolsearch.indexes.usage.UsageMemory` holds, per tool set and tool, the requests
+that were followed by a successful call of that tool. This wrapper answers with the inner
+index's ranking fused (reciprocal rank, ``Σ weight / (rrf_k + rank)`` as in the hybrid
+index, each learned hit's share scaled by how clearly it qualifies: :func:`fuse_learned`)
+with two rankings of what was learned:
+
+* a **nearest-neighbour vote**: the query's embedding against the stored requests'
+  embeddings (extra vector views of each tool); a tool scores its best decay-weighted
+  cosine among its requests, over the ``vote_k`` best-scoring requests whose cosine is at
+  least ``vote_min_cosine`` (a weak neighbour must not lift a tool);
+* a **BM25 field** over each tool's learned requests (the pure functions of
+  :mod:`toolsearch.indexes.bm25_scoring`, one document per tool, term frequencies
+  weighted by each request's decayed weight), hits below ``bm25_min_score`` left out.
+
+Why fuse rather than replace: the inner index still finds tools nobody has used yet and
+requests nobody has made; what use taught only moves tools it has evidence for. Why scale
+by confidence: by rank alone, a request that only just passes its floor pulls as hard as
+a near-duplicate of the query, and a catalog's sibling tools (``get user`` beside
+``delete user``) sit just above the floor; a decayed request pulls less too. Cold, with no
+learned request for the tool set (or none the query is near), the answer is exactly the
+inner index's ranking.
+
+The vote embeds with the inner index's embedder when it has one (a vector or hybrid
+index: stored requests and tools then share one space, and a repeated query costs a cache
+lookup), else with ``embedder`` (a spec or an object; the packaged MiniLM by default,
+loaded on the first warm search). What was learned is read from the memory at most every
+``refresh_seconds`` and whenever it changed; request embeddings are cached by text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict, Unpack
+
+from cachetools import LRUCache
+
+from toolsearch.indexes import bm25_scoring
+from toolsearch.indexes.embedders import Embedder
+from toolsearch.indexes.fusion import fuse
+from toolsearch.indexes.params import Bm25Params, FusionParams
+from toolsearch.indexes.ranker import Hit, Ranker, Ranking, SessionRanker, SessionTools
+from toolsearch.indexes.session import SessionIndex, as_ranker
+from toolsearch.indexes.usage import LearnedRequest, UsageMemory, UsageMemoryError, catalog_digest
+
+__all__ = [
+    "LearnedOptions",
+    "LearnedParams",
+    "LearnedRanker",
+    "LearnedToolIndex",
+    "fuse_learned",
+    "inner_embedder",
+]
+
+_log = logging.getLogger(__name__)
+
+REQUEST_EMBEDDINGS_CACHE_SIZE = 100_000
+"""Learned-request embeddings a ranker keeps (least recently used go first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedParams:
+    """How what use taught is ranked and fused; see :class:`LearnedToolIndex`.
+
+    Attributes:
+        inner_weight: Weight of the inner index's rank.
+        vote_weight: Weight of the nearest-neighbour vote's rank (0: no vote, no embedder).
+        bm25_weight: Weight of the learned-requests BM25 field's rank (0: none).
+        rrf_k: The rank-fusion constant (5, as in the hybrid index).
+        candidates: How deep each ranking goes into the fusion.
+        vote_k: How many stored requests (best decay-weighted cosine first) vote.
+        vote_min_cosine: A stored request votes only when its cosine reaches this.
+        bm25_min_score: The learned field's hits below this normalized score are dropped.
+        k1: BM25 term-frequency saturation of the learned field.
+        b: BM25 length normalization of the learned field.
+        refresh_seconds: Weights are re-read at most this often (and on every change).
+        confidence: Scale each learned hit's share by how far its score clears its floor
+            (:func:`fuse_learned`); ``False``: plain reciprocal rank.
+    """
+
+    inner_weight: float = 1.0
+    vote_weight: float = 0.5
+    bm25_weight: float = 4.0
+    rrf_k: float = 5.0
+    candidates: int = 20
+    vote_k: int = 10
+    vote_min_cosine: float = 0.4
+    bm25_min_score: float = 0.1
+    k1: float = 1.2
+    b: float = 0.75
+    refresh_seconds: float = 600.0
+    confidence: bool = True
+
+    def __post_init__(self) -> None:
+        weights = (self.inner_weight, self.vote_weight, self.bm25_weight)
+        if min(weights) < 0 or sum(weights) == 0:
+            raise ValueError("weights must be non-negative and not all zero")
+        if self.candidates < 1 or self.vote_k < 1 or self.rrf_k < 0:
+            raise ValueError("candidates and vote_k must be at least 1, rrf_k non-negative")
+        if not -1 <= self.vote_min_cosine < 1 or not 0 <= self.bm25_min_score < 1:
+            raise ValueError("vote_min_cosine is a cosine, bm25_min_score a score in [0, 1)")
+        if self.refresh_seconds < 0:
+            raise ValueError("refresh_seconds must be non-negative")
+        Bm25Params(k1=self.k1, b=self.b)  # the same checks as the BM25 index's
+
+
+def fuse_learned(
+    inner: Sequence[Hit],
+    learned: Sequence[tuple[Sequence[Hit], float, float]],
+    params: LearnedParams,
+) -> list[Hit]:
+    """The inner ranking fused with the learned ``(hits, weight, floor)`` rankings, best
+    first (ties: the lower position).
+
+    A tool gains ``inner_weight / (rrf_k + rank)`` from the inner ranking and, from each
+    learned ranking, ``weight · confidence / (rrf_k + rank)``, where the confidence is how
+    far the hit's score clears that ranking's floor, ``(score - floor) / (1 - floor)`` in
+    ``[0, 1]`` (a near-duplicate of a learned request counts fully, a request that only
+    just qualifies hardly at all). ``confidence=False``: plain reciprocal rank, the
+    hybrid's :func:`~toolsearch.indexes.fusion.fuse`."""
+    lists: list[tuple[Sequence[Hit], float]] = []
+    if params.inner_weight > 0:
+        lists.append((inner, params.inner_weight))
+    if not params.confidence:
+        lists.extend((hits, weight) for hits, weight, _ in learned)
+        return fuse(lists, FusionParams(rrf_k=params.rrf_k))
+    fused: dict[int, float] = {}
+    for rank, (position, _score) in enumerate(lists[0][0] if lists else (), start=1):
+        fused[position] = params.inner_weight / (params.rrf_k + rank)
+    for hits, weight, floor in learned:
+        for rank, (position, score) in enumerate(hits, start=1):
+            confidence = min(1.0, max(0.0, (score - floor) / (1.0 - floor)))
+            fused[position] = fused.get(position, 0.0) + weight * confidence / (params.rrf_k + rank)
+    return sorted(fused.items(), key=lambda hit: (-hit[1], hit[0]))
+
+
+class LearnedOptions(TypedDict, total=False):
+    """Keyword overrides of :class:`LearnedParams`."""
+
+    inner_weight: float
+    vote_weight: float
+    bm25_weight: float
+    rrf_k: float
+    candidates: int
+    vote_k: int
+    vote_min_cosine: float
+    bm25_min_score: float
+    k1: float
+    b: float
+    refresh_seconds: float
+    confidence: bool
+
+
+def _numpy() -> Any:
+    import numpy
+
+    return numpy
+
+
+def inner_embedder(part: Any) -> Embedder | None:
+    """The embedder an index or ranker searches with (a vector index's, a hybrid's vector
+    side's, a reranker's first stage's...), or ``None`` when it has none."""
+    queue, seen = [part], set()
+    while queue:
+        item = queue.pop(0)
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        found = getattr(item, "embedder", None)
+        if isinstance(found, Embedder):
+            return found
+        queue.extend(
+            getattr(item, name, None)
+            for name in ("ranker", "vector", "second", "first_stage", "first", "inner")
+        )
+    return None
+
+
+@dataclass
+class _View:
+    """What one tool set learned, over one session snapshot's positions."""
+
+    version: int
+    built: float
+    positions: Any  # per request: its tool's position (int64)
+    weights: Any  # per request: its decayed weight (float64)
+    vectors: Any  # per request: its embedding (float32 rows), or None without a vote
+    postings: bm25_scoring.MemoryPostings | None
+    doc_positions: Any  # per BM25 document (a tool with requests): its position
+    scope: bm25_scoring.Scope | None
+
+    @property
+    def empty(self) -> bool:
+        return not len(self.positions)
+
+
+class _LearnedSession:
+    """The inner ranker prepared for one tool set, and that tool set's learned view."""
+
+    def __init__(
+        self, owner: LearnedRanker, inner: SessionRanker, tools: SessionTools, digest: str
+    ) -> None:
+        self.owner = owner
+        self.inner = inner
+        self.tools = tools
+        self.digest = digest
+        self._view: _View | None = None
+        self._lock = threading.Lock()
+
+    def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
+        view = self.view()
+        if view is None or view.empty:  # cold: exactly the inner index's answer
+            return self.inner.rank(query, limit, allowed)
+        params = self.owner.params
+        depth = max(limit, params.candidates)
+        first = self.inner.rank(query, depth, allowed)
+        learned: list[tuple[Sequence[Hit], float, float]] = []
+        for ranking, weight, floor in (
+            (self.owner.vote, params.vote_weight, params.vote_min_cosine),
+            (self.owner.bm25, params.bm25_weight, params.bm25_min_score),
+        ):
+            hits = ranking(view, query, depth, allowed) if weight > 0 else []
+            if hits:
+                learned.append((hits, weight, floor))
+        if not learned:  # nothing learned is near this query
+            return Ranking.of(first.hits[:limit], first.total)
+        fused = fuse_learned(first.hits, learned, params)
+        return Ranking.of(fused[:limit], max(first.total, len(fused)))
+
+    def view(self) -> _View | None:
+        """The learned view, rebuilt when the memory changed or ``refresh_seconds`` passed;
+        ``None`` when the tool set learned nothing (or the memory cannot be read)."""
+        memory, params = self.owner.memory, self.owner.params
+        try:
+            version = memory.version(self.digest)
+        except UsageMemoryError as error:
+            self.owner.warn_once(error)
+            return None
+        if version == 0:
+            return None
+        now = memory.clock()
+        with self._lock:
+            current = self._view
+            fresh = current is not None and now - current.built < params.refresh_seconds
+            if current is not None and current.version == version and fresh:
+                return current
+            self._view = self.owner.build(self.tools, memory.requests(self.digest), version, now)
+            return self._view
+
+
+class LearnedRanker:
+    """The inner ranker fused with a usage memory's vote and BM25 field; see
+    :class:`LearnedToolIndex` for the arguments."""
+
+    def __init__(
+        self,
+        inner: Ranker,
+        memory: UsageMemory,
+        embedder: Embedder | str | None = None,
+        params: LearnedParams | None = None,
+    ) -> None:
+        self.inner = inner
+        self.memory = memory
+        self.params = params or LearnedParams()
+        self._embedder_source = embedder
+        self._embedder: Embedder | None = embedder if isinstance(embedder, Embedder) else None
+        self._vectors: LRUCache[tuple[str, str], Any] = LRUCache(REQUEST_EMBEDDINGS_CACHE_SIZE)
+        self._terms: LRUCache[str, Counter[str]] = LRUCache(REQUEST_EMBEDDINGS_CACHE_SIZE)
+        self._lock = threading.Lock()
+        self._warned = False
+        if self.params.bm25_weight > 0:
+            from toolsearch.indexes.analysis import analyze
+
+            analyze("probe")  # fail now, naming the extra, if tantivy is missing
+
+    @property
+    def search_type(self) -> str:
+        return f"{self.inner.search_type}+learned"
+
+    def prepare(self, tools: SessionTools) -> _LearnedSession:
+        return _LearnedSession(self, self.inner.prepare(tools), tools, catalog_digest(tools.tools))
+
+    @property
+    def embedder(self) -> Embedder:
+        """The vote's embedder (a spec or the default is loaded on first use)."""
+        with self._lock:
+            if self._embedder is None:
+                from toolsearch.indexes.specs import resolve_embedder
+
+                source = self._embedder_source
+                self._embedder = resolve_embedder(
+                    source if isinstance(source, str) else None, default="minilm"
+                )
+            return self._embedder
+
+    def warn_once(self, error: Exception) -> None:
+        if not self._warned:
+            self._warned = True
+            _log.warning("usage memory unreadable, searching without it: %s", error)
+
+    # -- building a view ---------------------------------------------------------------
+
+    def build(
+        self, tools: SessionTools, requests: Sequence[LearnedRequest], version: int, now: float
+    ) -> _View:
+        np = _numpy()
+        rows = [(tools.by_name[r.tool], r) for r in requests if r.tool in tools.by_name]
+        rows = [(p, r) for p, r in rows if r.weight > 0]
+        positions = np.asarray([p for p, _ in rows], dtype=np.int64)
+        weights = np.asarray([r.weight for _, r in rows], dtype=np.float64)
+        vectors = None
+        if rows and self.params.vote_weight > 0:
+            vectors = self._embed([r.text for _, r in rows])
+        postings, doc_positions, scope = None, np.zeros(0, dtype=np.int64), None
+        if rows and self.params.bm25_weight > 0:
+            postings, doc_positions = self._postings(rows)
+            scope = bm25_scoring.scope_of(postings, np.arange(len(doc_positions)))
+        return _View(version, now, positions, weights, vectors, postings, doc_positions, scope)
+
+    def _embed(self, texts: list[str]) -> Any:
+        np = _numpy()
+        embedder = self.embedder
+        keys = [(embedder.name, text) for text in texts]
+        with self._lock:
+            found = {k: self._vectors.get(k) for k in keys}
+        missing = list(dict.fromkeys(k[1] for k, v in found.items() if v is None))
+        if missing:
+            fresh = np.asarray(embedder.embed_documents(missing), dtype=np.float32)
+            with self._lock:
+                for text, row in zip(missing, fresh, strict=True):
+                    found[(embedder.name, text)] = row
+                    self._vectors[(embedder.name, text)] = row
+        return np.ascontiguousarray(np.stack([found[k] for k in keys]), dtype=np.float32)
+
+    def _postings(
+        self, rows: Sequence[tuple[int, LearnedRequest]]
+    ) -> tuple[bm25_scoring.MemoryPostings, Any]:
+        """One BM25 document per tool: its requests' terms, each weighted by the request's
+        decayed weight and ``1 + ln(support)``."""
+        import math
+
+        from toolsearch.indexes.analysis import analyze
+
+        np = _numpy()
+        per_tool: dict[int, dict[str, float]] = {}
+        for position, request in rows:
+            with self._lock:
+                counts = self._terms.get(request.text)
+            if counts is None:
+                counts = Counter(analyze(request.text))
+                with self._lock:
+                    self._terms[request.text] = counts
+            scale = request.weight * (1.0 + math.log(max(request.support, 1)))
+            document = per_tool.setdefault(position, {})
+            for term, count in counts.items():
+                document[term] = document.get(term, 0.0) + scale * count
+        postings = bm25_scoring.MemoryPostings()
+        order = sorted(per_tool)
+        for position in order:
+            postings.add(per_tool[position])
+        return postings, np.asarray(order, dtype=np.int64)
+
+    # -- the two learned rankings ---------------------------------------------------------
+
+    def vote(self, view: _View, query: str, depth: int, allowed: Sequence[int] | None) -> list[Hit]:
+        """Tools by their best decay-weighted cosine among the ``vote_k`` best requests."""
+        if view.vectors is None:
+            return []
+        np, params = _numpy(), self.params
+        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+        cosines = np.einsum("ij,j->i", view.vectors, vector)
+        keep = cosines >= params.vote_min_cosine
+        if allowed is not None:
+            keep &= np.isin(view.positions, np.asarray(list(allowed), dtype=np.int64))
+        picked = np.flatnonzero(keep)
+        if not len(picked):
+            return []
+        scores = cosines[picked] * view.weights[picked]
+        best: dict[int, float] = {}
+        for j in np.argsort(-scores, kind="stable")[: params.vote_k]:
+            position = int(view.positions[picked[j]])
+            best.setdefault(position, float(scores[j]))
+        return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[:depth]
+
+    def bm25(self, view: _View, query: str, depth: int, allowed: Sequence[int] | None) -> list[Hit]:
+        """Tools by BM25 over their learned requests (normalized scores, weak hits out)."""
+        if view.postings is None or view.scope is None:
+            return []
+        from toolsearch.indexes.analysis import analyze
+
+        np = _numpy()
+        scope, docs = view.scope, None
+        if allowed is not None:
+            docs = np.flatnonzero(np.isin(view.doc_positions, np.asarray(list(allowed))))
+            if not len(docs):
+                return []
+            scope = bm25_scoring.scope_of(view.postings, docs)
+        settings = Bm25Params(k1=self.params.k1, b=self.params.b)
+        places, scores, _total = bm25_scoring.rank(
+            view.postings, analyze(query), scope, settings, depth
+        )
+        hits = []
+        for place, score in zip(places.tolist(), scores.tolist(), strict=True):
+            if score < self.params.bm25_min_score:
+                continue
+            doc = place if docs is None else int(docs[place])
+            hits.append((int(view.doc_positions[doc]), float(score)))
+        return hits
+
+
+class LearnedToolIndex(SessionIndex):
+    """Another index's ranking fused with what a :class:`UsageMemory` learned from use.
+
+    Args:
+        inner: The index (or :class:`~toolsearch.indexes.ranker.Ranker`) whose ranking is
+            the base (``make_index("hybrid")``, say). Cold, its answer is returned as is.
+        memory: The usage memory to read (pass the same object to the advisor as its
+            ``search_log`` to learn live).
+        embedder: The vote's embedder, when the inner index has none (an ``Embedder`` or a
+            spec: ``"minilm"``, ``"static"``...); ``None``: the inner index's, else the
+            packaged MiniLM (loaded on the first warm search).
+        params: :class:`LearnedParams`; its fields can also be given as keywords
+            (``vote_weight=2.0``).
+    """
+
+    ranker: LearnedRanker
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        memory: UsageMemory,
+        embedder: Embedder | str | None = None,
+        params: LearnedParams | None = None,
+        **options: Unpack[LearnedOptions],
+    ) -> None:
+        settings = dataclasses.replace(params or LearnedParams(), **options)
+        if not isinstance(memory, UsageMemory):
+            raise TypeError(f"memory must be a UsageMemory, not {type(memory).__name__}")
+        self.inner = inner
+        source = embedder if embedder is not None else inner_embedder(inner)
+        super().__init__(LearnedRanker(as_ranker(inner, "inner"), memory, source, settings))
+
+    @property
+    def memory(self) -> UsageMemory:
+        return self.ranker.memory
+
+    @property
+    def params(self) -> LearnedParams:
+        return self.ranker.params
