@@ -12,7 +12,7 @@ file like any other user data, and delete a user's requests with
 :meth:`UsageMemory.forget_session` (by hashed session id).
 
 What counts. Only a search followed, in the same session, by a **successful** call of one
-of its hits: the search log's join (:func:`toolsearch.search.search_log.read_search_log`:
+of its hits: the search log's join (:func:`toolsearch.search.search_log_reader.read_search_log`:
 a call labels the latest earlier search of its session that returned it) and its outcome
 flag (``LoggedCalls.ok``: the tool ran and returned). Calls whose outcome was not recorded
 (older logs, front doors that log before a call runs) count only with

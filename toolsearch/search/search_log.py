@@ -5,8 +5,8 @@ A :class:`SearchLog` is a sink on the tool-search advisor
 :class:`LoggedSearch` after every search and a :class:`LoggedCalls` for every turn in which
 the model called tools. The two are joined later, by session and order: a search's
 *labels* are the tools among its hits that the model then called in that session
-(:func:`read_search_log`). Those labels score any index on real traffic
-(``toolsearch bench --replay LOG``) and train the embedder
+(:func:`~toolsearch.search.search_log_reader.read_search_log`). Those labels score any
+index on real traffic (``toolsearch bench --replay LOG``) and train the embedder
 (``toolsearch embedder finetune --search-log LOG``).
 
 :class:`JsonlSearchLog` is the file sink: append-only JSON lines, one per search, one per
@@ -360,8 +360,9 @@ class JsonlSearchLog:
       succeeded; the line is then written once the calls ran, with the turn's start as
       its ``time``).
 
-    Nothing is ever rewritten: :func:`read_search_log` joins searches to calls. Writes are
-    thread-safe, and logs of one path in one process share one file handle; each line is
+    Nothing is ever rewritten:
+    :func:`~toolsearch.search.search_log_reader.read_search_log` joins searches to calls.
+    Writes are thread-safe, and logs of one path in one process share one file handle; each line is
     written whole, with one ``write`` of a file opened for appending.
     """
 
