@@ -521,13 +521,13 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         outcomes = TurnOutcomes() if self.search_log is not None else None
         run.record_calls(called, defer_log=outcomes is not None)
         run.begin_turn(searching=any(call.name == self.search_tool_name for call in calls))
-        registered = loop.registered.values()
-        options = request.prompt.options.replace(
-            tool_callbacks=[
-                loop.search_tool,
-                *(registered if outcomes is None else map(outcomes.watch, registered)),
+        callbacks = list(loop.registered.values())
+        if outcomes is not None:  # only the tools this turn calls need watching
+            watched = {run.real(name) for name in called}
+            callbacks = [
+                outcomes.watch(cb) if cb.definition.name in watched else cb for cb in callbacks
             ]
-        )
+        options = request.prompt.options.replace(tool_callbacks=[loop.search_tool, *callbacks])
         prompt = request.prompt.with_options(options)
         plan = _Plan(delegated, answers, called, outcomes)
         if not delegated:
