@@ -36,12 +36,8 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 
-from toolsearch.models.wire_names import (
-    ANTHROPIC_NAMES,
-    GEMINI_NAMES,
-    OPENAI_NAMES,
-    NameRule,
-)
+from toolsearch.models.providers import PROVIDERS
+from toolsearch.models.wire_names import NameRule
 from toolsearch.search.call_tool import call_tool_definition
 from toolsearch.search.events import SearchListener, ToolSearchEvent
 from toolsearch.search.eviction import EvictionStrategy
@@ -78,12 +74,10 @@ character): for a front door whose framework may send the tools to any provider.
 
 NAME_RULES: dict[str, NameRule] = {
     "portable": PORTABLE_NAMES,
-    "openai": OPENAI_NAMES,
-    "openai-responses": OPENAI_NAMES,
-    "anthropic": ANTHROPIC_NAMES,
-    "gemini": GEMINI_NAMES,
+    **{row.name: row.names for row in PROVIDERS},
 }
-"""Provider -> the rule its tool names follow (:mod:`toolsearch.models.wire_names`)."""
+"""Provider -> the rule its tool names follow: each row of the providers table
+(:data:`toolsearch.models.providers.PROVIDERS`), and ``portable``."""
 
 
 def name_rule(provider: NameRule | str | None) -> NameRule | None:

@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from toolsearch.models.providers import PROVIDERS
 from toolsearch.telemetry import capture_content
 from toolsearch.telemetry._runtime import otel
 from toolsearch.telemetry.spans import (
@@ -45,8 +46,9 @@ __all__ = [
     "tool_definitions",
 ]
 
-_PROVIDER_NAMES = {"gemini": "gcp.gemini"}
-"""Adapter ``provider`` names that the conventions spell differently."""
+_PROVIDER_NAMES = {row.name: row.otel_name for row in PROVIDERS}
+"""Adapter ``provider`` -> ``gen_ai.provider.name``, from the providers table (the
+conventions spell some differently: ``gemini`` is ``gcp.gemini``)."""
 
 
 # -- shared attribute builders -----------------------------------------------------------
