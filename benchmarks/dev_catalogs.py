@@ -72,6 +72,7 @@ __all__ = [
     "open_snapshot",
     "restbench_set",
     "seal_set",
+    "seal_train_set",
     "toolalpaca_set",
 ]
 
@@ -706,6 +707,22 @@ def seal_set(
     )
 
 
+def seal_train_set(
+    tool_rows: Sequence[Mapping[str, Any]], splits: Sequence[Sequence[Mapping[str, Any]]]
+) -> Loaded:
+    """Other Seal-Tools splits, one after the other, as requests over the same catalog as
+    :func:`seal_set`: learning from use feeds them while it scores the dev split. Ids are
+    ``seal-tools_train_<position>`` (the splits' own ids repeat across splits)."""
+    rows = [row for split in splits for row in split]
+    name, catalog, queries = seal_set(tool_rows, rows)
+    renamed = tuple(
+        Query(f"{name}_train_{position}", q.text, q.gold, q.metadata)
+        for position, q in enumerate(queries)
+    )
+    notes = {"train_rows": len(rows), **dict(queries.notes)}
+    return name, catalog, QuerySet(f"{name} (other splits)", renamed, notes)
+
+
 # --------------------------------------------------------------------------- loaders
 
 
@@ -772,6 +789,19 @@ def load_seal(mirror: str | Path | None = None, split: str = "dev") -> Loaded:
     )
 
 
+def load_seal_train(mirror: str | Path | None = None) -> Loaded:
+    """:func:`seal_train_set` over Seal-Tools' two test splits (development data: no
+    Seal-Tools split is a reported set)."""
+    snap = open_snapshot(SOURCES["seal-tools"], mirror)
+    return seal_train_set(
+        jsonl(snap.read("Seal-Tools_Dataset/tool.jsonl")),
+        [
+            jsonl(snap.read(f"Seal-Tools_Dataset/{split}.jsonl"))
+            for split in ("test_in_domain", "test_out_domain")
+        ],
+    )
+
+
 LOADERS: dict[str, Callable[..., Loaded]] = {
     "toolalpaca": load_toolalpaca,
     "api-bank": load_apibank,
@@ -787,8 +817,10 @@ LOADERS: dict[str, Callable[..., Loaded]] = {
 TRAIN_LOADERS: dict[str, Callable[..., Loaded]] = {
     GORILLA_HUBS[hub]: (lambda mirror=None, hub=hub: load_gorilla_train(hub, mirror))
     for hub in GORILLA_HUBS
-}
-"""Gorilla set name -> the loader of its train split's requests (:func:`load_gorilla_train`)."""
+} | {"seal-tools": load_seal_train}
+"""Set name -> the loader of requests over the same catalog from another split, which
+learning from use feeds while it scores the set's own split: the Gorilla train splits
+(:func:`load_gorilla_train`) and Seal-Tools' test splits (:func:`load_seal_train`)."""
 
 SET_SOURCES: dict[str, Source] = {
     "toolalpaca": SOURCES["toolalpaca"],

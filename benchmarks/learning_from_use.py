@@ -18,11 +18,17 @@ inner ranking exactly, so "cold" is the inner index).
     python benchmarks/learning_from_use.py --feed train --append \
         benchmarks/results/learning-from-use.md                # gorilla: fed from train
 
-``--feed train`` (the Gorilla sets only): the memory is fed from the APIBench *train*
-split's requests (:func:`benchmarks.dev_catalogs.load_gorilla_train`: the eval parser,
-only rows whose gold is in the eval catalog, in the file's order, a seeded shuffle when
-the file is grouped by tool) and the *whole* eval split is scored, warm after 200 / 1,000 /
-3,000 and all logged requests; ``--append`` adds that table to a results file.
+``--feed train`` (the sets with another split over the same catalog: the Gorilla hubs and
+Seal-Tools): the memory is fed from that split's requests (the APIBench *train* split,
+:func:`benchmarks.dev_catalogs.load_gorilla_train`: the eval parser, only rows whose gold
+is in the eval catalog; Seal-Tools' two test splits, :func:`~benchmarks.dev_catalogs.
+load_seal_train`), in the file's order (a seeded shuffle when the file is grouped by
+tool), and the set's *whole* split is scored, warm after 200 / 1,000 / 3,000 and all
+logged requests; ``--append`` adds that table to a results file.
+
+``--feed prefix`` (the sets with more than ``PREFIX_FED + MIN_SCORED`` usable requests):
+the time split moved to 1,000: the first 1,000 requests in the seeded order are logged,
+the rest scored, warm after 200 and 1,000.
 
 ``--tune`` never reads the evaluated half: it splits the *logged* half again (the first
 three quarters fed, the last quarter scored) and scores a grid of knobs on that.
@@ -59,6 +65,11 @@ except ImportError:  # run as a script: benchmarks/ is on sys.path
 STAGES = (200, 1_000, 3_000)
 TRAIN_STAGES: tuple[int | None, ...] = (200, 1_000, 3_000, None)
 """``--feed train``'s stages; ``None``: every kept train request."""
+PREFIX_FED = 1_000
+"""``--feed prefix``: how many requests are logged (the rest are scored)."""
+MIN_SCORED = 200
+"""``--feed prefix``: a set needs this many requests after the logged ones to be run."""
+PREFIX_STAGES: tuple[int | None, ...] = (200, PREFIX_FED)
 INDEXES = ("vector", "hybrid")
 SEED = 36
 START = 1_700_000_000.0
@@ -222,8 +233,8 @@ def run_train(
     usage: UsageParams,
     mirror: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """``--feed train``: each Gorilla set fed from its train split, its whole eval scored
-    (a set whose train split is not on this machine is left out, with a line on stderr)."""
+    """``--feed train``: each set fed from its other split, its own split scored whole (a
+    set whose other split is not on this machine is left out, with a line on stderr)."""
     rows = []
     for name, catalog, queries in sets:
         if name not in TRAIN_LOADERS:
@@ -259,14 +270,95 @@ def run_train(
                 "train_tools": len({g for q in logged for g in q.gold}),
             }
             rows.append(row)
-            print(
-                f"{name} {spec}: cold {row['cold']:.1f}, warm "
-                + ", ".join(f"{v['r5']:.1f}@{v['fed']}" for v in row["warm"].values())
-                + f" ({row['seconds']} s)",
-                file=sys.stderr,
-                flush=True,
-            )
+            _report(row)
     return rows
+
+
+def run_prefix(
+    sets: Sequence[tuple[str, Catalog, QuerySet]],
+    specs: Sequence[str],
+    learned: LearnedParams,
+    usage: UsageParams,
+) -> list[dict[str, Any]]:
+    """``--feed prefix``: the first :data:`PREFIX_FED` requests (seeded order) logged, the
+    rest scored; a set with fewer than ``PREFIX_FED + MIN_SCORED`` is left out, with a line
+    on stderr."""
+    rows = []
+    for name, catalog, queries in sets:
+        usable = [q for q in queries if any(g in catalog.names for g in q.gold)]
+        if len(usable) < PREFIX_FED + MIN_SCORED:
+            print(f"{name}: {len(usable)} usable requests, left out", file=sys.stderr)
+            continue
+        random.Random(SEED).shuffle(usable)
+        logged, scored = usable[:PREFIX_FED], usable[PREFIX_FED:]
+        for spec in specs:
+            row = run_set(
+                name,
+                catalog,
+                queries,
+                spec,
+                learned,
+                usage,
+                logged=logged,
+                scored=scored,
+                stages=PREFIX_STAGES,
+            )
+            rows.append(row)
+            _report(row)
+    return rows
+
+
+def _report(row: dict[str, Any]) -> None:
+    print(
+        f"{row['set']} {row['index']}: cold {row['cold']:.1f}, warm "
+        + ", ".join(f"{v['r5']:.1f}@{v['fed']}" for v in row["warm"].values())
+        + f" ({row['seconds']} s)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def markdown_prefix(
+    rows: Sequence[dict[str, Any]], command: str, learned: LearnedParams, usage: UsageParams
+) -> str:
+    """The ``--feed prefix`` table, as a section to append to the results file."""
+    stages = [str(s) for s in PREFIX_STAGES]
+    lines = [
+        f"## The time split at {PREFIX_FED:,} logged requests",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Each set with at least {PREFIX_FED + MIN_SCORED:,} usable requests: in the seeded "
+        f"order above, the first {PREFIX_FED:,} are logged and the rest scored (the same "
+        "scored requests at every stage). Default knobs (none tuned here).",
+        "",
+        f"Index knobs: `{_knobs(learned)}`.",
+        "",
+        f"Memory knobs: `{_knobs(usage)}`.",
+        "",
+        "| set | kind | index | logged | scored | cold | "
+        + " | ".join(f"warm@{s}" for s in stages)
+        + " | seen: cold → warm | unseen: cold → warm |",
+        "|---|---|---|---:|---:|---:|" + "---:|" * len(stages) + "---:|---:|",
+    ]
+    for r in rows:
+        warm = [r["warm"][s]["r5"] for s in stages]
+        cells = [f"{w:.1f} ({w - r['cold']:+.1f})" for w in warm]
+        lines.append(
+            f"| {r['set']} | {r['kind']} | {r['index']} | {r['logged']} | {r['scored']} | "
+            f"{r['cold']:.1f} | " + " | ".join(cells) + f" | {' | '.join(_parts(r))} |"
+        )
+    return "\n".join(lines)
+
+
+def _parts(row: dict[str, Any]) -> list[str]:
+    """The seen and unseen cells: cold → warm R@5 (how many scored requests)."""
+    return [
+        f"{part['cold']:.1f} → {part['warm']:.1f} ({part['queries']})"
+        if part["queries"]
+        else "— (0)"
+        for part in (row["seen"], row["unseen"])
+    ]
 
 
 def markdown_train(
@@ -275,14 +367,16 @@ def markdown_train(
     """The ``--feed train`` table, as a section to append to the results file."""
     stages = ["all" if s is None else str(s) for s in TRAIN_STAGES]
     lines = [
-        "## Fed from the Gorilla train splits (warm after 1,000 logged requests)",
+        "## Fed from another split (warm after 1,000 logged requests)",
         "",
         f"Command: `{command}`",
         "",
-        "The memory is fed from the APIBench *train* split's requests (the eval split's "
-        "parser; only rows whose gold tool is in the eval catalog; in the file's order, a "
-        f"seeded shuffle (seed {SEED}) only when the file is grouped by tool), one session "
-        "a minute as above; the **whole eval split** is scored. *warm@N*: after the first "
+        "The memory is fed from another split's requests over the same catalog (APIBench's "
+        "*train* split, read by the eval split's parser, only rows whose gold tool is in "
+        "the eval catalog; Seal-Tools' two test splits, in-domain then out-of-domain), in "
+        f"the file's order (a seeded shuffle (seed {SEED}) only when the file is grouped by "
+        "tool), one session a minute as above; the set's **whole split** is scored (eval; "
+        "Seal-Tools' dev). *warm@N*: after the first "
         "min(N, kept) train requests; the number in parentheses after a cell is how many "
         "were fed when fewer than N. Default knobs (none tuned here).",
         "",
@@ -301,13 +395,7 @@ def markdown_train(
             warm = r["warm"][s]
             note = "" if s == "all" or warm["fed"] == int(s) else f" ({warm['fed']})"
             cells.append(f"{warm['r5']:.1f} ({warm['r5'] - r['cold']:+.1f}){note}")
-        seen, unseen, train = r["seen"], r["unseen"], r["train"]
-        parts = [
-            f"{part['cold']:.1f} → {part['warm']:.1f} ({part['queries']})"
-            if part["queries"]
-            else "— (0)"
-            for part in (seen, unseen)
-        ]
+        train, parts = r["train"], _parts(r)
         lines.append(
             f"| {r['set']} | {r['index']} | {train['rows']} | {train['kept']} | "
             f"{'yes' if train['shuffled'] else 'no'} | {r['scored']} | {r['cold']:.1f} | "
@@ -455,11 +543,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--indexes", nargs="*", default=list(INDEXES))
     parser.add_argument(
         "--feed",
-        choices=("split", "train"),
+        choices=("split", "train", "prefix"),
         default="split",
-        help="train: the Gorilla sets, fed from their train splits, whole eval scored",
+        help="train: fed from another split, the set's own scored; prefix: 1,000 logged",
     )
-    parser.add_argument("--append", type=Path, default=None, help="--feed train: append to")
+    parser.add_argument("--append", type=Path, default=None, help="train/prefix: append to")
     parser.add_argument("--tune", action="store_true", help="score the knob grid (nested split)")
     parser.add_argument("--grid", type=json.loads, default=None, help="--tune's grid as JSON")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the markdown table")
@@ -490,10 +578,14 @@ def main(argv: list[str] | None = None) -> int:
         usage = dataclasses.replace(usage, half_life_days=args.half_life_days or None)
     if args.half_life_events is not None:
         usage = dataclasses.replace(usage, half_life_events=args.half_life_events)
-    if args.feed == "train":
-        rows = run_train(sets, args.indexes, learned, usage, args.mirror)
+    if args.feed in ("train", "prefix"):
         command = "python benchmarks/learning_from_use.py " + " ".join(argv or sys.argv[1:])
-        text = markdown_train(rows, command.strip(), learned, usage)
+        if args.feed == "train":
+            rows = run_train(sets, args.indexes, learned, usage, args.mirror)
+            text = markdown_train(rows, command.strip(), learned, usage)
+        else:
+            rows = run_prefix(sets, args.indexes, learned, usage)
+            text = markdown_prefix(rows, command.strip(), learned, usage)
         print(text)
         if args.append:
             with args.append.open("a", encoding="utf-8") as out:
@@ -506,13 +598,7 @@ def main(argv: list[str] | None = None) -> int:
         for spec in args.indexes:
             row = run_set(name, catalog, queries, spec, learned, usage)
             rows.append(row)
-            print(
-                f"{name} {spec}: cold {row['cold']:.1f}, warm "
-                + ", ".join(f"{v['r5']:.1f}@{v['fed']}" for v in row["warm"].values())
-                + f" ({row['seconds']} s)",
-                file=sys.stderr,
-                flush=True,
-            )
+            _report(row)
     command = "python benchmarks/learning_from_use.py " + " ".join(argv or sys.argv[1:])
     text = markdown(rows, command.strip(), learned, usage)
     print(text)

@@ -454,6 +454,25 @@ def test_seal_tools_sanitizes_names_and_types():
     ]
 
 
+def test_seal_tools_other_splits_are_one_set_over_the_same_catalog():
+    tools = [{"api_name": "getWeather", "api_description": "Weather of a city"}]
+    in_domain = [{"id": "0", "query": "Weather in Oslo?", "calling": [{"api": "getWeather"}]}]
+    out_domain = [
+        {"id": "0", "query": "Weather in Rome?", "calling": [{"api": "getWeather"}]},
+        {"id": "1", "query": "Unknown tool", "calling": [{"api": "missing"}]},
+    ]
+    name, catalog, queries = dev_catalogs.seal_train_set(tools, [in_domain, out_domain])
+    assert name == "seal-tools"
+    assert [t.name for t in catalog.tools] == ["getWeather"]
+    assert [(q.id, q.text) for q in queries] == [
+        ("seal-tools_train_0", "Weather in Oslo?"),
+        ("seal-tools_train_1", "Weather in Rome?"),
+    ]
+    assert queries.notes["train_rows"] == 3
+    assert queries.notes["queries_without_gold"] == 1
+    assert "seal-tools" in dev_catalogs.TRAIN_LOADERS
+
+
 def test_jsonl_skips_blank_lines():
     assert dev_catalogs.jsonl('{"a": 1}\n\n  \n{"b": 2}\n') == [{"a": 1}, {"b": 2}]
 
