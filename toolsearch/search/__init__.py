@@ -35,6 +35,7 @@ from toolsearch.search.types import (
     ToolSearchRequest,
     ToolSearchResponse,
 )
+from toolsearch.search.warm import StaticWarmSet, WarmSetSource, WarmTool
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -62,6 +63,7 @@ __all__ = [
     "SessionRegistry",
     "SessionState",
     "SessionStore",
+    "StaticWarmSet",
     "StoredTools",
     "ToolIndex",
     "ToolReference",
@@ -73,6 +75,8 @@ __all__ = [
     "ToolSearchTool",
     "ToolSearchToolCallingAdvisor",
     "TtlEvictionStrategy",
+    "WarmSetSource",
+    "WarmTool",
     "read_search_log",
     "resolve_session",
 ]
