@@ -12,7 +12,7 @@ from toolsearch.chat.messages import (
     UserMessage,
 )
 from toolsearch.chat.model import BaseChatModel, ChatModel
-from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.options import ChatOptions, ToolChange
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, FinishReason, Usage
 
@@ -28,6 +28,7 @@ __all__ = [
     "Prompt",
     "SystemMessage",
     "ToolCall",
+    "ToolChange",
     "ToolResponse",
     "ToolResponseMessage",
     "ToolResultText",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolsearch.tools.collect import ensure_unique_names
 
@@ -13,9 +13,34 @@ if TYPE_CHECKING:
     from toolsearch.tools.callback import ToolCallback
     from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["ChatOptions"]
+__all__ = ["ChatOptions", "ToolChange"]
 
 _SETTINGS = ("model", "temperature", "max_tokens", "top_p", "stop")
+
+
+@dataclass(frozen=True)
+class ToolChange:
+    """A change to the tools the model holds, made in the middle of a conversation.
+
+    ``kind`` is ``"add"`` or ``"remove"``; ``names`` are the tools' own names;
+    ``after_message`` is how many of the prompt's messages came before the change (0: before
+    the first). Adapters that can carry a change without moving the cached prefix
+    (Anthropic's ``mid-conversation-tool-changes`` beta: a system-role message of
+    ``tool_addition`` / ``tool_removal`` blocks over tools declared with ``defer_loading``)
+    render it at that position; every other adapter ignores it, since the request's tool
+    list already holds the tools the model may call.
+    """
+
+    kind: Literal["add", "remove"]
+    names: tuple[str, ...]
+    after_message: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("add", "remove"):
+            raise ValueError(f"ToolChange kind must be 'add' or 'remove', not {self.kind!r}")
+        if self.after_message < 0:
+            raise ValueError("ToolChange.after_message must be 0 or more")
+        object.__setattr__(self, "names", tuple(self.names))
 
 
 @dataclass(frozen=True)
@@ -37,6 +62,10 @@ class ChatOptions:
     ``native_tool_search=True`` asks for the provider's own tool search over the deferred
     tools (Anthropic's server-side BM25 search, the Responses API's hosted ``tool_search``);
     adapters without one ignore it (their ``native_tool_search`` attribute is ``None``).
+
+    ``tool_changes`` are the mid-conversation additions and removals of the request's
+    tools, in order (:class:`ToolChange`), for adapters that keep the cached prefix across
+    them; the others ignore them.
     """
 
     model: str | None = None
@@ -50,12 +79,14 @@ class ChatOptions:
     internal_tool_execution_enabled: bool | None = None
     deferred_tools: Sequence[ToolDefinition | str] = ()
     native_tool_search: bool | None = None
+    tool_changes: Sequence[ToolChange] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_callbacks", tuple(self.tool_callbacks))
         object.__setattr__(self, "tool_names", tuple(self.tool_names))
         object.__setattr__(self, "deferred_tools", tuple(self.deferred_tools))
+        object.__setattr__(self, "tool_changes", tuple(self.tool_changes))
         object.__setattr__(self, "tool_context", dict(self.tool_context))
         object.__setattr__(self, "extra", dict(self.extra))
         if self.stop is not None:
@@ -87,6 +118,8 @@ class ChatOptions:
             changes["tool_names"] = override.tool_names
         if override.deferred_tools:
             changes["deferred_tools"] = override.deferred_tools
+        if override.tool_changes:
+            changes["tool_changes"] = override.tool_changes
         if override.native_tool_search is not None:
             changes["native_tool_search"] = override.native_tool_search
         changes["tool_context"] = {**self.tool_context, **override.tool_context}
