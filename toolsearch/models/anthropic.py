@@ -15,7 +15,17 @@ so discovering a tool appends to the prompt instead of changing its start, and t
 provider's prompt cache keeps hitting. ``ChatOptions.deferred_tools`` defers tools from the
 first request. A model or endpoint without tool search refuses such a request with a 400:
 the adapter then resends it without deferral and stays on ``"none"``
-(:mod:`toolsearch.models.anthropic_deferral`). See ``docs/providers.md``.
+(:mod:`toolsearch.models.anthropic_deferral`); a refused native search (``search="native"``)
+is remembered the same way, and its server tool is left out of the resend.
+
+``ChatOptions.tool_changes`` (the working set's mid-conversation additions and removals)
+are sent with Anthropic's beta ``mid-conversation-tool-changes-2026-07-01``: the changed
+tools are declared with ``defer_loading`` and each change is a system-role message of
+``tool_addition`` / ``tool_removal`` blocks at its place in the conversation
+(:mod:`toolsearch.models.anthropic_changes`), so neither ``tools`` nor ``system`` moves. A
+model or endpoint that refuses the beta gets the request again without the changes (the
+tools as without the beta), once, with a warning, and that model object stays off the beta.
+See ``docs/providers.md``.
 
 :func:`anthropic_request_body` is the request mapping on its own: the JSON body the adapter
 sends for a prompt, built without the SDK or the network (the benchmark counts it).
@@ -24,7 +34,7 @@ sends for a prompt, built without the SDK or the network (the benchmark counts i
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,7 +46,7 @@ from toolsearch.chat.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolsearch.chat.options import ChatOptions
+from toolsearch.chat.options import ChatOptions, ToolChange
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ProviderAuthenticationError, ProviderError
@@ -53,6 +63,12 @@ from toolsearch.models._provider import (
     sampling_settings,
     sdk_arguments,
     transport_error,
+)
+from toolsearch.models.anthropic_changes import (
+    first_changes,
+    insert_tool_changes,
+    refuses_tool_changes,
+    with_beta_header,
 )
 from toolsearch.models.anthropic_deferral import refuses_deferral, without_deferral
 from toolsearch.models.anthropic_response import (
@@ -112,6 +128,13 @@ class AnthropicChatModel(SdkChatModel):
         cache_prompt: Put ``cache_control`` breakpoints on the last always-loaded tool, the
             system prompt and the newest message, so each turn reads the previous prefix
             from the prompt cache.
+        native_search: Anthropic's server-side search for ``search="native"``: ``"bm25"``
+            or ``"regex"``.
+        tool_changes_beta: Send ``ChatOptions.tool_changes`` as the
+            ``mid-conversation-tool-changes-2026-07-01`` beta's ``tool_addition`` /
+            ``tool_removal`` blocks (see the module doc); ``False`` sends the request's
+            tools as they are and ignores the changes. Turned off by itself, with a
+            warning, when the model or endpoint refuses the beta.
         options: Default :class:`ChatOptions`. ``extra`` is passed through: keys
             ``messages.create`` accepts (``tool_choice``, ``thinking``, ``metadata``,
             ``extra_headers``, ``top_k``...) as arguments, anything else in the body.
@@ -131,6 +154,7 @@ class AnthropicChatModel(SdkChatModel):
         tool_search: ToolSearchMode = "defer_loading",
         cache_prompt: bool = False,
         native_search: NativeSearch = "bm25",
+        tool_changes_beta: bool = True,
         options: ChatOptions | None = None,
     ) -> None:
         super().__init__(options=options, sync_only=client is not None and async_client is None)
@@ -138,9 +162,13 @@ class AnthropicChatModel(SdkChatModel):
             raise ValueError("tool_search must be 'none' or 'defer_loading'")
         if native_search not in ("bm25", "regex"):
             raise ValueError("native_search must be 'bm25' or 'regex'")
-        self.native_tool_search: NativeSearch = native_search
+        self.native_tool_search: NativeSearch | None = native_search
         """Anthropic's server-side search used for ``ChatOptions(native_tool_search=True)``
-        (the tool-search advisor's ``search="native"``)."""
+        (the tool-search advisor's ``search="native"``); ``None`` once the endpoint refused
+        tool search, so the advisor runs toolsearch's own search from then on."""
+        self.tool_changes_beta = tool_changes_beta
+        """Whether ``ChatOptions.tool_changes`` go out as the mid-conversation beta's
+        blocks; ``False`` after the model or endpoint refused the beta."""
         self._sdk = require("anthropic", extra="anthropic", feature="AnthropicChatModel")
         self.model = model
         self.max_tokens = max_tokens
@@ -190,9 +218,73 @@ class AnthropicChatModel(SdkChatModel):
             stream=stream,
             names=names,
             native_search=self.native_tool_search,
+            tool_changes=self.tool_changes_beta,
         )
         create = self._sdk.resources.messages.Messages.create
-        return sdk_arguments(body, options, parameters_of(create)), names
+        arguments = sdk_arguments(body, options, parameters_of(create))
+        if carries_tool_changes(body):
+            arguments["extra_headers"] = with_beta_header(arguments.get("extra_headers"))
+        return arguments, names
+
+    # -- a model or endpoint without the mid-conversation beta: once more, without it -------
+
+    def _falls_back(self, exc: ProviderError, prompt: Prompt) -> bool:
+        """Whether ``exc`` refused the tool-changes beta on a request that used it; the
+        model object stays off the beta from then on (one warning)."""
+        if not (
+            self.tool_changes_beta
+            and self.effective_options(prompt).tool_changes
+            and refuses_tool_changes(exc)
+        ):
+            return False
+        _log.warning(
+            "%s refused mid-conversation tool changes (%s); sending the request's tools "
+            "without them from now on (AnthropicChatModel(tool_changes_beta=False) skips "
+            "the first try)",
+            self.model,
+            exc,
+        )
+        self.tool_changes_beta = False
+        return True
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        try:
+            return super().call(prompt)
+        except ProviderError as exc:
+            if not self._falls_back(exc, prompt):
+                raise
+            return super().call(prompt)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        try:
+            return await super().acall(prompt)
+        except ProviderError as exc:
+            if not self._falls_back(exc, prompt):
+                raise
+            return await super().acall(prompt)
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        started = False
+        try:
+            for chunk in super().stream(prompt):
+                started = True
+                yield chunk
+        except ProviderError as exc:
+            if started or not self._falls_back(exc, prompt):
+                raise
+            yield from super().stream(prompt)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        started = False
+        try:
+            async for chunk in super().astream(prompt):
+                started = True
+                yield chunk
+        except ProviderError as exc:
+            if started or not self._falls_back(exc, prompt):
+                raise
+            async for chunk in super().astream(prompt):
+                yield chunk
 
     # -- SdkChatModel hooks ----------------------------------------------------------------
 
@@ -209,11 +301,18 @@ class AnthropicChatModel(SdkChatModel):
             return await self.async_client.messages.create(**self._plain_or_raise(exc, arguments))
 
     def _plain_or_raise(self, exc: Exception, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The request without deferral when ``exc`` refused deferral (this model object
-        stays on ``tool_search="none"`` from then on); else ``exc`` again."""
+        """The request without deferral (and without the server's tool search) when
+        ``exc`` refused deferral or tool search: this model object stays on
+        ``tool_search="none"`` and without native search from then on, so the refused
+        request is never sent again. Else ``exc`` again; so is a refused request that
+        carried tool changes (:meth:`call` resends it without them)."""
+        if carries_tool_changes(arguments):
+            raise exc
         plain = without_deferral(arguments) if refuses_deferral(exc) else None
         if plain is None:
             raise exc
+        if self.native_tool_search is not None:
+            self.native_tool_search = None
         if self.tool_search != "none":
             _log.warning(
                 "%s refused deferred tools (%s); sending every tool in full from now on "
@@ -250,6 +349,14 @@ def anthropic_wire_names(prompt: Prompt) -> WireNames:
     return request_names(ANTHROPIC_NAMES, tools, prompt.messages)
 
 
+def carries_tool_changes(body: Mapping[str, Any]) -> bool:
+    """Whether a request body (or ``messages.create`` arguments) holds system-role
+    messages, which this adapter renders only for tool changes."""
+    return any(
+        isinstance(m, Mapping) and m.get("role") == "system" for m in body.get("messages") or ()
+    )
+
+
 def anthropic_request_body(
     prompt: Prompt,
     *,
@@ -259,7 +366,8 @@ def anthropic_request_body(
     cache_prompt: bool = False,
     stream: bool = False,
     names: WireNames | None = None,
-    native_search: NativeSearch = "bm25",
+    native_search: NativeSearch | None = "bm25",
+    tool_changes: bool = True,
 ) -> dict[str, Any]:
     """The Messages API JSON body for ``prompt``, as :class:`AnthropicChatModel` sends it:
     ``model`` and ``max_tokens`` (``prompt.options`` win), ``messages``, ``system``,
@@ -267,6 +375,12 @@ def anthropic_request_body(
     breakpoints with ``cache_prompt``, the sampling options and ``options.extra``. Tool
     names Anthropic refuses go under their wire names (``names``, by default
     :func:`anthropic_wire_names`), in ``tool_reference`` blocks and search results too.
+
+    With ``tool_changes`` (the default) and ``options.tool_changes``, each change becomes
+    a system-role message of ``tool_addition`` / ``tool_removal`` blocks and every tool a
+    change adds first is declared deferred (:mod:`~toolsearch.models.anthropic_changes`;
+    the request then needs the beta header the adapter adds). ``native_search=None``: the
+    endpoint has no tool search, ``options.native_tool_search`` is ignored.
 
     Pure: no SDK, no client, no network. ``prompt.options`` are used as given (the adapter
     passes its defaults merged with the request's).
@@ -277,11 +391,14 @@ def anthropic_request_body(
             f"ChatOptions.extra[{_OLD_DEFERRED_KEY!r}] is no longer read: pass the tools as "
             "ChatOptions(deferred_tools=[...])"
         )
+    native = bool(options.native_tool_search) and native_search is not None
+    changes = options.tool_changes if tool_changes else ()
     builder = AnthropicRequestBuilder(
         tools=[callback.definition for callback in options.tool_callbacks],
-        defer_loading=tool_search == "defer_loading" or bool(options.native_tool_search),
+        defer_loading=tool_search == "defer_loading" or native,
         forced_deferred=options.deferred_tools,
         names=names if names is not None else anthropic_wire_names(prompt),
+        changes=changes,
     )
     system: str | list[dict[str, Any]]
     system, messages = builder.render_messages(prompt.messages)
@@ -291,7 +408,7 @@ def anthropic_request_body(
         "messages": messages,
     }
     tools = builder.render_tools()
-    if options.native_tool_search and any(t.get("defer_loading") for t in tools):
+    if native and any(t.get("defer_loading") for t in tools):
         tools.append(
             {
                 "type": f"tool_search_tool_{native_search}_20251119",
@@ -331,12 +448,26 @@ class AnthropicRequestBuilder:
     defer_loading: bool = False
     forced_deferred: Sequence[ToolDefinition | str] = ()
     names: WireNames | None = None
+    changes: Sequence[ToolChange] = ()
     deferred: set[str] = field(default_factory=set)
     _catalog: dict[str, ToolDefinition] = field(default_factory=dict)
     _searchers: set[str] = field(default_factory=set)
+    _added: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._catalog = {tool.name: tool for tool in self.tools}
+        if self.changes:
+            for item in self.forced_deferred:  # the definitions of tools a change names
+                if isinstance(item, ToolDefinition):
+                    self._catalog.setdefault(item.name, item)
+            first = first_changes(self.changes)
+            unknown = [n for n in first if n not in self._catalog]
+            if unknown:
+                raise ValueError(
+                    f"ToolChange names tools the request does not declare: {unknown}; pass "
+                    "their definitions in ChatOptions.tool_callbacks or deferred_tools"
+                )
+            self._added = {n for n, kind in first.items() if kind == "add"}
         if not self.defer_loading:
             return
         for item in self.forced_deferred:
@@ -351,11 +482,12 @@ class AnthropicRequestBuilder:
         (tool results first in their user turn, as the API requires)."""
         system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
         out: list[dict[str, Any]] = []
+        turn_of: dict[int, int] = {}  # an assistant message's index -> the turn it opens
 
         def append(role: str, blocks: list[dict[str, Any]]) -> None:
             append_turn(out, role, blocks, key="content")
 
-        for message in messages:
+        for index, message in enumerate(messages):
             if isinstance(message, UserMessage):
                 if message.content:  # the API rejects empty text blocks
                     append("user", [{"type": "text", "text": message.content}])
@@ -376,6 +508,8 @@ class AnthropicRequestBuilder:
                     }
                     for call in message.tool_calls
                 )
+                if blocks and not (out and out[-1]["role"] == "assistant"):
+                    turn_of[index] = len(out)
                 append("assistant", blocks)
             elif isinstance(message, ToolResponseMessage):
                 append(
@@ -392,6 +526,8 @@ class AnthropicRequestBuilder:
         for turn in out:
             if turn["role"] == "user":  # tool results first in their turn, then any text
                 turn["content"].sort(key=lambda block: block.get("type") != "tool_result")
+        if self.changes:
+            out = insert_tool_changes(messages, out, turn_of, self.changes, self._wire)
         return system, out
 
     def _result_content(self, response: ToolResponse) -> str | list[dict[str, Any]]:
@@ -418,14 +554,18 @@ class AnthropicRequestBuilder:
         rendered = []
         self.deferred -= self._searchers
         names = [tool.name for tool in self.tools]
-        extra = [n for n in self._catalog if n not in set(names) and n in self.deferred]
+        extra = [
+            n
+            for n in self._catalog
+            if n not in set(names) and (n in self.deferred or n in first_changes(self.changes))
+        ]
         for name in [*names, *extra]:
             tool = self._catalog[name]
             entry: dict[str, Any] = {"name": self._wire(tool.name)}
             if tool.description:
                 entry["description"] = tool.description
             entry["input_schema"] = dict(tool.input_schema)
-            if self.defer_loading and name in self.deferred:
+            if (self.defer_loading and name in self.deferred) or name in self._added:
                 entry["defer_loading"] = True
             rendered.append(entry)
         return rendered

@@ -6,7 +6,9 @@ first-party API). Any other answers such a request with a 400. Rather than fail 
 conversation, the adapter recognises that refusal (:func:`refuses_deferral`: a 400 whose
 message names ``defer_loading``, ``tool_reference`` or tool search), resends the same
 request without deferral (:func:`without_deferral`: every tool in full, each reference
-block as the name it referenced) and keeps that model object on ``tool_search="none"``.
+block as the name it referenced, Anthropic's server-side tool search tool left out) and
+keeps that model object on ``tool_search="none"`` and without native search, so the
+refused request is not sent again on later calls.
 """
 
 from __future__ import annotations
@@ -26,12 +28,19 @@ def refuses_deferral(exc: BaseException) -> bool:
     return status == 400 and bool(_DEFERRAL_WORDS.search(str(exc)))
 
 
+def _server_search(tool: Any) -> bool:
+    """Whether ``tool`` is Anthropic's server-side tool search (``tool_search_tool_*``)."""
+    return isinstance(tool, dict) and str(tool.get("type", "")).startswith("tool_search_tool_")
+
+
 def without_deferral(arguments: dict[str, Any]) -> dict[str, Any] | None:
-    """``messages.create`` arguments with every tool sent in full and each ``tool_result``
-    made of ``tool_reference`` blocks turned into the JSON list of the names; ``None`` when
-    the request defers nothing (its refusal has another cause)."""
+    """``messages.create`` arguments with every tool sent in full, the server's tool search
+    tool left out (the endpoint refused tool search: it would refuse it again) and each
+    ``tool_result`` made of ``tool_reference`` blocks turned into the JSON list of the
+    names; ``None`` when the request defers nothing (its refusal has another cause)."""
     tools = arguments.get("tools") or []
     deferred = any(isinstance(t, dict) and t.get("defer_loading") for t in tools)
+    deferred = deferred or any(_server_search(t) for t in tools)
     changed = False
     messages = []
     for message in arguments.get("messages") or []:
@@ -48,7 +57,10 @@ def without_deferral(arguments: dict[str, Any]) -> dict[str, Any] | None:
         plain["tools"] = [
             {k: v for k, v in t.items() if k != "defer_loading"} if isinstance(t, dict) else t
             for t in tools
+            if not _server_search(t)
         ]
+        if not plain["tools"]:
+            del plain["tools"]
     return plain
 
 
