@@ -131,6 +131,55 @@ class AnthropicEndpoint(Endpoint):
         return AnthropicChatModel(self.model_name, **clients, **kwargs)
 
 
+class AnthropicStrictEndpoint(AnthropicEndpoint):
+    """The Messages API, strict about the mid-conversation tool changes (see
+    ``anthropic_strict.py``): a request the API would refuse is answered with a 400 naming
+    the problems, whatever fixture was next; ``refused`` keeps each refused request's
+    problems and ``raw`` every request body's bytes as the SDK sent them.
+    ``accepts_changes=False`` is a model or endpoint without the beta,
+    ``accepts_tool_search=False`` one without tool search."""
+
+    def __init__(
+        self,
+        *replies: str | tuple[int, str] | Exception,
+        accepts_changes: bool = True,
+        accepts_tool_search: bool = True,
+    ) -> None:
+        super().__init__(*replies)
+        self.accepts_changes = accepts_changes
+        self.accepts_tool_search = accepts_tool_search
+        self.refused: list[list[str]] = []
+        self.raw: list[bytes] = []
+
+    def __call__(self, request: Any) -> Any:
+        import json
+
+        from providers.anthropic_strict import problems
+
+        self.raw.append(bytes(request.content))
+        body = json.loads(request.content) if request.content else {}
+        headers = dict(request.headers)
+        found = problems(
+            body,
+            headers,
+            accepts_changes=self.accepts_changes,
+            accepts_tool_search=self.accepts_tool_search,
+        )
+        if not found:
+            return super().__call__(request)
+        self.refused.append(found)
+        self.requests.append(body)
+        self.urls.append(str(request.url))
+        self.headers.append(headers)
+        error = {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "; ".join(found)},
+        }
+        return self.http.Response(
+            400, content=json.dumps(error).encode(), headers={"content-type": "application/json"}
+        )
+
+
 class GeminiEndpoint(Endpoint):
     provider = "gemini"
     sdk = "google.genai"

@@ -442,6 +442,13 @@ class AnthropicRequestBuilder:
     blocks, ``tool_reference`` blocks, the names in a search result's text); without them
     tools go under their own names.
     Anthropic takes no title, annotations or output schema: those stay on the definitions.
+
+    ``changes`` (mid-conversation tool changes) must name tools it declares: ``tools`` or
+    definitions among ``forced_deferred``. A tool whose first change is an addition is
+    declared deferred; one whose first change is a removal was held from the start and is
+    declared in full (a definition from ``forced_deferred`` comes after ``tools``: to keep
+    the prefix, a working set either adds every changing tool through a change or keeps a
+    removed tool's definition where it was).
     """
 
     tools: Sequence[ToolDefinition]
@@ -470,7 +477,10 @@ class AnthropicRequestBuilder:
             self._added = {n for n, kind in first.items() if kind == "add"}
         if not self.defer_loading:
             return
+        held = {n for n, kind in first_changes(self.changes).items() if kind == "remove"}
         for item in self.forced_deferred:
+            if (item.name if isinstance(item, ToolDefinition) else item) in held:
+                continue  # held from the start, then removed: declared as it was, in full
             if isinstance(item, ToolDefinition):
                 self._catalog.setdefault(item.name, item)
                 self.deferred.add(item.name)
