@@ -409,3 +409,36 @@ def test_the_other_adapters_send_the_same_bytes_with_or_without_tool_changes(
         assert with_changes == without
         assert "tool_addition" not in with_changes
         assert "tool_removal" not in with_changes
+
+
+def test_a_model_without_tool_search_drops_the_changes_and_their_deferred_tools() -> None:
+    server = Strict(*["message_final.json"] * 3, accepts_tool_search=False)
+    model = server.model(sync_only=True)
+    model.call(conversation()[1])
+    model.call(conversation()[2])
+    assert len(server.requests) == 3  # refused (defer_loading), resent; then one per turn
+    assert "defer_loading" in server.refused[0][0]
+    for body in server.requests[1:]:
+        assert "defer_loading" not in json.dumps(body)
+        assert all(m["role"] != "system" for m in body["messages"])
+    assert model.tool_changes_beta is False
+
+
+@pytest.mark.parametrize(
+    ("message", "refusal"),
+    [
+        ("messages.3.role: Input should be 'user' or 'assistant'", True),
+        ("Unexpected value(s) `mid-conversation-tool-changes-2026-07-01` for anthropic-beta", True),
+        ("messages.3.content.0: unknown block type tool_removal", True),
+        ("messages: roles must alternate between user and assistant", False),
+        ("max_tokens: must be at most 64000", False),
+    ],
+)
+def test_which_400s_read_as_a_refused_beta(message: str, refusal: bool) -> None:
+    from toolsearch.models.anthropic_changes import refuses_tool_changes
+
+    class Refused(Exception):
+        status_code = 400
+
+    assert refuses_tool_changes(Refused(message)) is refusal
+    assert refuses_tool_changes(type("E", (Exception,), {"status_code": 500})(message)) is False

@@ -229,14 +229,19 @@ class AnthropicChatModel(SdkChatModel):
     # -- a model or endpoint without the mid-conversation beta: once more, without it -------
 
     def _falls_back(self, exc: ProviderError, prompt: Prompt) -> bool:
-        """Whether ``exc`` refused the tool-changes beta on a request that used it; the
-        model object stays off the beta from then on (one warning)."""
+        """Whether ``exc`` refused the tool-changes beta (or the deferred tools it needs) on
+        a request that used it; the model object stays off the beta from then on (one
+        warning), and off deferral too when that is what was refused."""
+        deferral = refuses_deferral(exc)
         if not (
             self.tool_changes_beta
-            and self.effective_options(prompt).tool_changes
-            and refuses_tool_changes(exc)
+            and (deferral or refuses_tool_changes(exc))
+            and carries_tool_changes(self._request(prompt, stream=False)[0])
         ):
             return False
+        if deferral:
+            self._refused_deferral(exc)
+            return True
         _log.warning(
             "%s refused mid-conversation tool changes (%s); sending the request's tools "
             "without them from now on (AnthropicChatModel(tool_changes_beta=False) skips "
@@ -311,8 +316,14 @@ class AnthropicChatModel(SdkChatModel):
         plain = without_deferral(arguments) if refuses_deferral(exc) else None
         if plain is None:
             raise exc
-        if self.native_tool_search is not None:
-            self.native_tool_search = None
+        self._refused_deferral(exc)
+        return plain
+
+    def _refused_deferral(self, exc: Exception) -> None:
+        """Remember that the model or endpoint has no tool search: no deferral, no native
+        search, no tool changes (their additions need deferred tools) from now on."""
+        self.native_tool_search = None
+        self.tool_changes_beta = False
         if self.tool_search != "none":
             _log.warning(
                 "%s refused deferred tools (%s); sending every tool in full from now on "
@@ -321,7 +332,6 @@ class AnthropicChatModel(SdkChatModel):
                 exc,
             )
             self.tool_search = "none"
-        return plain
 
     def _response(self, answer: Any, names: WireNames | None = None) -> ChatResponse:
         return response_from_message(answer, names)

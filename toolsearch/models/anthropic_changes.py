@@ -43,7 +43,8 @@ Where the documents read here are silent, this module chooses, and says so:
   what keeps the prefix, so it is done either way.
 * The refusal. A model or endpoint without the beta answers 400; its message is not
   documented. :func:`refuses_tool_changes` reads a 400 whose message names the beta, a
-  change block or the ``system`` role as that refusal; the adapter then resends without
+  change block, a message's ``role`` or ``"system"`` as that refusal (so does a refused
+  ``defer_loading`` on such a request); the adapter then resends without
   the changes once and keeps that model object off the beta.
 """
 
@@ -72,7 +73,7 @@ _BLOCK = {"add": "tool_addition", "remove": "tool_removal"}
 
 _REFUSAL_WORDS = re.compile(
     r"tool_addition|tool_removal|mid[- ]conversation|anthropic-beta|"
-    r"role[^a-z]{0,20}system|system[^a-z]{0,20}role|'system'|\"system\"",
+    r"messages\.\d+\.role|\brole\b|'system'|\"system\"",
     re.IGNORECASE,
 )
 
