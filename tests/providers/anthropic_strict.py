@@ -16,8 +16,8 @@ shapes (the ``anthropic`` SDK's beta request types: ``BetaSystemMessageParam``,
 * every role one of ``user`` / ``assistant`` / ``system``, every message exactly
   ``role`` + ``content``; client tools only with ``name``, ``description``,
   ``input_schema``, ``defer_loading``, ``cache_control``, never ``defer_loading`` with
-  ``cache_control``; tool names unique; a ``tool_reference`` in a tool result names a
-  declared tool.
+  ``cache_control``; tool names unique; not every tool deferred (as the same client
+  records); a ``tool_reference`` in a tool result names a declared tool.
 
 A model or endpoint without the beta (``accepts_changes=False``) refuses any system-role
 message or the beta header; one without tool search (``accepts_tool_search=False``)
@@ -69,6 +69,8 @@ def problems(
                 found.append(f"tools.{i}: defer_loading is not supported for this model")
             if "cache_control" in tool:
                 found.append(f"tools.{i}: a defer_loading tool cannot set cache_control")
+    if tools and all(t.get("defer_loading") for t in tools):
+        found.append("tools: at least one tool must not set defer_loading")
     beta = BETA in betas(headers)
     if beta and not accepts_changes:
         found.append(f"anthropic-beta: {BETA} is not supported for this model")

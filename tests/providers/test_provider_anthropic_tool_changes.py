@@ -232,7 +232,8 @@ def _body_with(*messages: dict[str, Any]) -> dict[str, Any]:
         "model": "m",
         "max_tokens": 10,
         "tools": [
-            {"name": "get_weather", "input_schema": {"type": "object"}, "defer_loading": True}
+            {"name": "find_tools", "input_schema": {"type": "object"}},
+            {"name": "get_weather", "input_schema": {"type": "object"}, "defer_loading": True},
         ],
         "messages": list(messages),
     }
@@ -442,3 +443,51 @@ def test_which_400s_read_as_a_refused_beta(message: str, refusal: bool) -> None:
 
     assert refuses_tool_changes(Refused(message)) is refusal
     assert refuses_tool_changes(type("E", (Exception,), {"status_code": 500})(message)) is False
+
+
+def test_a_working_set_can_add_its_tools_from_the_first_request() -> None:
+    """Every changing tool added through a change, the search tool alone in full: the
+    tools sent in full never change, whatever the working set holds."""
+    search = tool_callbacks(_search_tool)[0]
+    first = Prompt(
+        START,
+        ChatOptions(
+            tool_callbacks=[search, WEATHER],
+            tool_changes=[ToolChange("add", ("get_weather",), after_message=2)],
+        ),
+    )
+    server = Strict("message_final.json", "message_final.json")
+    _send_all(server, [first, conversation_after(first)])
+    assert server.refused == []
+    one, two = server.requests
+    assert [m["role"] for m in one["messages"]] == ["user", "system"]
+    assert [t["name"] for t in one["tools"] if not t.get("defer_loading")] == ["find_tools"]
+    assert json.dumps(two["messages"][:2]) == json.dumps(one["messages"])
+    assert [t["name"] for t in two["tools"] if not t.get("defer_loading")] == ["find_tools"]
+
+
+def test_the_strict_fake_refuses_a_request_whose_tools_are_all_deferred() -> None:
+    body = _body_with(USER)
+    assert problems(body, {}) == []
+    body["tools"] = body["tools"][1:]
+    assert any("at least one tool" in p for p in problems(body, {}))
+
+
+@tool(name="find_tools")
+def _search_tool(query: str) -> str:
+    """Find tools for a task."""
+    return "[]"
+
+
+def conversation_after(first: Prompt) -> Prompt:
+    """``first`` answered by a weather call, then the email tool added."""
+    return Prompt(
+        [*first.messages, *TURN_1],
+        first.options.replace(
+            tool_callbacks=[*first.options.tool_callbacks, EMAIL],
+            tool_changes=[
+                *first.options.tool_changes,
+                ToolChange("add", ("send_email",), after_message=4),
+            ],
+        ),
+    )
