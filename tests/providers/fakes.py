@@ -87,6 +87,7 @@ class OpenAIResponsesEndpoint(OpenAIEndpoint):
             return super().__call__(request)
         self.refused.append(found)
         self.requests.append(body)
+        self.raw.append(bytes(request.content))
         self.urls.append(str(request.url))
         self.headers.append(dict(request.headers))
         error = {"error": {"message": "; ".join(found), "type": "invalid_request_error"}}
@@ -135,7 +136,7 @@ class AnthropicStrictEndpoint(AnthropicEndpoint):
     """The Messages API, strict about the mid-conversation tool changes (see
     ``anthropic_strict.py``): a request the API would refuse is answered with a 400 naming
     the problems, whatever fixture was next; ``refused`` keeps each refused request's
-    problems and ``raw`` every request body's bytes as the SDK sent them.
+    problems (``raw`` holds every request body's bytes, refused ones too).
     ``accepts_changes=False`` is a model or endpoint without the beta,
     ``accepts_tool_search=False`` one without tool search."""
 
@@ -149,14 +150,12 @@ class AnthropicStrictEndpoint(AnthropicEndpoint):
         self.accepts_changes = accepts_changes
         self.accepts_tool_search = accepts_tool_search
         self.refused: list[list[str]] = []
-        self.raw: list[bytes] = []
 
     def __call__(self, request: Any) -> Any:
         import json
 
         from providers.anthropic_strict import problems
 
-        self.raw.append(bytes(request.content))
         body = json.loads(request.content) if request.content else {}
         headers = dict(request.headers)
         found = problems(
@@ -169,6 +168,7 @@ class AnthropicStrictEndpoint(AnthropicEndpoint):
             return super().__call__(request)
         self.refused.append(found)
         self.requests.append(body)
+        self.raw.append(bytes(request.content))
         self.urls.append(str(request.url))
         self.headers.append(headers)
         error = {

@@ -378,14 +378,10 @@ def test_a_refused_native_search_is_remembered_and_its_server_tool_left_out() ->
 
 
 def _with_and_without_changes(server: Any, prompt: Prompt) -> tuple[str, str]:
-    model = (
-        server.model(sync_only=True)
-        if "sync_only" in server.model.__code__.co_varnames
-        else server.model()
-    )
+    model = server.model()
     model.call(prompt.with_options(prompt.options.replace(tool_changes=())))
     model.call(prompt)
-    without, with_changes = (json.dumps(body) for body in server.requests)
+    without, with_changes = (raw.decode() for raw in server.raw)
     return without, with_changes
 
 
@@ -404,7 +400,7 @@ def test_the_other_adapters_send_the_same_bytes_with_or_without_tool_changes(
 
     server = getattr(fakes, endpoint)(final, final)
     for prompt in conversation()[1:]:
-        server.requests.clear()
+        server.raw.clear()
         server.replies = [final, final]
         without, with_changes = _with_and_without_changes(server, prompt)
         assert with_changes == without

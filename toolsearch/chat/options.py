@@ -27,8 +27,14 @@ class ToolChange:
     the first). Adapters that can carry a change without moving the cached prefix
     (Anthropic's ``mid-conversation-tool-changes`` beta: a system-role message of
     ``tool_addition`` / ``tool_removal`` blocks over tools declared with ``defer_loading``)
-    render it at that position; every other adapter ignores it, since the request's tool
-    list already holds the tools the model may call.
+    render it at that position, or at the first later one the API accepts (Anthropic:
+    right before the next assistant turn, or at the end); every other adapter ignores it,
+    since the request's tool list already holds the tools the model may call.
+
+    A request keeps every change of its conversation so far (each is rendered again at its
+    place, so the history stays a prefix), and declares every tool a change names: in
+    ``tool_callbacks`` while the model may call it, else as a ``ToolDefinition`` in
+    ``deferred_tools`` (a removed tool).
     """
 
     kind: Literal["add", "remove"]

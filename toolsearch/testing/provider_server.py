@@ -1,5 +1,5 @@
 """A fake provider endpoint: an HTTP ``MockTransport`` handler that answers with fixture
-files in order and records what the SDK sent.
+files in order and records what the SDK sent (parsed, and byte for byte).
 
 A provider adapter built on an SDK with an httpx-style client (OpenAI, Anthropic, Google
 GenAI...) is tested on its real SDK with the network replaced: :class:`ProviderEndpoint`
@@ -40,11 +40,14 @@ class FixtureServer:
     def __init__(self, *replies: Reply) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []
+        """Each request's body as the SDK sent it, byte for byte."""
         self.urls: list[str] = []
         self.headers: list[dict[str, str]] = []
 
     def __call__(self, request: Any) -> Any:
         self.requests.append(json.loads(request.content))
+        self.raw.append(bytes(request.content))
         self.urls.append(str(request.url))
         self.headers.append(dict(request.headers))
         reply = self.replies.pop(0)
