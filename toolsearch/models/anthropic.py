@@ -49,20 +49,16 @@ from toolsearch.chat.messages import (
 from toolsearch.chat.options import ChatOptions, ToolChange
 from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse
-from toolsearch.errors import ProviderAuthenticationError, ProviderError
+from toolsearch.errors import ProviderError
 from toolsearch.models._provider import (
     SdkChatModel,
     append_turn,
     arguments_object,
     body_extra,
-    body_message,
-    error_for_status,
     parameters_of,
     require,
-    retry_after_of,
     sampling_settings,
     sdk_arguments,
-    transport_error,
 )
 from toolsearch.models.anthropic_changes import (
     first_changes,
@@ -71,6 +67,7 @@ from toolsearch.models.anthropic_changes import (
     with_beta_header,
 )
 from toolsearch.models.anthropic_deferral import refuses_deferral, without_deferral
+from toolsearch.models.anthropic_errors import translate_anthropic_error
 from toolsearch.models.anthropic_response import (
     SERVER_BLOCKS_METADATA_KEY,
     THINKING_METADATA_KEY,
@@ -340,7 +337,7 @@ class AnthropicChatModel(SdkChatModel):
         return StreamState(names)
 
     def _translate(self, exc: Exception) -> ProviderError | None:
-        return _translate(exc)
+        return translate_anthropic_error(exc)
 
     def __repr__(self) -> str:
         return f"AnthropicChatModel({self.model!r}, tool_search={self.tool_search!r})"
@@ -605,47 +602,3 @@ def _add_cache_breakpoints(tools: list[dict[str, Any]], messages: list[dict[str,
         loaded[-1]["cache_control"] = dict(_EPHEMERAL)
     if messages and messages[-1]["content"]:
         messages[-1]["content"][-1]["cache_control"] = dict(_EPHEMERAL)
-
-
-# -- errors ---------------------------------------------------------------------------------
-
-
-_ERROR_STATUS = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "overloaded_error": 529,
-}
-"""HTTP status of each documented error type: an error event inside a stream arrives on a
-200 response, and its type is what says which of our exceptions it is."""
-
-
-def _translate(exc: Exception) -> ProviderError | None:
-    import anthropic
-
-    if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
-        return transport_error(PROVIDER, exc)
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        body = exc.body
-        if status < 400 and isinstance(body, Mapping):
-            inner = body.get("error", body)
-            kind = inner.get("type") if isinstance(inner, Mapping) else None
-            status = _ERROR_STATUS.get(str(kind), 500)
-        return error_for_status(
-            PROVIDER,
-            status,
-            body_message(body, exc.message),
-            retry_after=retry_after_of(getattr(exc.response, "headers", None)),
-        )
-    if isinstance(exc, anthropic.AnthropicError):
-        return ProviderError(PROVIDER, str(exc))
-    if isinstance(exc, TypeError) and "authentication method" in str(exc):
-        # the SDK raises a bare TypeError, at request time, when no key is configured
-        return ProviderAuthenticationError(PROVIDER, str(exc))
-    return None
