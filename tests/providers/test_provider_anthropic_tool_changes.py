@@ -487,3 +487,16 @@ def conversation_after(first: Prompt) -> Prompt:
             ],
         ),
     )
+
+
+def test_the_beta_joins_the_betas_the_caller_already_sends() -> None:
+    prompt = conversation()[1]
+    prompt = prompt.with_options(
+        prompt.options.replace(extra={"extra_headers": {"anthropic-beta": "other-beta-1"}})
+    )
+    server = Strict("message_final.json")
+    _send_all(server, [prompt])
+    assert betas(server.headers[0]) == ["other-beta-1", BETA]
+    plain = Strict("message_final.json")
+    _send_all(plain, [conversation()[0]])
+    assert BETA not in betas(plain.headers[0])
