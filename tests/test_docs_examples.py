@@ -127,7 +127,7 @@ def test_testing_walks_the_backend_to_a_kind_typed_by_name(tmp_path):
 # -- every code block of every page --------------------------------------------------------
 
 PAGES = sorted(
-    [ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")],
+    [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")],
     key=lambda p: str(p),
 )
 """Every page of the documentation: the README, CONTRIBUTING.md and docs/ (the site)."""
