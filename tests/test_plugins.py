@@ -58,6 +58,7 @@ def install(folder: Path, groups: dict[str, dict[str, str]]) -> None:
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(plugins, "_warned", set())  # each test's plugins warn afresh
     yield tmp_path
     import sys
 
@@ -99,7 +100,9 @@ def test_a_broken_provider_fails_alone_naming_its_distribution(
     assert "'acme-plugins'" in str(raised.value)
     with caplog.at_level(logging.WARNING):
         assert provider_names() == ("openai", "openai-responses", "anthropic", "gemini")
+        provider_names()  # every help text lists: the warning is said once
     assert "acme-chat" in caplog.text
+    assert len(caplog.records) == 1
     assert provider("openai").name == "openai"  # the built-ins never depend on a plugin
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "load_row",
     "load_rows",
     "plugins",
+    "warn_broken",
 ]
 
 INDEX_KINDS_GROUP = "toolsearch.index_kinds"
@@ -138,6 +139,18 @@ def load_row(plugin: Plugin, row_type: type[T], name_of: Callable[[T], str]) -> 
     return row
 
 
+_warned: set[tuple[str, str]] = set()
+
+
+def warn_broken(error: PluginError) -> None:
+    """Log that a plugin is left out of a list, once per process and plugin (every help
+    text lists the kinds: the warning is said once, not per list)."""
+    key = (error.group, error.name)
+    if key not in _warned:
+        _warned.add(key)
+        _log.warning("%s (left out of the list)", error)
+
+
 def load_rows(
     group: str, row_type: type[T], name_of: Callable[[T], str], builtin: frozenset[str]
 ) -> tuple[T, ...]:
@@ -151,5 +164,5 @@ def load_rows(
         try:
             rows.append(load_row(plugin, row_type, name_of))
         except PluginError as exc:
-            _log.warning("%s", exc)
+            warn_broken(exc)
     return tuple(rows)

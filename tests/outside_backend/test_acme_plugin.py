@@ -195,3 +195,31 @@ def test_a_broken_plugin_fails_alone_naming_its_distribution(site: Path, tmp_pat
     assert first.startswith("broken-backend broken | ")
     assert "no_such_module" in first
     assert second == "RegexToolIndex regex bm25 vector hybrid milvus acme"
+
+
+def test_the_command_line_names_a_broken_plugin_in_one_line(site: Path, tmp_path: Path) -> None:
+    """No traceback: ``--index broken`` is a usage error (2), ``--kind broken`` a failure of
+    something installed (1); both name the distribution."""
+    config = tmp_path / "servers.toml"
+    config.write_text('[servers.alpha]\ncommand = "true"\n')
+    source = tmp_path / "tools.jsonl"
+    source.write_text(json.dumps(TOOLS[0]) + "\n")
+    cli = [sys.executable, "-m", "toolsearch.cli"]
+    for command, code in (
+        (["mcp", "proxy", "--config", str(config), "--index", "broken"], 2),
+        (["index", "build", str(source), "--kind", "broken", "--out", str(tmp_path / "x")], 1),
+    ):
+        done = subprocess.run(
+            [*cli, *command],
+            env=_env(site),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        said = " ".join(done.stderr.split())
+        assert done.returncode == code, said
+        assert "Traceback" not in said
+        assert "'broken-backend'" in said

@@ -285,7 +285,7 @@ def kinds() -> tuple[IndexKindRow, ...]:
         try:
             extra.append(_plugin_row(plugin))
         except PluginError as exc:
-            _log.warning("%s", exc)
+            plugins.warn_broken(exc)
     return (*KINDS, *extra)
 
 
