@@ -1,9 +1,11 @@
 """The library ships without the benchmark harness: its wheel holds no harness, loader or
-tuning code, importing it or running its own commands loads none of the harness, and the
-two harness commands say how to install it when it is absent."""
+tuning code, its source imports nothing of the harness, importing it or running its own
+commands loads none of the harness, the harness's two commands come from the harness's
+own entry points, and they say how to install it when it is absent."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import zipfile
@@ -40,12 +42,41 @@ def test_importing_the_library_and_its_own_commands_load_no_harness() -> None:
         "print('import', harness())\n"
         "from typer.testing import CliRunner\n"
         "from toolsearch.cli import _app\n"
-        "for command in (['index', '--help'], ['mcp', '--help'], ['--help']):\n"
+        "for command in (['index', '--help'], ['mcp', '--help']):\n"
         "    assert CliRunner().invoke(_app(), command).exit_code == 0\n"
         "print('cli', harness())\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split("\n")[:2] == ["import []", "cli []"]
+
+
+def test_the_library_source_imports_nothing_of_the_harness() -> None:
+    """Not one import statement (at any depth, lazy ones included) of ``toolsearch/`` names
+    the harness: its commands come by entry point (``toolsearch.plugins``)."""
+    found = []
+    for path in sorted((ROOT / "toolsearch").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                modules = [node.value]  # a "module:attribute" for importlib
+            else:
+                continue
+            found += [f"{path.name}: {m}" for m in modules if m.startswith("toolsearch_bench")]
+    assert found == []
+
+
+def test_the_harness_registers_its_commands_by_entry_point() -> None:
+    import tomllib
+
+    harness = tomllib.loads((ROOT / "benchmarks" / "harness" / "pyproject.toml").read_text())
+    commands = harness["project"]["entry-points"]["toolsearch.cli"]
+    assert commands == {
+        "bench": "toolsearch_bench.cli:bench_app",
+        "embedder": "toolsearch_bench.tuning.cli:embedder_app",
+    }
 
 
 @pytest.mark.parametrize("command", ["bench", "embedder"])
@@ -54,11 +85,14 @@ def test_a_harness_command_without_the_harness_says_how_to_install_it(
 ) -> None:
     from typer.testing import CliRunner
 
+    from toolsearch import plugins
     from toolsearch.cli import _app
 
-    for name in [m for m in sys.modules if m.startswith("toolsearch_bench")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "toolsearch_bench", None)  # as if not installed
+    found = plugins.plugins
+    # as if the harness were not installed: no distribution registers the two commands
+    monkeypatch.setattr(
+        plugins, "plugins", lambda group: () if group == plugins.CLI_GROUP else found(group)
+    )
     shown = CliRunner().invoke(_app(), [command, "--help"])
     assert shown.exit_code == 2
     assert f"`toolsearch {command}` comes with the benchmark harness" in shown.output

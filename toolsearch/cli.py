@@ -1,10 +1,14 @@
 """The ``toolsearch`` command line.
 
 ``toolsearch index ...`` (``toolsearch[catalog]``) and ``toolsearch mcp ...``
-(``toolsearch[mcp]``) are the library's. ``toolsearch bench`` and ``toolsearch embedder ...``
-belong to the benchmark harness, a distribution of its own (``toolsearch-bench``, in the
-repository's ``benchmarks/harness``): these two commands forward their arguments to it,
-importing it only when they run, so the other commands never load the harness.
+(``toolsearch[mcp]``) are the library's. Every other command comes from an installed
+distribution that registers it by entry point (group ``toolsearch.cli``,
+:mod:`toolsearch.plugins`): ``toolsearch bench`` and ``toolsearch embedder ...`` are the
+benchmark harness's (``toolsearch-bench``, in the repository's ``benchmarks/harness``, whose
+``pyproject.toml`` registers them). Such a command forwards its arguments to the command
+the entry point makes, importing it only when it runs (or when ``toolsearch --help`` lists
+its summary), so the library's own commands never load it and the library imports nothing
+of the harness.
 """
 
 from __future__ import annotations
@@ -12,13 +16,22 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from toolsearch._cli_errors import error_exit
+
 __all__ = ["main"]
 
 _FORWARDED = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
 """A forwarding command takes every argument, ``--help`` included, as the harness's."""
 
-HARNESS_MISSING = (
-    "`toolsearch {command}` comes with the benchmark harness, which is not installed: "
+ELSEWHERE = {
+    "bench": "the benchmark harness",
+    "embedder": "the benchmark harness",
+}
+"""Commands that come from a distribution of their own: what ``toolsearch NAME`` says when
+none is installed (names only: nothing here is imported)."""
+
+NOT_INSTALLED = (
+    "`toolsearch {command}` comes with {what}, which is not installed: "
     "from a toolsearch checkout, pip install -e benchmarks/harness"
 )
 
@@ -60,34 +73,107 @@ def _fit_help_options() -> None:
     rich_utils.Table = OptionsTable  # type: ignore[attr-defined]
 
 
-def _harness_command(command: str) -> Any:
-    """The harness's click command for ``command`` (``bench`` or ``embedder``), or exit 2
-    saying how to install the harness."""
+def _plugin_command(plugin: Any) -> Any:
+    """The click command an entry point of ``toolsearch.cli`` makes (a ``typer.Typer``, a
+    click command, or a function without arguments returning either);
+    :class:`~toolsearch.errors.PluginError` when it cannot be made."""
     import typer
 
+    from toolsearch.errors import PluginError
+
+    def is_command(value: Any) -> bool:  # click's, or the copy of click typer carries
+        return callable(getattr(value, "main", None)) and hasattr(value, "get_short_help_str")
+
+    made = plugin.load()
     try:
-        if command == "bench":
-            from toolsearch_bench.cli import bench_app as make
-        else:
-            from toolsearch_bench.tuning.cli import embedder_app as make
-    except ImportError as exc:
-        if not (exc.name or "").startswith("toolsearch_bench"):
-            raise
-        typer.echo(HARNESS_MISSING.format(command=command), err=True)
-        raise SystemExit(2) from None
-    return typer.main.get_command(make())
+        if callable(made) and not isinstance(made, typer.Typer) and not is_command(made):
+            made = made()
+        if isinstance(made, typer.Typer):
+            made = typer.main.get_command(made)
+    except Exception as exc:  # someone else's code: its failure is the plugin's
+        raise PluginError(
+            plugin.distribution, plugin.group, plugin.name, f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if not is_command(made):
+        raise PluginError(
+            plugin.distribution,
+            plugin.group,
+            plugin.name,
+            f"it makes a {type(made).__name__}, not a typer.Typer or click command",
+        )
+    return made
 
 
-def _forward(app: Any, command: str, summary: str) -> None:
+def _forward(app: Any, plugin: Any) -> None:
+    """``toolsearch NAME``: the plugin's command, made when it runs; ``--help`` lists its
+    summary (made then too)."""
     import typer
+    from typer.core import TyperCommand
+
+    from toolsearch.errors import PluginError
+
+    def summary() -> str:
+        try:
+            command = _plugin_command(plugin)
+        except PluginError as exc:
+            return f"(cannot be loaded: {exc.problem})"
+        return str(command.get_short_help_str(limit=90))
+
+    class PluginCommand(TyperCommand):
+        @property
+        def short_help(self) -> str:
+            return summary()
+
+        @short_help.setter
+        def short_help(self, value: str | None) -> None:
+            del value  # the plugin's own summary, read when listed
 
     def forward(ctx: typer.Context) -> None:
-        _harness_command(command).main(
-            args=list(ctx.args), prog_name=f"{ctx.find_root().info_name or 'toolsearch'} {command}"
-        )
+        try:
+            command = _plugin_command(plugin)
+        except PluginError as exc:
+            raise error_exit(exc) from None
+        prog = f"{ctx.find_root().info_name or 'toolsearch'} {plugin.name}"
+        command.main(args=list(ctx.args), prog_name=prog)
 
     forward.__annotations__ = {"ctx": typer.Context, "return": None}  # typer is imported here
-    app.command(command, context_settings=_FORWARDED, add_help_option=False, help=summary)(forward)
+    app.command(plugin.name, cls=PluginCommand, context_settings=_FORWARDED, add_help_option=False)(
+        forward
+    )
+
+
+def _not_installed(app: Any, command: str, what: str) -> None:
+    import typer
+
+    def missing(ctx: typer.Context) -> None:
+        del ctx
+        typer.echo(NOT_INSTALLED.format(command=command, what=what), err=True)
+        raise SystemExit(2)
+
+    missing.__annotations__ = {"ctx": typer.Context, "return": None}
+    summary = f"Not installed: comes with {what}."
+    app.command(command, context_settings=_FORWARDED, add_help_option=False, help=summary)(missing)
+
+
+def _add_plugin_commands(app: Any, builtin: set[str]) -> None:
+    """A command per entry point of ``toolsearch.cli`` (a built-in name is never replaced),
+    and the hint for each of :data:`ELSEWHERE` that none provides."""
+    import logging
+
+    from toolsearch import plugins
+
+    found = set()
+    for plugin in plugins.plugins(plugins.CLI_GROUP):
+        if plugin.name in builtin:
+            logging.getLogger(__name__).warning(
+                "%s is ignored: %r is a built-in command", plugin.origin, plugin.name
+            )
+            continue
+        _forward(app, plugin)
+        found.add(plugin.name)
+    for command, what in ELSEWHERE.items():
+        if command not in found:
+            _not_installed(app, command, what)
 
 
 def _app() -> Any:
@@ -103,12 +189,9 @@ def _app() -> Any:
     from toolsearch.catalog.cli import index_app
     from toolsearch.mcp.cli import mcp_app
 
-    _forward(
-        app, "bench", "Token savings, success rate, retrieval quality and latency (the harness)."
-    )
     app.add_typer(index_app(), name="index")
     app.add_typer(mcp_app(), name="mcp")
-    _forward(app, "embedder", "Fine-tune the embedder on your requests (the harness).")
+    _add_plugin_commands(app, {"index", "mcp"})
 
     return app
 

@@ -31,6 +31,7 @@ Catch :class:`ToolsearchError` to handle anything the library raises on purpose:
     │       ├── IndexNotFoundError     no index at that path
     │       ├── ManifestMismatchError  built by another format version or embedder: rebuild
     │       └── IndexCorruptedError    a checksum or file does not match the manifest: rebuild
+    ├── PluginError                    an installed extension (entry point) cannot be loaded
     ├── McpError                       talking to an MCP server failed
     │   ├── McpConfigError             an MCP server configuration is invalid
     │   ├── McpConnectionError         an MCP server could not be started or reached
@@ -85,6 +86,7 @@ __all__ = [
     "McpToolError",
     "MissingExtraError",
     "PatternTooLongError",
+    "PluginError",
     "ProviderAuthenticationError",
     "ProviderConnectionError",
     "ProviderError",
@@ -341,6 +343,23 @@ class ManifestMismatchError(CatalogIndexError):
 
 class IndexCorruptedError(CatalogIndexError):
     """An artifact is missing or its checksum differs from the manifest."""
+
+
+class PluginError(ToolsearchError):
+    """An extension another distribution registers by entry point (an index kind, a provider,
+    a command: :mod:`toolsearch.plugins`) cannot be used; the message names the
+    distribution and the entry point, and the original error is the ``__cause__``."""
+
+    def __init__(self, distribution: str, group: str, name: str, problem: str) -> None:
+        self.distribution = distribution
+        self.group = group
+        self.name = name
+        self.problem = problem
+        source = f"distribution {distribution!r}" if distribution else "an unknown distribution"
+        super().__init__(
+            f"the plugin {name!r} (entry point of group {group!r} in {source}) cannot be "
+            f"used: {problem}"
+        )
 
 
 class McpError(ToolsearchError):

@@ -27,7 +27,13 @@ import typer
 
 from toolsearch._cli_errors import error_exit
 from toolsearch.catalog.cli_output import build_progress, fields_table, results_table
-from toolsearch.indexes.kinds import catalog_kind_names, choices
+from toolsearch.indexes.kinds import (
+    IndexKindRow,
+    catalog_kind_names,
+    choices,
+    find_kind,
+    writable_kind_names,
+)
 
 __all__ = ["index_app"]
 
@@ -74,6 +80,47 @@ def _human_size(size: float) -> str:
     return f"{size:.1f} GiB"
 
 
+def _plugin_kind(kind: str) -> IndexKindRow:
+    """The row of an installed package's kind that ``build`` can write (one with a
+    writer), else a usage error listing what ``--kind`` takes."""
+    from toolsearch.errors import PluginError
+
+    try:
+        row = find_kind(kind)
+    except PluginError as exc:
+        raise error_exit(exc) from None
+    if row is None or row.writer is None:
+        raise typer.BadParameter(
+            f"choose one of {', '.join(writable_kind_names())}", param_hint="--kind"
+        )
+    return row
+
+
+def _write_plugin_kind(
+    row: IndexKindRow, sources: list[Path], out: Path, source_kind: str, embedder: str | None
+) -> None:
+    """``build --kind`` for an installed package's kind: the sources' tools, read as for a
+    catalog index, handed to the kind's writer, which writes ``out``."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from toolsearch.catalog.sources import iter_tools
+    from toolsearch.errors import CatalogSourceError, MissingExtraError, ToolsearchError
+    from toolsearch.indexes.kinds import IndexOptions
+    from toolsearch.indexes.specs import resolve_embedder
+
+    try:
+        model = resolve_embedder(embedder) if embedder is not None and row.embedder else None
+        tools = list(iter_tools(sources, kind=source_kind))  # type: ignore[arg-type]
+        row.write(tools, out, IndexOptions(embedder=model))
+    except (MissingExtraError, CatalogSourceError, ValueError) as exc:  # bad input: 2
+        raise error_exit(exc, 2) from None
+    except (ToolsearchError, OSError) as exc:  # the plugin's own failure included
+        raise error_exit(exc) from None
+    line = f"built {out}: {len(tools):,} tools, {row.name}"
+    Console().print(escape(line), highlight=False, soft_wrap=True)
+
+
 def index_app() -> Any:
     from rich.console import Console
     from rich.markup import escape
@@ -110,7 +157,15 @@ def index_app() -> Any:
             Path | None,
             typer.Option("--out", "-o", help="Index folder to write, e.g. indexes/NAME."),
         ] = None,
-        kind: Annotated[str, typer.Option("--kind", "-k", help=f"{choices(_KINDS)}.")] = "bm25",
+        kind: Annotated[
+            str,
+            typer.Option(
+                "--kind",
+                "-k",
+                help=f"{choices(_KINDS)}, or a kind an installed package registers with a "
+                "writer (toolsearch.plugins).",
+            ),
+        ] = "bm25",
         embedder: Annotated[
             str | None,
             typer.Option(
@@ -157,8 +212,7 @@ def index_app() -> Any:
         An index at --out is replaced only when the new one is complete; a Milvus
         collection gets only the tools it lacks.
         """
-        if kind not in _KINDS:
-            raise typer.BadParameter(f"choose one of {', '.join(_KINDS)}", param_hint="--kind")
+        plugin_kind = None if kind in _KINDS else _plugin_kind(kind)
         if source_kind not in _SOURCE_KINDS:
             raise typer.BadParameter(
                 f"choose one of {', '.join(_SOURCE_KINDS)}", param_hint="--source-kind"
@@ -173,6 +227,15 @@ def index_app() -> Any:
             raise typer.BadParameter(
                 f"no such file or folder: {', '.join(missing)}", param_hint="SOURCE"
             )
+        if plugin_kind is not None:
+            if _engine(engine, collection):
+                raise typer.BadParameter(
+                    f"--engine milvus writes {choices(_KINDS)} only", param_hint="--engine"
+                )
+            if out is None:
+                raise typer.BadParameter("an index folder to write is needed", param_hint="--out")
+            _write_plugin_kind(plugin_kind, sources, out, source_kind, embedder)
+            return
         if not verbose and kind != "bm25":
             from toolsearch._quiet import quiet_model_loading
 

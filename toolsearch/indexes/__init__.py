@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from toolsearch.indexes.embedding_cache import EmbeddingCache
     from toolsearch.indexes.hybrid import HybridRanker, HybridToolIndex
+    from toolsearch.indexes.kinds import IndexKindRow, IndexOptions
     from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex
     from toolsearch.indexes.milvus import MilvusRanker, MilvusToolIndex
     from toolsearch.indexes.onnx_embedder import OnnxEmbedder
@@ -83,6 +84,8 @@ _LOCATIONS = {
     "resolve_embedder": "specs",
     "HybridRanker": "hybrid",
     "HybridToolIndex": "hybrid",
+    "IndexKindRow": "kinds",
+    "IndexOptions": "kinds",
     "LearnedParams": "learned",
     "LearnedToolIndex": "learned",
     "UsageMemory": "usage",
@@ -118,6 +121,8 @@ __all__ = [
     "HashingEmbedder",
     "HybridRanker",
     "HybridToolIndex",
+    "IndexKindRow",
+    "IndexOptions",
     "LearnedParams",
     "LearnedToolIndex",
     "MilvusRanker",

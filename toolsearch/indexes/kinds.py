@@ -13,34 +13,51 @@ and :func:`~toolsearch.indexes.index_factory` (and their error messages), the se
 config, the benchmark's ``--index``, and the table in docs/index-engine.md (a test compares
 it with this one).
 
-Adding a backend: its module, one row here, its row in docs/index-engine.md and its line in
-the index contract suite.
+Adding a backend here: its module, one row here, its row in docs/index-engine.md and its
+line in the index contract suite. A backend of another package adds its row by entry point
+instead (group ``toolsearch.index_kinds``, :mod:`toolsearch.plugins`): the lookups below
+read those rows only when a name is not one of :data:`KINDS` or when they list the kinds,
+and a broken one fails alone, with a :class:`~toolsearch.errors.PluginError`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from toolsearch import plugins
+from toolsearch.errors import PluginError
 
 if TYPE_CHECKING:
     from toolsearch.indexes.embedders import Embedder
     from toolsearch.search.types import ToolIndex
+    from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
     "KINDS",
     "IndexKindRow",
     "IndexOptions",
+    "IndexWriter",
     "catalog_kind_names",
     "choices",
     "embedding_kind_names",
+    "find_kind",
     "index_kind",
     "kind_names",
+    "kinds",
     "server_kind_names",
+    "writable_kind_names",
 ]
+
+IndexWriter = Callable[["list[ToolDefinition]", Path, "IndexOptions"], None]
+"""``(tools, out, options)``: writes a kind's index folder at ``out`` (``toolsearch index
+build --kind NAME`` for a kind that is not a catalog kind)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +100,12 @@ class IndexKindRow:
     """``"module:attribute"`` of a function ``(IndexOptions) -> ToolIndex``; ``None``: the
     class, called without arguments (the kind takes no options)."""
     catalog: bool = False
-    """Whether ``toolsearch index build --kind`` writes it as an index folder."""
+    """Whether the catalog pipeline (:mod:`toolsearch.catalog`) writes it as an index folder
+    for ``toolsearch index build --kind``: toolsearch's own kinds only."""
+    writer: str | None = None
+    """``"module:attribute"`` of an :data:`IndexWriter`: how ``toolsearch index build --kind``
+    writes a kind the catalog pipeline does not (a backend of another package with a
+    format of its own); ``None``: none."""
 
     @property
     def needs_uri(self) -> bool:
@@ -125,6 +147,19 @@ class IndexKindRow:
             return self.index_class()()
         builder: Callable[[IndexOptions], ToolIndex] = _load(self.build)
         return builder(options)
+
+    def write(
+        self, tools: list[ToolDefinition], out: Path, options: IndexOptions | None = None
+    ) -> None:
+        """Write this kind's index of ``tools`` at ``out`` with its :attr:`writer`;
+        ``ValueError`` for a kind without one."""
+        if self.writer is None:
+            raise ValueError(f"index {self.name!r} has no writer: it cannot be built to a folder")
+        writer: IndexWriter = _load(self.writer)
+        writer(tools, out, options or IndexOptions())
+
+
+_log = logging.getLogger(__name__)
 
 
 # -- the builders of the kinds that take options -------------------------------------------
@@ -228,24 +263,56 @@ KINDS: tuple[IndexKindRow, ...] = (
 _BY_NAME = {kind.name: kind for kind in KINDS}
 
 
+def _plugin_row(plugin: plugins.Plugin) -> IndexKindRow:
+    row = plugins.load_row(plugin, IndexKindRow, lambda kind: kind.name)
+    if row.catalog:  # the catalog pipeline writes toolsearch's own formats only
+        raise PluginError(
+            plugin.distribution,
+            plugin.group,
+            plugin.name,
+            "catalog=True is for toolsearch's own kinds: give the row a writer instead",
+        )
+    return row
+
+
+def kinds() -> tuple[IndexKindRow, ...]:
+    """Every kind: :data:`KINDS`, then the rows installed packages register (their
+    modules imported now; a broken one is left out, with a warning)."""
+    extra = []
+    for plugin in plugins.plugins(plugins.INDEX_KINDS_GROUP):
+        if plugin.name in _BY_NAME:
+            continue  # a plugin never replaces a built-in kind
+        try:
+            extra.append(_plugin_row(plugin))
+        except PluginError as exc:
+            plugins.warn_broken(exc)
+    return (*KINDS, *extra)
+
+
 def kind_names() -> tuple[str, ...]:
-    """Every kind's name, in table order."""
-    return tuple(_BY_NAME)
+    """Every kind's name, in table order (installed packages' kinds last)."""
+    return tuple(kind.name for kind in kinds())
 
 
 def embedding_kind_names() -> tuple[str, ...]:
     """The kinds that take an embedder."""
-    return tuple(kind.name for kind in KINDS if kind.embedder)
+    return tuple(kind.name for kind in kinds() if kind.embedder)
 
 
 def server_kind_names() -> tuple[str, ...]:
     """The kinds on a server (they take ``uri=`` and ``collection=``)."""
-    return tuple(kind.name for kind in KINDS if kind.needs_uri)
+    return tuple(kind.name for kind in kinds() if kind.needs_uri)
 
 
 def catalog_kind_names() -> tuple[str, ...]:
-    """The kinds ``toolsearch index build --kind`` writes."""
+    """The kinds the catalog pipeline writes (toolsearch's own)."""
     return tuple(kind.name for kind in KINDS if kind.catalog)
+
+
+def writable_kind_names() -> tuple[str, ...]:
+    """The kinds ``toolsearch index build --kind`` writes: the catalog kinds, then the
+    kinds with a :attr:`~IndexKindRow.writer`."""
+    return (*catalog_kind_names(), *(k.name for k in kinds() if not k.catalog and k.writer))
 
 
 def choices(names: tuple[str, ...] | None = None) -> str:
@@ -254,11 +321,21 @@ def choices(names: tuple[str, ...] | None = None) -> str:
     return listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
 
 
+def find_kind(name: str) -> IndexKindRow | None:
+    """The row of ``name``, or ``None``: a built-in row, else the row an installed package
+    registers under that name (imported now; :class:`~toolsearch.errors.PluginError` when
+    it cannot be loaded)."""
+    row = _BY_NAME.get(name)
+    if row is not None:
+        return row
+    plugin = plugins.find_plugin(plugins.INDEX_KINDS_GROUP, name)
+    return None if plugin is None else _plugin_row(plugin)
+
+
 def index_kind(name: str) -> IndexKindRow:
-    """The row of ``name``; ``ValueError`` listing the table's names."""
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown index kind {name!r}; choose from {', '.join(kind_names())}"
-        ) from None
+    """The row of ``name``; ``ValueError`` listing the kinds, :class:`~toolsearch.errors.
+    PluginError` for an installed kind that cannot be loaded."""
+    row = find_kind(name)
+    if row is None:
+        raise ValueError(f"unknown index kind {name!r}; choose from {', '.join(kind_names())}")
+    return row

@@ -66,12 +66,13 @@ __all__ = [
     "resolve_embedder",
 ]
 
-INDEX_KINDS: tuple[str, ...] = kinds.kind_names()
-"""The index kinds (:data:`toolsearch.indexes.kinds.KINDS`), in the order error messages
-list them."""
+INDEX_KINDS: tuple[str, ...] = tuple(kind.name for kind in kinds.KINDS)
+"""toolsearch's own index kinds (:data:`toolsearch.indexes.kinds.KINDS`), in the order
+error messages list them; :func:`toolsearch.indexes.kinds.kind_names` adds the kinds
+installed packages register."""
 
-EMBEDDING_KINDS: tuple[str, ...] = kinds.embedding_kind_names()
-"""The kinds that take an embedder (``vector:EMBEDDER``, ``hybrid:EMBEDDER``...)."""
+EMBEDDING_KINDS: tuple[str, ...] = tuple(kind.name for kind in kinds.KINDS if kind.embedder)
+"""toolsearch's own kinds that take an embedder (``vector:EMBEDDER``, ``hybrid:EMBEDDER``...)."""
 
 
 def default_index() -> ToolIndex:
@@ -175,7 +176,8 @@ def make_index(
         embedder = None
     if embedder is not None and not kind.embedder:
         raise ValueError(
-            f"embedder={embedder!r} applies to index {_either(EMBEDDING_KINDS)}, not {name!r}"
+            f"embedder={embedder!r} applies to index {_either(kinds.embedding_kind_names())}, "
+            f"not {name!r}"
         )
     for option, value in (("uri", uri), ("collection", collection)):
         if value is not None and not kind.needs_uri:
@@ -202,12 +204,14 @@ def _parse(spec: str, extra: Iterable[str] = ()) -> tuple[str, str | None]:
     """``(kind, embedder spec or None)``; ``ValueError`` naming the valid specs (and
     ``extra``)."""
     kind, colon, embedder = spec.partition(":")
-    if kind in INDEX_KINDS and (not colon or (embedder and kind in EMBEDDING_KINDS)):
+    row = kinds.find_kind(kind)  # an installed package's kind is looked up only now
+    if row is not None and (not colon or (embedder and row.embedder)):
         return kind, embedder or None
-    forms = ", ".join(f"{name}:EMBEDDER" for name in EMBEDDING_KINDS)
+    embedding = kinds.embedding_kind_names()
+    forms = ", ".join(f"{name}:EMBEDDER" for name in embedding)
     raise ValueError(
-        f"unknown index {spec!r}; choose from {', '.join([*INDEX_KINDS, *extra])} "
-        f"({', '.join(EMBEDDING_KINDS)} also as {forms})"
+        f"unknown index {spec!r}; choose from {', '.join([*kinds.kind_names(), *extra])} "
+        f"({', '.join(embedding)} also as {forms})"
     )
 
 

@@ -3,10 +3,11 @@
 ``ChatClient.builder(model).build()`` (and ``ChatClient.create``) give a chain without a tool
 advisor the one returned by the *auto tool advisor provider*, a hook set with
 :func:`set_auto_tool_advisor_provider`; without a provider, or when it returns ``None``,
-requests get a plain ``ToolCallingAdvisor``. ``toolsearch.search`` (imported by
-``import toolsearch``) installs the provider that reads the settings, which is how
-``TOOLSEARCH_TOOL_SEARCH__ENABLED=true`` selects the tool-search advisor: this layer never
-imports ``toolsearch.search`` or ``toolsearch.settings``.
+requests get a plain ``ToolCallingAdvisor``. The package itself (``toolsearch/__init__.py``,
+run by ``import toolsearch``) installs the provider that reads the settings
+(:func:`toolsearch.settings.configured_advisor`, imported when a client is built), which is
+how ``TOOLSEARCH_TOOL_SEARCH__ENABLED=true`` selects the tool-search advisor: this layer
+never imports ``toolsearch.search`` or ``toolsearch.settings``.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def set_auto_tool_advisor_provider(
 ) -> AutoToolAdvisorProvider | None:
     """Install the hook ``ChatClientBuilder.build()`` asks for a default tool advisor (one
     per client, so its state persists across the client's requests); ``None`` removes it.
-    Returns the previous provider. ``toolsearch.search`` installs the settings-driven one.
+    Returns the previous provider. ``import toolsearch`` installs the settings-driven one
+    (``toolsearch/__init__.py``).
     """
     global _auto_tool_advisor_provider
     previous = _auto_tool_advisor_provider

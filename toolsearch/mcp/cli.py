@@ -219,6 +219,7 @@ def _index_spec(spec: str) -> str:
     built or loaded."""
     import typer
 
+    from toolsearch.errors import PluginError
     from toolsearch.indexes import kinds, specs
 
     try:
@@ -226,7 +227,7 @@ def _index_spec(spec: str) -> str:
         kind = kinds.index_kind(spec.partition(":")[0])
         if kind.needs_uri:
             kind.uri_of(kinds.IndexOptions())  # from its variable: say now when unset
-    except ValueError as exc:
+    except (ValueError, PluginError) as exc:  # PluginError: an installed kind that is broken
         raise typer.BadParameter(str(exc), param_hint="--index") from None
     return spec
 

@@ -81,7 +81,7 @@ def make_index(kind: IndexKind) -> ToolIndex:
     :mod:`toolsearch.indexes.kinds`); see :mod:`toolsearch.indexes.specs`."""
     from toolsearch.indexes import kinds, specs
 
-    if kind.partition(":")[0] not in kinds.kind_names():
+    if kinds.find_kind(kind.partition(":")[0]) is None:  # installed packages' kinds too
         raise ValueError(f"index must be one of {', '.join(kinds.kind_names())}, not {kind!r}")
     return specs.make_index(kind)
 

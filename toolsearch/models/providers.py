@@ -14,7 +14,9 @@ the live benchmark's ``PROVIDER:MODEL``, and the table in docs/providers.md (a t
 them, and checks each row against its adapter's own attributes).
 
 An adapter of your own subclasses :class:`~toolsearch.models.ProviderChatModel`; a row here
-makes it known by name.
+makes it known by name, and so does a row your package registers by entry point (group
+``toolsearch.providers``, :mod:`toolsearch.plugins`): :func:`provider` reads those only
+for a name that is not in :data:`PROVIDERS`, :func:`provider_names` when it lists them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolsearch import plugins
 from toolsearch.models.wire_names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES, NameRule
 
 if TYPE_CHECKING:
@@ -143,16 +146,25 @@ PROVIDERS: tuple[ProviderRow, ...] = (
 _BY_NAME = {row.name: row for row in PROVIDERS}
 
 
+def _plugin_rows() -> tuple[ProviderRow, ...]:
+    return plugins.load_rows(
+        plugins.PROVIDERS_GROUP, ProviderRow, lambda row: row.name, frozenset(_BY_NAME)
+    )
+
+
 def provider_names() -> tuple[str, ...]:
-    """Every provider's name, in table order."""
-    return tuple(_BY_NAME)
+    """Every provider's name, in table order (installed packages' providers last)."""
+    return (*_BY_NAME, *(row.name for row in _plugin_rows()))
 
 
 def provider(name: str) -> ProviderRow:
-    """The row of ``name``; ``ValueError`` listing the table's names."""
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown provider {name!r}: use one of {', '.join(provider_names())}"
-        ) from None
+    """The row of ``name`` (an installed package's row imported now); ``ValueError``
+    listing the providers, :class:`~toolsearch.errors.PluginError` for an installed
+    provider that cannot be loaded."""
+    row = _BY_NAME.get(name)
+    if row is not None:
+        return row
+    plugin = plugins.find_plugin(plugins.PROVIDERS_GROUP, name)
+    if plugin is None:
+        raise ValueError(f"unknown provider {name!r}: use one of {', '.join(provider_names())}")
+    return plugins.load_row(plugin, ProviderRow, lambda row: row.name)

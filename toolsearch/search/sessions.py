@@ -36,7 +36,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 
-from toolsearch.models.providers import PROVIDERS
+from toolsearch.models.providers import PROVIDERS, provider_names
 from toolsearch.models.wire_names import NameRule
 from toolsearch.search.call_tool import call_tool_definition
 from toolsearch.search.events import SearchListener, ToolSearchEvent
@@ -85,10 +85,15 @@ def name_rule(provider: NameRule | str | None) -> NameRule | None:
     :data:`NAME_RULES`, ``None`` for none (names as the tools have them)."""
     if provider is None or isinstance(provider, NameRule):
         return provider
+    rule = NAME_RULES.get(provider)
+    if rule is not None:
+        return rule
+    from toolsearch.models.providers import provider as provider_row  # installed ones too
+
     try:
-        return NAME_RULES[provider]
-    except KeyError:
-        known = ", ".join(sorted(NAME_RULES))
+        return provider_row(provider).names
+    except ValueError:
+        known = ", ".join(sorted({*NAME_RULES, *provider_names()}))
         raise ValueError(f"unknown provider {provider!r}: use one of {known}") from None
 
 
