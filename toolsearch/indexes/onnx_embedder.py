@@ -79,9 +79,25 @@ def minilm_embedder() -> Any:
     Runtime where ``onnxruntime`` and ``tokenizers`` are installed (exported once, then no
     torch in the process), else on PyTorch through sentence-transformers. Both give the
     same vectors under the same name."""
-    if onnx_available():
-        return OnnxEmbedder.from_packaged_minilm()
-    return SentenceTransformerEmbedder()
+    embedder: Any = (
+        OnnxEmbedder.from_packaged_minilm() if onnx_available() else SentenceTransformerEmbedder()
+    )
+    _freeze_loaded_objects()
+    return embedder
+
+
+def _freeze_loaded_objects() -> None:
+    """Move every object alive now (the model's, the frameworks' modules) out of the
+    cyclic garbage collector's view (``gc.freeze()``): a full collection then walks only
+    what the application allocates afterwards, instead of holding the interpreter, and so
+    an async app's event loop, for 0.4-1.8 s over the loaded model's objects
+    (``benchmarks/loop_stall.py``). Frozen objects are still freed by reference counting.
+    ``TOOLSEARCH_GC_FREEZE=0`` turns it off."""
+    if os.environ.get("TOOLSEARCH_GC_FREEZE", "1").strip().lower() in {"0", "false", "no"}:
+        return
+    import gc
+
+    gc.freeze()
 
 
 def _packaged() -> tuple[Path, str]:

@@ -52,8 +52,9 @@ import dataclasses
 import inspect
 import logging
 import threading
+import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -94,6 +95,21 @@ SEARCH_TOOL_DESCRIPTION = (
 )
 
 _log = logging.getLogger(__name__)
+
+_ORDERED_MARK = "_toolsearch_ordered_by"
+_INVOKER_MARKERS = ("__agents_sync_function_tool__",)
+_DEFAULT_FAILURE_TEXT = "An error occurred while running the tool."
+
+
+def _sdk_failure(ctx: Any, result: Any) -> bool:
+    """Whether the SDK answered a tool's failure itself (its default failure function)."""
+    import agents.tool as sdk_tool
+
+    flag = getattr(sdk_tool, "_DEFAULT_FAILURE_HANDLED_ATTR", None)
+    if flag is not None and getattr(ctx, flag, False):
+        return True
+    return isinstance(result, str) and result.startswith(_DEFAULT_FAILURE_TEXT)
+
 
 _BOUND_SESSION: ContextVar[str | None] = ContextVar("toolsearch_agents_session", default=None)
 
@@ -242,14 +258,18 @@ class ToolsearchAgentTools:
         from agents import Runner
 
         with self.bound(session):
-            return await Runner.run(agent, input, session=session, **self._run_kwargs(kwargs))
+            return await Runner.run(
+                self.ordered(agent), input, session=session, **self._run_kwargs(kwargs)
+            )
 
     def run_sync(self, agent: Any, input: Any, *, session: Any = None, **kwargs: Any) -> Any:
         """``Runner.run_sync`` with the session bound as in :meth:`run`."""
         from agents import Runner
 
         with self.bound(session):
-            return Runner.run_sync(agent, input, session=session, **self._run_kwargs(kwargs))
+            return Runner.run_sync(
+                self.ordered(agent), input, session=session, **self._run_kwargs(kwargs)
+            )
 
     def run_streamed(self, agent: Any, input: Any, *, session: Any = None, **kwargs: Any) -> Any:
         """``Runner.run_streamed`` with the session bound as in :meth:`run` (the run's task
@@ -257,7 +277,9 @@ class ToolsearchAgentTools:
         from agents import Runner
 
         with self.bound(session):
-            return Runner.run_streamed(agent, input, session=session, **self._run_kwargs(kwargs))
+            return Runner.run_streamed(
+                self.ordered(agent), input, session=session, **self._run_kwargs(kwargs)
+            )
 
     @staticmethod
     def _run_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -341,7 +363,68 @@ class ToolsearchAgentTools:
             return bool(result)
 
         gated.is_enabled = is_enabled
+        gated.on_invoke_tool = self._reporting(name, gated.on_invoke_tool)
         return gated
+
+    def _reporting(
+        self, name: str, invoke: Callable[[Any, str], Awaitable[Any]]
+    ) -> Callable[[Any, str], Awaitable[Any]]:
+        """``invoke`` (a tool's ``on_invoke_tool``), reporting each call to the search log
+        with its outcome once it ran: a call fails when it raises or when the SDK answered
+        its failure for it (the tool raised and its failure function wrote the text)."""
+
+        async def on_invoke_tool(ctx: Any, arguments: str) -> Any:
+            started, ok = time.time(), False
+            try:
+                result = await invoke(ctx, arguments)
+                ok = not _sdk_failure(ctx, result)
+                return result
+            finally:
+                await self._record(ctx, name, ok, started)
+
+        for marker in _INVOKER_MARKERS:  # what the SDK reads off an invoker (sync tools)
+            if getattr(invoke, marker, False):
+                setattr(on_invoke_tool, marker, True)
+        return on_invoke_tool
+
+    async def _record(self, ctx: Any, name: str, ok: bool, started: float) -> None:
+        if self.sessions.search_log is None:
+            return
+        run = await self._run_of(ctx)
+
+        def record() -> None:
+            run.record_calls([name], defer_log=True)
+            run.record_outcomes([name], [ok], started)
+
+        await asyncio.to_thread(record)
+
+    def ordered(self, agent: Any) -> Any:
+        """A copy of ``agent`` whose requests list the enabled tools in the order the model
+        got them (the search tool and the pinned tools, then the discoveries in discovery
+        order, as :meth:`~toolsearch.search.sessions.ToolSearchSessions.loaded` reports
+        them): a later discovery lands at the end of the list, so the provider's cached
+        prompt prefix stays. :meth:`run`, ``run_sync`` and ``run_streamed`` use it; wrap an
+        agent you give ``Runner`` yourself the same way."""
+        if getattr(agent, _ORDERED_MARK, None) is self:
+            return agent
+        copy_of = agent.clone()
+        every = type(agent).get_all_tools
+        wire_of = self.wire_names.wire
+
+        async def get_all_tools(run_context: Any) -> list[Any]:
+            tools = await every(copy_of, run_context)
+            run = await self._run_of(run_context)
+            rank = {wire_of(n): i for i, n in enumerate(run.visible_names())}
+            slots = [i for i, t in enumerate(tools) if getattr(t, "name", None) in rank]
+            moved = sorted((tools[i] for i in slots), key=lambda t: rank[t.name])
+            out = list(tools)
+            for i, tool in zip(slots, moved, strict=True):
+                out[i] = tool
+            return out
+
+        object.__setattr__(copy_of, "get_all_tools", get_all_tools)
+        object.__setattr__(copy_of, _ORDERED_MARK, self)
+        return copy_of
 
     def _search_tool(self, agents: Any) -> FunctionTool:
         schema = {

@@ -19,7 +19,11 @@ the core promises:
 * the ``tool_search`` span and the search metrics are emitted, naming the door (with an
   ``otel`` fixture: an OpenTelemetry SDK with in-memory exporters; skipped without one);
 * what the model sees is viewable per session, each tool with its tokens;
-* an async door never blocks its event loop while it indexes or searches.
+* every call of a catalog tool reaches the door's search log with its outcome (success or
+  failure), after the call ran (the path learning from use reads);
+* an async door indexes and searches on worker threads, never on its event loop, and
+  imports nothing on the loop once it has been warmed up (structure, not a wall-clock
+  bound: the stall figures are ``benchmarks/loop_stall.py``'s).
 """
 
 from __future__ import annotations
@@ -35,7 +39,14 @@ from typing import Any, ClassVar
 import pytest
 
 from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
-from toolsearch.testing.front_doors import DOOR_CATALOG, FOUND, ODD_CATALOG, Brain, Door
+from toolsearch.testing.front_doors import (
+    DOOR_CATALOG,
+    FOUND,
+    ODD_CATALOG,
+    Brain,
+    Door,
+    ToolFailed,
+)
 
 __all__ = ["FrontDoorContract"]
 
@@ -55,6 +66,16 @@ def _slow_index() -> Any:
             return super().search(request)
 
     return SlowIndex()
+
+
+def _turn_of(calls: Sequence[Any], position: int) -> int:
+    """The index of the logged turn holding the ``position``-th logged call."""
+    seen = 0
+    for turn, logged in enumerate(calls):
+        seen += len(logged.names)
+        if position < seen:
+            return turn
+    raise IndexError(position)
 
 
 class FrontDoorContract:
@@ -170,6 +191,39 @@ class FrontDoorContract:
                 assert OPENAI_NAMES.accepts(wire), wire
                 assert ANTHROPIC_NAMES.accepts(wire), wire
                 assert GEMINI_NAMES.accepts(wire), wire
+
+    def test_a_call_reaches_the_search_log_with_its_outcome_after_it_ran(self) -> None:
+        door = self.door()
+        door.run(
+            Brain([("search", "send an email"), ("call", FOUND), ("answer",)]), session="conv-O"
+        )
+
+        assert door.trace.ran == ["send_email"]
+        assert ("send_email", True) in door.log.outcomes()
+        logged = door.log.outcomes().index(("send_email", True))
+        assert door.log.ran_before[_turn_of(door.log.calls, logged)] == 1  # after it ran
+        assert door.log.searches, "the search reached the log too"
+        assert door.log.calls[0].tool_set == door.log.searches[0].tool_set
+
+    def test_a_failed_call_reaches_the_search_log_as_a_failure(self) -> None:
+        door = self.door()
+        door.failing.add("send_email")
+        try:  # a framework may answer the failure to the model or raise it: either is fine
+            door.run(
+                Brain([("search", "send an email"), ("call", FOUND), ("answer",)]),
+                session="conv-F",
+            )
+        except ToolFailed:
+            pass
+        except Exception as exc:  # raised through a framework's own error type
+            if "send_email failed" not in repr(exc) and not isinstance(
+                exc.__cause__ or exc.__context__, ToolFailed
+            ):
+                raise
+
+        assert door.trace.ran == ["send_email"]
+        assert ("send_email", False) in door.log.outcomes()
+        assert ("send_email", True) not in door.log.outcomes()
 
     def test_the_search_span_and_metrics_are_emitted(self, request: pytest.FixtureRequest) -> None:
         try:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch.search.events import ToolSearchEvent
+from toolsearch.search.search_log import LoggedCalls, LoggedSearch
 from toolsearch.search.types import ToolIndex
 
 __all__ = [
@@ -28,7 +29,9 @@ __all__ = [
     "ODD_CATALOG",
     "Brain",
     "Door",
+    "RecordingSearchLog",
     "Step",
+    "ToolFailed",
     "Trace",
     "search_names",
 ]
@@ -89,6 +92,37 @@ class Trace:
     """The catalog tools that really ran (own names)."""
 
 
+@dataclass
+class RecordingSearchLog:
+    """A ``SearchLog`` that keeps what it receives: every search, and every turn's calls
+    with ``ran_before``, how many catalog tools had run when the calls were logged (a
+    door logs a call's outcome after the call ran)."""
+
+    trace: Trace = field(default_factory=Trace)
+    searches: list[LoggedSearch] = field(default_factory=list)
+    calls: list[LoggedCalls] = field(default_factory=list)
+    ran_before: list[int] = field(default_factory=list)
+
+    def record_search(self, search: LoggedSearch) -> None:
+        self.searches.append(search)
+
+    def record_calls(self, calls: LoggedCalls) -> None:
+        self.calls.append(calls)
+        self.ran_before.append(len(self.trace.ran))
+
+    def outcomes(self) -> list[tuple[str, bool | None]]:
+        """Every logged call as ``(name, ok)`` (``ok`` ``None``: logged without one)."""
+        return [
+            (name, None if calls.ok is None else calls.ok[i])
+            for calls in self.calls
+            for i, name in enumerate(calls.names)
+        ]
+
+
+class ToolFailed(RuntimeError):
+    """What a catalog tool of :attr:`Door.failing` raises when it runs."""
+
+
 class Door:
     """One front door: ``run(brain, session)`` plays the script; ``None`` is no session."""
 
@@ -117,6 +151,10 @@ class Door:
         self.index: ToolIndex = index
         self.events: list[ToolSearchEvent] = []
         self.trace = Trace()
+        self.log = RecordingSearchLog(self.trace)
+        """The search log the driver gives its door (``search_log=``)."""
+        self.failing: set[str] = set()
+        """Catalog tools that raise :class:`ToolFailed` when they run."""
         self.setup()
 
     def setup(self) -> None:
@@ -138,6 +176,8 @@ class Door:
 
     def _ran(self, name: str) -> str:
         self.trace.ran.append(name)
+        if name in self.failing:
+            raise ToolFailed(f"{name} failed")
         return f"{name} done"
 
 
