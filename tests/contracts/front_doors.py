@@ -93,6 +93,7 @@ class AdvisorDoor(Door):
 
 class SdkLoopDoor(Door):
     name = "sdk-loop"
+    is_async = True
 
     def setup(self) -> None:
         from toolsearch.integrations.sdk_loop import ToolSearchLoop
@@ -131,6 +132,37 @@ class SdkLoopDoor(Door):
                     raise
                 conversation.record_outcome(name, True, "openai")
                 self.trace.outputs.append(output)
+        return self.trace
+
+    async def arun(self, brain: Brain, session: str | None = None) -> Trace:
+        """The same loop as an ``AsyncOpenAI`` app writes it: the async twins."""
+        conversation = self.loop.session(session)
+        try:
+            for turn in range(10):
+                tools = await conversation.atools("openai")
+                step = brain.next([t["function"]["name"] for t in tools])
+                if step[0] == "answer":
+                    break
+                name = self.loop.search_tool_name if step[0] == "search" else step[1]
+                args = {"query": step[1]} if step[0] == "search" else {}
+                call = {"id": f"c{turn}", "function": {"name": name, "arguments": json.dumps(args)}}
+                result = await conversation.aopenai_result(call)
+                if result is not None:
+                    brain.saw_search_result(search_names(result["content"]))
+                    self.trace.outputs.append(result["content"])
+                    continue
+                refusal = await conversation.arefusal(name, "openai")
+                if refusal is not None:
+                    self.trace.outputs.append(refusal)
+                    continue
+                ok = False
+                try:
+                    self.trace.outputs.append(self._ran(conversation.tool_name(name, "openai")))
+                    ok = True
+                finally:
+                    await conversation.arecord_outcome(name, ok, "openai")
+        finally:
+            await conversation.aclose()
         return self.trace
 
     def discovered(self, session: str) -> list[str]:

@@ -17,10 +17,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from toolsearch._first_use import preload, warm_index
 from toolsearch.errors import MissingExtraError
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["DefinitionCache", "import_modules", "require", "warm_index"]
+__all__ = ["DefinitionCache", "import_modules", "preload", "require", "warm_index"]
 
 
 def require(module: str, *, extra: str, feature: str, package: str) -> Any:
@@ -34,27 +35,14 @@ def require(module: str, *, extra: str, feature: str, package: str) -> Any:
 def import_modules(*modules: str) -> None:
     """Import ``modules`` now (each one that is installed), so that a door's first request
     imports nothing on the event loop: a door calls it from its constructor and its
-    ``warm_up()``. Importing a module already imported costs a dictionary lookup."""
+    ``warm_up()``, with what toolsearch itself loads at a first request (:func:`preload`).
+    Importing a module already imported costs a dictionary lookup."""
+    preload()
     for module in modules:
         try:
             importlib.import_module(module)
         except ImportError:
             continue
-
-
-def warm_index(index: Any) -> None:
-    """Load what an index's first search would load: the argument validator
-    (``jsonschema``), and the index's embedding model, asked once for a vector (a model
-    runtime allocates its buffers at the first call). Blocking: call it at start-up or on a
-    worker thread."""
-    from toolsearch.tools.validation import preload
-
-    preload()
-    embedder = getattr(index, "embedder", None)
-    for part in (index, getattr(index, "vector", None)):
-        embedder = embedder or getattr(part, "embedder", None)
-    if embedder is not None and hasattr(embedder, "embed_query"):
-        embedder.embed_query("warm-up")
 
 
 class DefinitionCache:

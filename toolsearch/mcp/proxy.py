@@ -226,8 +226,8 @@ class McpSearchProxy:
 
     def _require_started(self) -> None:
         """Searching before :meth:`start` would search no tools and answer that nothing
-        matched: say what is wrong instead."""
-        if not self._started:
+        matched: say what is wrong instead (once the tools were indexed, it searches)."""
+        if not self._started and self.rebuilds == 0:
             raise McpProxyNotStartedError(
                 "the MCP search proxy has not started: await proxy.start() (it connects the "
                 "servers and indexes their tools) before searching"

@@ -31,6 +31,7 @@ __all__ = [
     "Door",
     "RecordingSearchLog",
     "Step",
+    "ThreadRecordingIndex",
     "ToolFailed",
     "Trace",
     "search_names",
@@ -117,6 +118,31 @@ class RecordingSearchLog:
             for calls in self.calls
             for i, name in enumerate(calls.names)
         ]
+
+
+def ThreadRecordingIndex() -> Any:  # a class made on demand (BM25 is an extra)
+    """A BM25 index that records the thread of every indexing and every search
+    (``index.threads``: ``(what, thread id)``), for checking that an async door does that
+    work off its event loop, whatever the machine's load (no wall-clock bound)."""
+    import threading
+
+    from toolsearch.indexes import Bm25ToolIndex
+    from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
+
+    class _ThreadRecordingIndex(Bm25ToolIndex):
+        def __init__(self) -> None:
+            super().__init__()
+            self.threads: list[tuple[str, int]] = []
+
+        def index_tools(self, session_id: str, tools: Any) -> None:
+            self.threads.append(("index", threading.get_ident()))
+            super().index_tools(session_id, tools)
+
+        def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
+            self.threads.append(("search", threading.get_ident()))
+            return super().search(request)
+
+    return _ThreadRecordingIndex()
 
 
 class ToolFailed(RuntimeError):
