@@ -414,6 +414,7 @@ class PydanticAIDoor(Door):
     name = "pydantic-ai"
     is_async = True
     keeps_discoveries = False  # pydantic-ai shows what its own message history discovered
+    throwaway_runs = False  # pydantic-ai gives every run a conversation_id (continued later)
 
     def setup(self) -> None:
         from toolsearch.integrations.pydantic_ai import ToolsearchStrategy

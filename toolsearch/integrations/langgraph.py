@@ -44,7 +44,12 @@ from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
-from toolsearch.search.sessions import PORTABLE_NAMES, ToolSearchSessions, resolve_session
+from toolsearch.search.sessions import (
+    PORTABLE_NAMES,
+    SessionRef,
+    ToolSearchSessions,
+    resolve_session,
+)
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
@@ -206,11 +211,12 @@ class ToolsearchToolRetriever:
         limit: int | None = None,
         *,
         exclude: Sequence[str] = (),
-        session_id: str | None = None,
+        session_id: str | SessionRef | None = None,
     ) -> list[str]:
         """The ids of the best tools for ``query``, best first, leaving out the tools of
         ``exclude`` (ids the model has already; a query naming one exactly still finds it).
-        ``session_id``: the search session (the retriever's own by default)."""
+        ``session_id``: the search session (the retriever's own by default; a throwaway
+        :class:`~toolsearch.search.sessions.SessionRef` is dropped after the search)."""
         with self.sessions.open(session_id or self.session_id, tools=self.definitions) as run:
             result = run.search(query, limit, exclude=self._names_of(exclude))
         return [self._ids[n] for n in result.names if n in self._ids]
@@ -229,7 +235,7 @@ class ToolsearchToolRetriever:
         limit: int | None = None,
         *,
         exclude: Sequence[str] = (),
-        session_id: str | None = None,
+        session_id: str | SessionRef | None = None,
     ) -> list[str]:
         """:meth:`search` on a worker thread (ranking and embedding never block the loop)."""
         import asyncio
@@ -437,13 +443,13 @@ def create_agent(
 
     def select_tools(payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         calls, have = payload["calls"], payload["selected"]
-        sid = resolve_session(session_of(config)).session_id
+        sid = resolve_session(session_of(config))  # without a thread: dropped after
         found = [retriever.search(_query(c), exclude=have, session_id=sid) for c in calls]
         return selected(calls, found)
 
     async def aselect_tools(payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         calls, have = payload["calls"], payload["selected"]
-        sid = resolve_session(session_of(config)).session_id
+        sid = resolve_session(session_of(config))  # without a thread: dropped after
         found = [await retriever.asearch(_query(c), exclude=have, session_id=sid) for c in calls]
         return selected(calls, found)
 

@@ -349,8 +349,9 @@ class LoopSession:
 
     def close(self) -> None:
         """Drop a conversation made without an id (:meth:`ToolSearchLoop.session`)."""
-        if self._throwaway:
+        if self._throwaway:  # its discoveries, index keys and loaded view
             self.loop.registry.evict_session(self.session_id)
+            self.loop.sessions.forget_loaded(self.session_id)
 
     def __enter__(self) -> LoopSession:
         return self

@@ -29,6 +29,7 @@ the core promises:
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib.util
 import inspect
 import json
@@ -211,6 +212,24 @@ class FrontDoorContract:
         assert door.trace.ran == ["send_email"]
         assert ("send_email", False) in door.log.outcomes()
         assert ("send_email", True) not in door.log.outcomes()
+
+    def test_a_run_without_a_session_leaves_nothing_behind(self) -> None:
+        door = self.door()
+        if not door.per_session:
+            pytest.skip("the door keeps one session for all its clients")
+        if not door.throwaway_runs:
+            pytest.skip(f"{door.name}: every run has a conversation of the framework's own")
+        core = door.core()
+        sessions, keys = set(core.registry.session_ids()), set(core.registry.index_keys())
+
+        door.run(Brain([("search", "send an email"), ("call", FOUND), ("answer",)]))
+        gc.collect()  # a door may drop its run when the framework frees the run's objects
+
+        searched = {event.session_id for event in door.events}
+        assert searched, "the run searched"
+        assert set(core.registry.session_ids()) <= sessions
+        assert set(core.registry.index_keys()) <= keys
+        assert [sid for sid in searched if core.loaded(sid) is not None] == []
 
     def test_the_search_span_and_metrics_are_emitted(self, request: pytest.FixtureRequest) -> None:
         try:

@@ -162,6 +162,9 @@ class Door:
     its two tools does not)."""
     names_its_tools = True
     """Whether the door chooses the names the model sees (else its framework does)."""
+    throwaway_runs = True
+    """Whether a run without a session gets a throwaway one (dropped when the run ends);
+    ``False`` when the framework names a conversation for every run itself."""
     calls_by_argument = False
     """Whether the model calls a found tool by passing its name to a call tool (the proxy)
     rather than as a tool of its own."""
