@@ -87,17 +87,12 @@ def minilm_embedder() -> Any:
 
 
 def _freeze_loaded_objects() -> None:
-    """Move every object alive now (the model's, the frameworks' modules) out of the
-    cyclic garbage collector's view (``gc.freeze()``): a full collection then walks only
-    what the application allocates afterwards, instead of holding the interpreter, and so
-    an async app's event loop, for 0.4-1.8 s over the loaded model's objects
-    (``benchmarks/loop_stall.py``). Frozen objects are still freed by reference counting.
-    ``TOOLSEARCH_GC_FREEZE=0`` turns it off."""
-    if os.environ.get("TOOLSEARCH_GC_FREEZE", "1").strip().lower() in {"0", "false", "no"}:
-        return
-    import gc
+    """The model's objects out of the cyclic GC's full collections
+    (:func:`toolsearch._first_use.freeze_loaded_objects`: a full collection over them held
+    an async app's event loop for 0.4-1.8 s)."""
+    from toolsearch._first_use import freeze_loaded_objects
 
-    gc.freeze()
+    freeze_loaded_objects()
 
 
 def _packaged() -> tuple[Path, str]:

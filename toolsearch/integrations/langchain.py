@@ -40,7 +40,7 @@ from typing import Annotated, Any, NotRequired
 
 from pydantic import BaseModel, Field, ValidationError
 
-from toolsearch.integrations._common import DefinitionCache, require
+from toolsearch.integrations._common import DefinitionCache, preload, require
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions, UndiscoveredToolPolicy, options_error
 from toolsearch.search.registry import SessionRegistry
@@ -215,6 +215,7 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
         self.tools = [self.search_tool]
         self._cache = DefinitionCache()
         self._last: tuple[tuple[BaseTool, ...], list[ToolDefinition]] = ((), [])
+        preload()  # what a first request would load on the event loop, loaded now
 
     @property
     def search_tool_name(self) -> str:

@@ -60,7 +60,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from toolsearch.errors import InvalidToolArgumentsError
-from toolsearch.integrations._common import require
+from toolsearch.integrations._common import preload, require
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
@@ -229,6 +229,7 @@ class ToolsearchAgentTools:
         gated = [self._gate(t) for t in function_tools]
         self.tools: list[Any] = [self._search_tool(agents), *gated, *others]
         """What to give ``Agent(tools=...)``: the search tool, then every tool, gated."""
+        preload()  # what a first run would load on the event loop, loaded now
 
     @property
     def registry(self) -> SessionRegistry:

@@ -45,6 +45,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
+from toolsearch._first_use import preload
 from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
@@ -165,6 +166,7 @@ class ToolSearchLoop:
         self.search_tool_name = search_tool_name
         self.search_definition = self.sessions.search_definition()
         self._wire: dict[str, WireNames] = {}
+        preload()  # what a first turn would load on an async loop's thread, loaded now
 
     @property
     def registry(self) -> SessionRegistry:

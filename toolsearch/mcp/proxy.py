@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from toolsearch._first_use import preload
 from toolsearch.errors import McpProxyNotStartedError, ToolIndexError
 from toolsearch.mcp.client import McpToolProvider
 from toolsearch.mcp.config import validate_tool_names
@@ -153,6 +154,7 @@ class McpSearchProxy:
         self._starting: Any = None  # the start-up task, shared by concurrent first requests
         self.rebuilds = 0
         """How many times the index was built (start-up counts as one)."""
+        preload()  # what a first request would load on the event loop, loaded now
 
     # -- life cycle ---------------------------------------------------------------------------
 
