@@ -62,6 +62,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+# no disk embedding cache: with it, every door after the first would read the catalog's
+# 900 embeddings from disk instead of embedding them (set the variable to keep one)
+os.environ.setdefault("TOOLSEARCH_EMBEDDING_CACHE", "off")
+
 import toolsearch  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
 
 TARGET_MS = 50.0

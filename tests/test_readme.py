@@ -49,3 +49,20 @@ def test_the_tool_search_example_runs_on_its_own(capsys):
     [block] = [b for b in blocks if "search_client" in b]
     exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
     assert capsys.readouterr().out.strip() == "looked up {'id': 'r-1'} (saw 4 of 31 tools)"
+
+
+def test_the_layout_names_only_folders_that_exist():
+    """Issue 46: the layout listed toolsearch/bench/, which had moved to the harness."""
+    text = (ROOT / "README.md").read_text()
+    layout = text.split("## Layout", 1)[1].split("```", 2)[1]
+    package = layout.split("docs/", 1)[0]
+    named = set(re.findall(r"(?<![\w/.])([a-z_]+)/(?=[ ,;:)]|$)", package, flags=re.MULTILINE))
+    named -= {"toolsearch"}
+    assert named, layout
+    missing = sorted(n for n in named if not (ROOT / "toolsearch" / n).is_dir())
+    assert missing == [], missing
+    for line in layout.splitlines():
+        top = line.split(" ", 1)[0]
+        if top.endswith("/"):
+            assert (ROOT / top).is_dir(), top
+    assert (ROOT / "benchmarks" / "harness" / "toolsearch_bench").is_dir()
