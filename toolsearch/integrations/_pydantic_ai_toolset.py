@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import ToolSearch
@@ -26,9 +26,6 @@ from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.sessions import PORTABLE_NAMES
-
-if TYPE_CHECKING:
-    from toolsearch.integrations.pydantic_ai import ToolsearchStrategy
 
 __all__ = ["OWN_NAME_KEY", "PortableNamesToolset", "ToolsearchToolSearch"]
 
@@ -40,20 +37,30 @@ _RESERVED = ("search_tools",)  # pydantic-ai's own search tool keeps its name
 
 @dataclass
 class PortableNamesToolset(WrapperToolset[Any]):
-    """The wrapped toolset's tools under names every provider accepts (a tool whose own
-    name is accepted keeps it); calls are mapped back and, with a ``strategy``, reported
-    to its search log with their outcome once they ran."""
+    """The wrapped toolset's tools under names every provider accepts: a tool whose own
+    name is accepted passes through untouched (no per-step copy of 300 tools), the others
+    are listed under their wire name and their calls mapped back."""
 
-    strategy: ToolsearchStrategy | None = None
     _names: dict[str, str] = field(default_factory=dict, init=False, repr=False)
-    """wire name -> own name, for the tools listed last."""
+    """wire name -> own name, for the tools renamed last."""
+    _mapping: tuple[tuple[str, ...], WireNames] | None = field(default=None, init=False, repr=False)
+
+    def _wire_names(self, names: tuple[str, ...]) -> WireNames:
+        """The mapping of a tool list (kept while the list stays the same: every step of
+        every run lists the same tools)."""
+        if self._mapping is None or self._mapping[0] != names:
+            self._mapping = (names, WireNames(PORTABLE_NAMES, [*_RESERVED, *names]))
+        return self._mapping[1]
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools = await super().get_tools(ctx)
-        names = WireNames(PORTABLE_NAMES, [*_RESERVED, *tools])
+        names = self._wire_names(tuple(tools))
         out: dict[str, ToolsetTool[Any]] = {}
         for own, tool in tools.items():
             wire = names.wire(own)
+            if wire == own:
+                out[own] = tool
+                continue
             self._names[wire] = own
             metadata = {**(tool.tool_def.metadata or {}), OWN_NAME_KEY: own}
             out[wire] = replace(
@@ -68,25 +75,36 @@ class PortableNamesToolset(WrapperToolset[Any]):
         metadata = dict(tool.tool_def.metadata or {})
         metadata.pop(OWN_NAME_KEY, None)
         inner = replace(tool, tool_def=replace(tool.tool_def, name=own, metadata=metadata or None))
-        started = time.time()
-        ok = False
-        try:
-            result = await super().call_tool(own, tool_args, replace(ctx, tool_name=own), inner)
-            ok = True
-            return result
-        finally:
-            if self.strategy is not None:
-                await self.strategy.arecord_outcome(ctx, own, ok, started)
+        return await super().call_tool(own, tool_args, replace(ctx, tool_name=own), inner)
 
 
 @dataclass
 class ToolsearchToolSearch(ToolSearch[Any]):
     """pydantic-ai's ``ToolSearch`` capability whose toolset lists every tool under a
-    provider-valid name (:class:`PortableNamesToolset`) and reports the calls' outcomes
-    to the strategy's search log."""
+    provider-valid name (:class:`PortableNamesToolset`) and that reports each tool call's
+    outcome to the strategy's search log once it ran (``wrap_tool_execute``)."""
 
     def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any]:
-        from toolsearch.integrations.pydantic_ai import ToolsearchStrategy
+        return super().get_wrapper_toolset(PortableNamesToolset(toolset))
 
-        strategy = self.strategy if isinstance(self.strategy, ToolsearchStrategy) else None
-        return super().get_wrapper_toolset(PortableNamesToolset(toolset, strategy=strategy))
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: Any,
+        tool_def: Any,
+        args: Any,
+        handler: Any,
+    ) -> Any:
+        from toolsearch.integrations.pydantic_ai import ToolsearchStrategy, own_name
+
+        strategy = self.strategy
+        if not isinstance(strategy, ToolsearchStrategy) or strategy.sessions.search_log is None:
+            return await handler(args)
+        started, ok = time.time(), False
+        try:
+            result = await handler(args)
+            ok = True
+            return result
+        finally:
+            await strategy.arecord_outcome(ctx, own_name(tool_def), ok, started)

@@ -225,6 +225,9 @@ class ToolsearchAgentTools:
         self.wire_names = WireNames(PORTABLE_NAMES, [search_tool_name, *names])
         """Each tool's own name and the name the model sees (valid for every provider)."""
         self._runs: dict[int, asyncio.Future[SearchRun]] = {}
+        self._visible_sets: weakref.WeakKeyDictionary[
+            SearchRun, tuple[tuple[str, ...], frozenset[str]]
+        ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         gated = [self._gate(t) for t in function_tools]
         self.tools: list[Any] = [self._search_tool(agents), *gated, *others]
@@ -354,7 +357,7 @@ class ToolsearchAgentTools:
 
         async def is_enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
             run = await self._run_of(ctx)
-            if name not in run.visible_names():
+            if name not in self._visible(run):
                 return False
             if isinstance(original, bool):
                 return original
@@ -366,6 +369,20 @@ class ToolsearchAgentTools:
         gated.is_enabled = is_enabled
         gated.on_invoke_tool = self._reporting(name, gated.on_invoke_tool)
         return gated
+
+    def _visible(self, run: SearchRun) -> frozenset[str]:
+        """The run's visible tools, computed once per state of its discoveries: the SDK asks
+        every tool's gate on every turn (301 gates, ten runs: 3,010 questions a turn, which
+        each recomputed the list and its loaded view on the event loop)."""
+        key = tuple(run.discovered)
+        with self._lock:
+            found = self._visible_sets.get(run)
+        if found is not None and found[0] == key:
+            return found[1]
+        names = frozenset(run.visible_names())
+        with self._lock:
+            self._visible_sets[run] = (key, names)
+        return names
 
     def _reporting(
         self, name: str, invoke: Callable[[Any, str], Awaitable[Any]]
