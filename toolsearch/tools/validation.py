@@ -59,6 +59,7 @@ def validate_json_value(schema: Mapping[str, Any], value: Any) -> list[str]:
 
 # -- with jsonschema --------------------------------------------------------------------------
 
+
 def preload() -> bool:
     """Import ``jsonschema`` now (``False`` when it is not installed): its first import
     takes 0.1-0.7 s, which a door's first schema-checked tool call would otherwise pay on
