@@ -59,8 +59,12 @@ def _fit_help_options() -> None:
         fits_option_names = True
 
         def add_row(self, *renderables: Any, **options: Any) -> None:
+            merging = not self.columns or getattr(self, "names_merged", False)
+            if len(renderables) >= 6 and merging:  # not a table with columns of its own
+                renderables = _one_name_column(renderables)
+                self.names_merged = True
             if not self.columns and len(renderables) >= 3:
-                for _ in renderables[:-2]:  # required mark, long, short, negative names
+                for _ in renderables[:-2]:  # required mark, names
                     self.add_column(no_wrap=True)
                 self.add_column(overflow="fold", max_width=14)  # <int range> [1<=x<=10]
                 self.add_column(overflow="fold")
@@ -69,6 +73,23 @@ def _fit_help_options() -> None:
                     if isinstance(item, Text):
                         item.overflow = "fold"
             super().add_row(*renderables, **options)
+
+    def _one_name_column(renderables: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Typer's row ``[required], long, short, negative long, negative short, type,
+        help`` as ``[required], names, type, help``: ``--strict/--no-strict`` and
+        ``--config, -c`` share one column, so four name columns do not squeeze the help
+        text into 20 columns at 80; a flag shows no ``<bool>`` type (it takes no value)."""
+        *lead, long, short, negative, negative_short, kind, help_text = renderables
+        names = Text()
+        for part, joint in ((long, ""), (negative, "/"), (short, ", "), (negative_short, ", ")):
+            text = part if isinstance(part, Text) else Text(str(part))
+            if text.plain:
+                if names.plain:
+                    names.append(joint)
+                names.append_text(text)
+        if isinstance(kind, Text) and kind.plain.strip() == "<bool>":
+            kind = Text("")
+        return (*lead, names, kind, help_text)
 
     rich_utils.Table = OptionsTable  # type: ignore[attr-defined]
 
@@ -179,7 +200,10 @@ def _add_plugin_commands(app: Any, builtin: set[str]) -> None:
 def _app() -> Any:
     import typer
 
+    from toolsearch._cli_errors import use_one_error_style
+
     _fit_help_options()
+    use_one_error_style()
     app = typer.Typer(add_completion=False, help="toolsearch: tool search for LLM tool calling.")
 
     @app.callback()

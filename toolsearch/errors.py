@@ -83,6 +83,7 @@ __all__ = [
     "McpConfigError",
     "McpConnectionError",
     "McpError",
+    "McpProxyNotStartedError",
     "McpToolError",
     "MissingExtraError",
     "PatternTooLongError",
@@ -372,6 +373,11 @@ class McpConfigError(McpError):
 
 class McpConnectionError(McpError):
     """An MCP server could not be started or reached; the message names the server."""
+
+
+class McpProxyNotStartedError(McpError):
+    """The MCP search proxy was asked to search before ``await proxy.start()`` connected
+    its servers and indexed their tools."""
 
 
 class McpToolError(McpError):

@@ -79,7 +79,7 @@ def test_user_errors_exit_cleanly(runner, catalog, tmp_path):
     assert bad_embedder.exit_code == 2  # bad input exits 2, as toolsearch bench does
     assert "unknown embedder" in bad_embedder.output
     no_index = invoke(runner, "search", str(tmp_path / "none"), "weather")
-    assert no_index.exit_code == 1
+    assert no_index.exit_code == 2  # a missing index is bad input too
     assert "toolsearch index build" in no_index.output
     assert "Traceback" not in no_index.output
     broken = tmp_path / "broken.jsonl"

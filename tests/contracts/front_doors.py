@@ -29,7 +29,7 @@ class AdvisorDoor(Door):
         from toolsearch import ToolSearchToolCallingAdvisor
 
         self.advisor = ToolSearchToolCallingAdvisor(
-            tool_index=self.index, undiscovered_tool_policy="hint"
+            tool_index=self.index, undiscovered_tool_policy="hint", search_log=self.log
         )
         self.advisor.add_search_listener(self.events.append)
 
@@ -93,6 +93,7 @@ class AdvisorDoor(Door):
 
 class SdkLoopDoor(Door):
     name = "sdk-loop"
+    is_async = True
 
     def setup(self) -> None:
         from toolsearch.integrations.sdk_loop import ToolSearchLoop
@@ -101,7 +102,7 @@ class SdkLoopDoor(Door):
             {"type": "function", "function": {"name": n, "description": d, "parameters": {}}}
             for n, d in self.catalog
         ]
-        self.loop = ToolSearchLoop(definitions, index=self.index)
+        self.loop = ToolSearchLoop(definitions, index=self.index, search_log=self.log)
         self.loop.sessions.add_search_listener(self.events.append)
 
     def run(self, brain: Brain, session: str | None = None) -> Trace:
@@ -121,7 +122,47 @@ class SdkLoopDoor(Door):
                     continue
                 refusal = conversation.refusal(name, "openai")
                 own = conversation.tool_name(name, "openai")
-                self.trace.outputs.append(refusal if refusal is not None else self._ran(own))
+                if refusal is not None:
+                    self.trace.outputs.append(refusal)
+                    continue
+                try:  # the loop's own tool dispatch, reporting the outcome once it ran
+                    output = self._ran(own)
+                except Exception:
+                    conversation.record_outcome(name, False, "openai")
+                    raise
+                conversation.record_outcome(name, True, "openai")
+                self.trace.outputs.append(output)
+        return self.trace
+
+    async def arun(self, brain: Brain, session: str | None = None) -> Trace:
+        """The same loop as an ``AsyncOpenAI`` app writes it: the async twins."""
+        conversation = self.loop.session(session)
+        try:
+            for turn in range(10):
+                tools = await conversation.atools("openai")
+                step = brain.next([t["function"]["name"] for t in tools])
+                if step[0] == "answer":
+                    break
+                name = self.loop.search_tool_name if step[0] == "search" else step[1]
+                args = {"query": step[1]} if step[0] == "search" else {}
+                call = {"id": f"c{turn}", "function": {"name": name, "arguments": json.dumps(args)}}
+                result = await conversation.aopenai_result(call)
+                if result is not None:
+                    brain.saw_search_result(search_names(result["content"]))
+                    self.trace.outputs.append(result["content"])
+                    continue
+                refusal = await conversation.arefusal(name, "openai")
+                if refusal is not None:
+                    self.trace.outputs.append(refusal)
+                    continue
+                ok = False
+                try:
+                    self.trace.outputs.append(self._ran(conversation.tool_name(name, "openai")))
+                    ok = True
+                finally:
+                    await conversation.arecord_outcome(name, ok, "openai")
+        finally:
+            await conversation.aclose()
         return self.trace
 
     def discovered(self, session: str) -> list[str]:
@@ -161,7 +202,7 @@ class AgentsDoor(Door):
             )
             for n, d in self.catalog
         ]
-        self.search = ToolsearchAgentTools(tools, index=self.index)
+        self.search = ToolsearchAgentTools(tools, index=self.index, search_log=self.log)
         self.search.sessions.add_search_listener(self.events.append)
 
     def _agent(self, brain: Brain) -> Any:
@@ -297,7 +338,9 @@ class LangGraphDoor(Door):
 
         from toolsearch.integrations.langgraph import ToolsearchToolRetriever
 
-        self.retriever = ToolsearchToolRetriever(_langchain_tools(self), index=self.index)
+        self.retriever = ToolsearchToolRetriever(
+            _langchain_tools(self), index=self.index, search_log=self.log
+        )
         self.retriever.sessions.add_search_listener(self.events.append)
         self.saver = InMemorySaver()
 
@@ -332,7 +375,7 @@ class LangChainDoor(Door):
         from toolsearch.integrations.langchain import ToolSearchMiddleware
 
         self.middleware = ToolSearchMiddleware(
-            index=self.index, search_listeners=[self.events.append]
+            index=self.index, search_listeners=[self.events.append], search_log=self.log
         )
         self.tools = _langchain_tools(self)
         self.saver = InMemorySaver()
@@ -371,19 +414,22 @@ class PydanticAIDoor(Door):
     name = "pydantic-ai"
     is_async = True
     keeps_discoveries = False  # pydantic-ai shows what its own message history discovered
-    names_its_tools = False
+    throwaway_runs = False  # pydantic-ai gives every run a conversation_id (continued later)
 
     def setup(self) -> None:
         from toolsearch.integrations.pydantic_ai import ToolsearchStrategy
 
-        self.strategy = ToolsearchStrategy(self.index, search_listeners=[self.events.append])
+        self.strategy = ToolsearchStrategy(
+            self.index, search_listeners=[self.events.append], search_log=self.log
+        )
 
     def _agent(self, brain: Brain) -> Any:
         from pydantic_ai import Agent, Tool
-        from pydantic_ai.capabilities import ToolSearch
         from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
         from pydantic_ai.models.function import AgentInfo, FunctionModel
         from pydantic_ai.toolsets import FunctionToolset
+
+        from toolsearch.integrations.pydantic_ai import toolsearch_tool_search
 
         def make(name: str, description: str) -> Any:
             def run() -> str:
@@ -411,7 +457,7 @@ class PydanticAIDoor(Door):
         return Agent(
             FunctionModel(script),
             toolsets=[toolset],
-            capabilities=[ToolSearch(strategy=self.strategy)],
+            capabilities=[toolsearch_tool_search(self.strategy)],
         )
 
     async def arun(self, brain: Brain, session: str | None = None) -> Trace:
@@ -473,6 +519,7 @@ class McpProxyDoor(Door):
             Provider(),  # type: ignore[arg-type]
             index=self.index,
             search_listeners=[self.events.append],
+            search_log=self.log,
         )
         asyncio.run(self.proxy.start())  # connects the fake servers, builds the index
 

@@ -7,7 +7,7 @@ import asyncio
 import importlib
 import json
 import sys
-import time
+import threading
 from typing import Any
 
 import pytest
@@ -22,11 +22,10 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.bm25 import Bm25ToolIndex
 from toolsearch.integrations.langchain import DISCOVERED_KEY, ToolSearchMiddleware
 from toolsearch.models.wire_names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES
 from toolsearch.search.events import ToolSearchEvent
-from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
+from toolsearch.testing.front_doors import ThreadRecordingIndex
 
 RAN: list[str] = []  # the tools that really ran, in order
 
@@ -261,42 +260,42 @@ def test_a_search_listener_hears_the_langchain_door() -> None:
     assert event.visible_tools == 1
 
 
-class SlowIndex(Bm25ToolIndex):
-    """BM25 whose every search takes 0.2 s of blocking work."""
-
-    def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
-        time.sleep(0.2)
-        return super().search(request)
-
-
-def test_the_async_path_never_blocks_the_event_loop() -> None:
-    middleware = ToolSearchMiddleware(index=SlowIndex())
+def test_the_async_path_indexes_and_searches_off_the_event_loop() -> None:
+    # structure, not a wall-clock bound: the thread each indexing and search ran on
+    index = ThreadRecordingIndex()
+    middleware = ToolSearchMiddleware(index=index)
     agent = create_agent(model(WEATHER), tools=TOOLS, middleware=[middleware])
 
-    async def main() -> tuple[float, dict[str, Any]]:
-        gaps: list[float] = []
-        done = asyncio.Event()
-
-        async def ticker() -> None:
-            last = time.perf_counter()
-            while not done.is_set():
-                await asyncio.sleep(0.005)
-                now = time.perf_counter()
-                gaps.append(now - last)
-                last = now
-
-        ticking = asyncio.create_task(ticker())
-        started = time.perf_counter()
+    async def main() -> tuple[int, dict[str, Any]]:
         out = await agent.ainvoke({"messages": [{"role": "user", "content": "weather?"}]})
-        assert time.perf_counter() - started >= 0.2  # the slow search did run
-        done.set()
-        await ticking
-        return max(gaps), out
+        return threading.get_ident(), out
 
-    max_gap, out = asyncio.run(main())
+    loop_thread, out = asyncio.run(main())
 
     assert out[DISCOVERED_KEY] == ["get_weather"]
-    assert max_gap < 0.1, f"the event loop was blocked for {max_gap:.3f} s"
+    assert ("search", loop_thread) not in index.threads
+    assert [what for what, thread in index.threads if thread == loop_thread] == []
+    assert any(what == "search" for what, _ in index.threads)
+
+
+def test_a_throwaway_session_leaves_no_loaded_view_behind() -> None:
+    middleware = ToolSearchMiddleware()
+    tracker = middleware.sessions.loaded_tools
+    viewed: list[str] = []
+    update = tracker.update
+
+    def noting(session_id: str, *args: Any, **kwargs: Any) -> Any:
+        viewed.append(session_id)
+        return update(session_id, *args, **kwargs)
+
+    tracker.update = noting  # type: ignore[method-assign]
+    agent = create_agent(model(WEATHER), tools=TOOLS, middleware=[middleware])
+
+    ask(agent, "weather?", "sync")
+    asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": "weather?"}]}))
+
+    assert len(set(viewed)) == 2  # one throwaway session per invocation, each viewed
+    assert [sid for sid in viewed if middleware.sessions.loaded(sid) is not None] == []
 
 
 def test_provider_tools_are_kept_and_the_execute_policy_runs_undiscovered_calls() -> None:

@@ -227,3 +227,25 @@ def test_bad_arguments_are_refused() -> None:
         ToolsearchAgentTools(
             [get_weather], index="bm25", registry=SessionRegistry(RegexToolIndex())
         )
+
+
+def test_the_request_lists_tools_in_discovery_order_not_registration_order() -> None:
+    # registration order: get_weather, send_email, create_issue; discovery: send_email
+    # first, then get_weather: the later discovery goes to the end of the list
+    tools = ToolsearchAgentTools([get_weather, send_email, create_issue], max_results=1)
+    model = ScriptedModel(
+        [
+            search("send an email message", call_id="s1"),
+            search("weather forecast", call_id="s2"),
+            [assistant_message("done")],
+        ]
+    )
+    agent = Agent(name="a", model=model, tools=tools.tools)
+    tools.run_sync(agent, "hi", session=SQLiteSession("order-1"))
+
+    sent = [[t.name for t in c.tools] for c in model.calls]
+    assert sent[-1] == ["search_tools", "send_email", "get_weather"]
+    assert tools.discovered("order-1") == ["send_email", "get_weather"]
+    view = tools.sessions.loaded("order-1")
+    if view is not None:  # the loaded view reports the same order as the wire
+        assert [t.name for t in view.tools][1:] == ["send_email", "get_weather"]

@@ -244,3 +244,9 @@ def test_a_prefixed_search_tools_no_longer_clashes() -> None:
     result = agent.run_sync("weather?")
 
     assert search_returns(result.all_messages())[0][0] == "get_weather"
+
+
+def test_the_own_name_key_is_the_toolsets():
+    from toolsearch.integrations import _pydantic_ai_toolset, pydantic_ai
+
+    assert pydantic_ai._OWN_NAME_KEY == _pydantic_ai_toolset.OWN_NAME_KEY

@@ -8,6 +8,7 @@ import runpy
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -259,3 +260,50 @@ def test_odd_names_go_out_valid_and_the_search_result_speaks_them(
     others = [d.name for d in ODD if d.name != own]
     wire = session.loop.wire_names(provider)  # type: ignore[arg-type]
     assert "not loaded yet" in (session.refusal(wire.wire(others[0]), provider) or "")  # type: ignore[arg-type]
+
+
+def test_the_async_api_searches_off_the_event_loop_and_answers_as_the_sync_one() -> None:
+    import asyncio
+    import threading
+
+    from toolsearch.testing.front_doors import ThreadRecordingIndex
+
+    index = ThreadRecordingIndex()
+    loop = ToolSearchLoop(TOOLS, index=index)
+    call = {
+        "id": "c1",
+        "function": {"name": "toolSearchTool", "arguments": json.dumps({"query": "weather"})},
+    }
+
+    async def main() -> tuple[int, Any, list[str]]:
+        session = loop.session("async-1")
+        result = await session.aopenai_result(call)
+        names = [t["function"]["name"] for t in await session.atools("openai")]
+        assert await session.arefusal("get_weather", "openai") is None
+        await session.aclose()
+        return threading.get_ident(), result, names
+
+    loop_thread, result, names = asyncio.run(main())
+
+    assert json.loads(result["content"]) == ["get_weather"]
+    assert names == ["toolSearchTool", "get_weather"]
+    assert [what for what, thread in index.threads if thread == loop_thread] == []
+    assert ("search", loop_thread) not in index.threads
+    assert index.threads
+
+
+def test_a_call_the_loop_ran_reaches_the_search_log_with_its_outcome() -> None:
+    from toolsearch.testing.front_doors import RecordingSearchLog
+
+    log = RecordingSearchLog()
+    loop = ToolSearchLoop(TOOLS, index=RegexToolIndex(), search_log=log)
+    session = loop.session("outcomes-1")
+    session.search("weather")
+    assert session.refusal("get_weather", "openai") is None
+    session.record_outcome("get_weather", True, "openai")
+    session.record_outcome("send_email", False)  # never discovered: still a call that failed
+    session.record_outcome("toolSearchTool", True)  # the search tool: not a tool call
+    session.record_outcome("no_such_tool", True)  # no tool has it: ignored
+
+    assert log.outcomes() == [("get_weather", True), ("send_email", False)]
+    assert log.calls[0].tool_set == log.searches[0].tool_set

@@ -251,3 +251,21 @@ def test_searches_are_answered_during_a_rebuild_and_find_the_new_tools_after_it(
     rebuild.join(10)
     assert during == ["old_tool"]
     assert search_proxy.search("new_tool")["tools"][0]["name"] == "new_tool"
+
+
+def test_searching_before_start_says_the_proxy_has_not_started() -> None:
+    from toolsearch.errors import McpError, McpProxyNotStartedError
+
+    class Provider:  # never connected: start() was not awaited
+        server_names = ("demo",)
+        connected_servers: dict = {}  # noqa: RUF012
+
+        def current_tool_callbacks(self) -> list:
+            return []
+
+    proxy = McpSearchProxy(Provider(), index=RegexToolIndex())  # type: ignore[arg-type]
+
+    with pytest.raises(McpProxyNotStartedError, match="has not started"):
+        proxy.search("weather")
+    with pytest.raises(McpError, match=r"await proxy\.start\(\)"):
+        asyncio.run(proxy.asearch("weather"))

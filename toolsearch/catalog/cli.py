@@ -315,12 +315,17 @@ def index_app() -> Any:
             str,
             typer.Argument(
                 help="An index folder (indexes/NAME); with --engine milvus, the query.",
-                metavar="[PATH] QUERY",
+                metavar="PATH",
+                show_default=False,
             ),
         ],
         query: Annotated[
             str | None,
-            typer.Argument(help="What the tool should do, or a tool name.", show_default=False),
+            typer.Argument(
+                help="What the tool should do, or a tool name.",
+                metavar="QUERY",
+                show_default=False,
+            ),
         ] = None,
         k: Annotated[int, typer.Option("-k", "--max-results", min=1, help="How many tools.")] = 10,
         category: Annotated[str | None, typer.Option(help="Only tools of this category.")] = None,
@@ -335,7 +340,8 @@ def index_app() -> Any:
             ),
         ] = None,
     ) -> None:
-        """Search a built index (or a Milvus collection) and print the best tools."""
+        """Search a built index (or a Milvus collection) and print the best tools: PATH
+        QUERY, or with --engine milvus the QUERY alone."""
         if _engine(engine, collection):
             if query is not None:
                 raise typer.BadParameter(

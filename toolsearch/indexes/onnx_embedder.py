@@ -79,9 +79,20 @@ def minilm_embedder() -> Any:
     Runtime where ``onnxruntime`` and ``tokenizers`` are installed (exported once, then no
     torch in the process), else on PyTorch through sentence-transformers. Both give the
     same vectors under the same name."""
-    if onnx_available():
-        return OnnxEmbedder.from_packaged_minilm()
-    return SentenceTransformerEmbedder()
+    embedder: Any = (
+        OnnxEmbedder.from_packaged_minilm() if onnx_available() else SentenceTransformerEmbedder()
+    )
+    _freeze_loaded_objects()
+    return embedder
+
+
+def _freeze_loaded_objects() -> None:
+    """The model's objects out of the cyclic GC's full collections
+    (:func:`toolsearch._first_use.freeze_loaded_objects`: a full collection over them held
+    an async app's event loop for 0.4-1.8 s)."""
+    from toolsearch._first_use import freeze_loaded_objects
+
+    freeze_loaded_objects()
 
 
 def _packaged() -> tuple[Path, str]:

@@ -17,10 +17,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from toolsearch._first_use import preload, warm_index
 from toolsearch.errors import MissingExtraError
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["DefinitionCache", "require"]
+__all__ = ["DefinitionCache", "import_modules", "preload", "require", "warm_index"]
 
 
 def require(module: str, *, extra: str, feature: str, package: str) -> Any:
@@ -29,6 +30,19 @@ def require(module: str, *, extra: str, feature: str, package: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtraError(feature, extra, package) from exc
+
+
+def import_modules(*modules: str) -> None:
+    """Import ``modules`` now (each one that is installed), so that a door's first request
+    imports nothing on the event loop: a door calls it from its constructor and its
+    ``warm_up()``, with what toolsearch itself loads at a first request (:func:`preload`).
+    Importing a module already imported costs a dictionary lookup."""
+    preload()
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            continue
 
 
 class DefinitionCache:

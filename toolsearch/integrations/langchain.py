@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any, NotRequired
 
 from pydantic import BaseModel, Field, ValidationError
 
-from toolsearch.integrations._common import DefinitionCache, require
+from toolsearch.integrations._common import DefinitionCache, preload, require
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions, UndiscoveredToolPolicy, options_error
 from toolsearch.search.registry import SessionRegistry
@@ -214,6 +215,7 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
         self.tools = [self.search_tool]
         self._cache = DefinitionCache()
         self._last: tuple[tuple[BaseTool, ...], list[ToolDefinition]] = ((), [])
+        preload()  # what a first request would load on the event loop, loaded now
 
     @property
     def search_tool_name(self) -> str:
@@ -247,15 +249,20 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
         """Drop the invocation's throwaway session (its discoveries and index keys)."""
         throwaway = self._throwaway(state, runtime)
         if throwaway is not None:
-            self.sessions.registry.evict_session(throwaway)
+            self._drop(throwaway)
         return None
+
+    def _drop(self, session_id: str) -> None:
+        """A throwaway session's discoveries, index keys and loaded view, all gone."""
+        self.sessions.registry.evict_session(session_id)
+        self.sessions.forget_loaded(session_id)
 
     async def aafter_agent(
         self, state: ToolSearchState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         throwaway = self._throwaway(state, runtime)
         if throwaway is not None:  # a shared store's eviction is I/O: off the event loop
-            await asyncio.to_thread(self.sessions.registry.evict_session, throwaway)
+            await asyncio.to_thread(self._drop, throwaway)
         return None
 
     # -- runs -------------------------------------------------------------------------------
@@ -416,7 +423,7 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
         decision = run.check_call(call["name"])
         if not decision.allowed:
             return decision, None
-        run.record_calls([decision.name])
+        run.record_calls([decision.name], defer_log=True)  # logged once it ran (_outcome)
         if decision.name == call["name"]:
             return decision, request
         tools = [self.search_tool, *self._agent_tools(request.runtime)]
@@ -470,7 +477,12 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
             decision, real = self._gate(run, request)
         if real is None:
             return self._refused(decision, request)
-        return self._ran(decision, request, handler(real))
+        started, result = time.time(), None
+        try:
+            result = handler(real)
+        finally:
+            self._outcome(run, decision.name, result, started)
+        return self._ran(decision, request, result)
 
     async def awrap_tool_call(
         self,
@@ -486,7 +498,32 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
             await run.aclose()
         if real is None:
             return self._refused(decision, request)
-        return self._ran(decision, request, await handler(real))
+        started, result = time.time(), None
+        try:
+            result = await handler(real)
+        finally:
+            if self.sessions.search_log is not None:  # a log's write is I/O: off the loop
+                await asyncio.to_thread(self._outcome, run, decision.name, result, started)
+        return self._ran(decision, request, result)
+
+    def _outcome(
+        self,
+        run: SearchRun,
+        name: str,
+        result: ToolMessage | Command[Any] | None,
+        started: float,
+    ) -> None:
+        """A tool call's outcome, to the search log, once the tool ran: a failure when the
+        tool raised (``result`` ``None``) or the ``ToolNode`` answered an error message."""
+        if self.sessions.search_log is None:
+            return
+        messages: list[Any] = [result]
+        if isinstance(result, Command) and isinstance(result.update, dict):
+            messages = list(result.update.get("messages") or [])
+        ok = result is not None and not any(
+            isinstance(m, ToolMessage) and m.status == "error" for m in messages
+        )
+        run.record_outcomes([name], [ok], started)
 
     def __repr__(self) -> str:
         return f"ToolSearchMiddleware({type(self.sessions.index).__name__})"

@@ -30,19 +30,26 @@ for ``create_agent``).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolsearch.integrations._common import require
+from toolsearch.integrations._common import import_modules, require, warm_index
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
-from toolsearch.search.sessions import PORTABLE_NAMES, ToolSearchSessions, resolve_session
+from toolsearch.search.sessions import (
+    PORTABLE_NAMES,
+    SessionRef,
+    ToolSearchSessions,
+    resolve_session,
+)
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
@@ -59,6 +66,19 @@ __all__ = [
 ]
 
 _EXTRA = "langgraph"
+_GRAPH_MODULES = (
+    "langchain_core.tools",
+    "langchain_core.messages",
+    "langchain_core.runnables",
+    "langchain_core.utils.function_calling",
+    "langchain_core.retrievers",
+    "langchain_core.documents",
+    "langgraph.graph",
+    "langgraph.graph.message",
+    "langgraph.prebuilt",
+    "langgraph.types",
+    "toolsearch.tools.validation",
+)
 
 RETRIEVE_TOOLS_DESCRIPTION = (
     "Search the tools available to you and load the best matches. Describe the capability "
@@ -123,6 +143,9 @@ class ToolsearchToolRetriever:
         search_log: SearchLog | None = None,
     ) -> None:
         _require_langchain()
+        # what create_agent and the first search would import on an event loop (0.5-3.5 s
+        # for langgraph.graph), imported now, with the framework
+        import_modules(*_GRAPH_MODULES)
         if not 1 <= limit <= MAX_RESULTS_CAP:
             raise ValueError(f"limit must be between 1 and {MAX_RESULTS_CAP}")
         items = list(tools.items()) if isinstance(tools, Mapping) else [(None, t) for t in tools]
@@ -158,6 +181,19 @@ class ToolsearchToolRetriever:
     def registry(self) -> SessionRegistry:
         return self.sessions.registry
 
+    def warm_up(self) -> None:
+        """Index the tools and load what the first search needs (the index's model, the
+        graph's modules), so that the first request does none of it: call it at start-up,
+        or ``await retriever.awarm_up()`` inside a running event loop."""
+        import_modules(*_GRAPH_MODULES)
+        warm_index(self.sessions.index)
+        with self.sessions.open(self.session_id, tools=self.definitions):
+            pass
+
+    async def awarm_up(self) -> None:
+        """:meth:`warm_up` on a worker thread."""
+        await asyncio.to_thread(self.warm_up)
+
     def tool_id(self, name: str) -> str | None:
         """The id of the tool indexed under ``name`` (``None`` for no such tool)."""
         return self._ids.get(name)
@@ -175,11 +211,12 @@ class ToolsearchToolRetriever:
         limit: int | None = None,
         *,
         exclude: Sequence[str] = (),
-        session_id: str | None = None,
+        session_id: str | SessionRef | None = None,
     ) -> list[str]:
         """The ids of the best tools for ``query``, best first, leaving out the tools of
         ``exclude`` (ids the model has already; a query naming one exactly still finds it).
-        ``session_id``: the search session (the retriever's own by default)."""
+        ``session_id``: the search session (the retriever's own by default; a throwaway
+        :class:`~toolsearch.search.sessions.SessionRef` is dropped after the search)."""
         with self.sessions.open(session_id or self.session_id, tools=self.definitions) as run:
             result = run.search(query, limit, exclude=self._names_of(exclude))
         return [self._ids[n] for n in result.names if n in self._ids]
@@ -198,7 +235,7 @@ class ToolsearchToolRetriever:
         limit: int | None = None,
         *,
         exclude: Sequence[str] = (),
-        session_id: str | None = None,
+        session_id: str | SessionRef | None = None,
     ) -> list[str]:
         """:meth:`search` on a worker thread (ranking and embedding never block the loop)."""
         import asyncio
@@ -339,6 +376,7 @@ def create_agent(
         options=ToolSearchOptions(
             search_tool_name=retrieve_tool_name, undiscovered_tool_policy="hint"
         ),
+        search_log=retriever.sessions.search_log,
         door="langgraph",
     )
     bound_tools = {i: renamed_tool(tool, names.wire(by_id[i])) for i, tool in registry.items()}
@@ -405,13 +443,13 @@ def create_agent(
 
     def select_tools(payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         calls, have = payload["calls"], payload["selected"]
-        sid = resolve_session(session_of(config)).session_id
+        sid = resolve_session(session_of(config))  # without a thread: dropped after
         found = [retriever.search(_query(c), exclude=have, session_id=sid) for c in calls]
         return selected(calls, found)
 
     async def aselect_tools(payload: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         calls, have = payload["calls"], payload["selected"]
-        sid = resolve_session(session_of(config)).session_id
+        sid = resolve_session(session_of(config))  # without a thread: dropped after
         found = [await retriever.asearch(_query(c), exclude=have, session_id=sid) for c in calls]
         return selected(calls, found)
 
@@ -451,13 +489,54 @@ def create_agent(
     builder.add_node("agent", RunnableLambda(call_model, afunc=acall_model))
     builder.add_node("select_tools", RunnableLambda(select_tools, afunc=aselect_tools))
     builder.add_node("refuse", RunnableLambda(refuse))
-    builder.add_node("tools", ToolNode(list(bound_tools.values())))
+    own_of = {bound_tools[i].name: by_id[i] for i in bound_tools}
+
+    def record(call: Any, result: Any, started: float) -> None:
+        """A selected tool's call, with its outcome, to the search log once it ran."""
+        own = own_of.get(call["name"])
+        config = getattr(getattr(call, "runtime", None), "config", None)
+        session = resolve_session(session_of(config))
+        if own is None or calls_of.search_log is None or session.ephemeral:
+            return  # without a thread, each retrieval searched a session of its own
+        ok = result is not None and getattr(result, "status", "success") != "error"
+        with calls_of.open(session, tools=retriever.definitions) as run:
+            run.record_outcomes([own], [ok], started)
+
+    def wrap_tool_call(request: Any, execute: Any) -> Any:
+        started, result = time.time(), None
+        try:
+            result = execute(request)
+            return result
+        finally:
+            record(_CallOf(request), result, started)
+
+    async def awrap_tool_call(request: Any, execute: Any) -> Any:
+        started, result = time.time(), None
+        try:
+            result = await execute(request)
+            return result
+        finally:
+            if calls_of.search_log is not None:  # the log's write is I/O: off the loop
+                await asyncio.to_thread(record, _CallOf(request), result, started)
+
+    tool_node = ToolNode(
+        list(bound_tools.values()), wrap_tool_call=wrap_tool_call, awrap_tool_call=awrap_tool_call
+    )
+    builder.add_node("tools", tool_node)
     builder.set_entry_point("agent")
     builder.add_conditional_edges("agent", route, path_map=["select_tools", "tools", "refuse", END])
     builder.add_edge("tools", "agent")
     builder.add_edge("select_tools", "agent")
     builder.add_edge("refuse", "agent")
     return builder
+
+
+class _CallOf(dict[str, Any]):
+    """A ``ToolNode`` call request's tool call, with the request's runtime beside it."""
+
+    def __init__(self, request: Any) -> None:
+        super().__init__(request.tool_call)
+        self.runtime = getattr(request, "runtime", None)
 
 
 def renamed_tool(tool: Any, name: str) -> Any:

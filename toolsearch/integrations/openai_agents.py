@@ -52,14 +52,15 @@ import dataclasses
 import inspect
 import logging
 import threading
+import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from toolsearch.errors import InvalidToolArgumentsError
-from toolsearch.integrations._common import require
+from toolsearch.integrations._common import preload, require
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
@@ -94,6 +95,21 @@ SEARCH_TOOL_DESCRIPTION = (
 )
 
 _log = logging.getLogger(__name__)
+
+_ORDERED_MARK = "_toolsearch_ordered_by"
+_INVOKER_MARKERS = ("__agents_sync_function_tool__",)
+_DEFAULT_FAILURE_TEXT = "An error occurred while running the tool."
+
+
+def _sdk_failure(ctx: Any, result: Any) -> bool:
+    """Whether the SDK answered a tool's failure itself (its default failure function)."""
+    import agents.tool as sdk_tool
+
+    flag = getattr(sdk_tool, "_DEFAULT_FAILURE_HANDLED_ATTR", None)
+    if flag is not None and getattr(ctx, flag, False):
+        return True
+    return isinstance(result, str) and result.startswith(_DEFAULT_FAILURE_TEXT)
+
 
 _BOUND_SESSION: ContextVar[str | None] = ContextVar("toolsearch_agents_session", default=None)
 
@@ -209,10 +225,14 @@ class ToolsearchAgentTools:
         self.wire_names = WireNames(PORTABLE_NAMES, [search_tool_name, *names])
         """Each tool's own name and the name the model sees (valid for every provider)."""
         self._runs: dict[int, asyncio.Future[SearchRun]] = {}
+        self._visible_sets: weakref.WeakKeyDictionary[
+            SearchRun, tuple[tuple[str, ...], frozenset[str]]
+        ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         gated = [self._gate(t) for t in function_tools]
         self.tools: list[Any] = [self._search_tool(agents), *gated, *others]
         """What to give ``Agent(tools=...)``: the search tool, then every tool, gated."""
+        preload()  # what a first run would load on the event loop, loaded now
 
     @property
     def registry(self) -> SessionRegistry:
@@ -242,14 +262,18 @@ class ToolsearchAgentTools:
         from agents import Runner
 
         with self.bound(session):
-            return await Runner.run(agent, input, session=session, **self._run_kwargs(kwargs))
+            return await Runner.run(
+                self.ordered(agent), input, session=session, **self._run_kwargs(kwargs)
+            )
 
     def run_sync(self, agent: Any, input: Any, *, session: Any = None, **kwargs: Any) -> Any:
         """``Runner.run_sync`` with the session bound as in :meth:`run`."""
         from agents import Runner
 
         with self.bound(session):
-            return Runner.run_sync(agent, input, session=session, **self._run_kwargs(kwargs))
+            return Runner.run_sync(
+                self.ordered(agent), input, session=session, **self._run_kwargs(kwargs)
+            )
 
     def run_streamed(self, agent: Any, input: Any, *, session: Any = None, **kwargs: Any) -> Any:
         """``Runner.run_streamed`` with the session bound as in :meth:`run` (the run's task
@@ -257,7 +281,9 @@ class ToolsearchAgentTools:
         from agents import Runner
 
         with self.bound(session):
-            return Runner.run_streamed(agent, input, session=session, **self._run_kwargs(kwargs))
+            return Runner.run_streamed(
+                self.ordered(agent), input, session=session, **self._run_kwargs(kwargs)
+            )
 
     @staticmethod
     def _run_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -331,7 +357,7 @@ class ToolsearchAgentTools:
 
         async def is_enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
             run = await self._run_of(ctx)
-            if name not in run.visible_names():
+            if name not in self._visible(run):
                 return False
             if isinstance(original, bool):
                 return original
@@ -341,7 +367,82 @@ class ToolsearchAgentTools:
             return bool(result)
 
         gated.is_enabled = is_enabled
+        gated.on_invoke_tool = self._reporting(name, gated.on_invoke_tool)
         return gated
+
+    def _visible(self, run: SearchRun) -> frozenset[str]:
+        """The run's visible tools, computed once per state of its discoveries: the SDK asks
+        every tool's gate on every turn (301 gates, ten runs: 3,010 questions a turn, which
+        each recomputed the list and its loaded view on the event loop)."""
+        key = tuple(run.discovered)
+        with self._lock:
+            found = self._visible_sets.get(run)
+        if found is not None and found[0] == key:
+            return found[1]
+        names = frozenset(run.visible_names())
+        with self._lock:
+            self._visible_sets[run] = (key, names)
+        return names
+
+    def _reporting(
+        self, name: str, invoke: Callable[[Any, str], Awaitable[Any]]
+    ) -> Callable[[Any, str], Awaitable[Any]]:
+        """``invoke`` (a tool's ``on_invoke_tool``), reporting each call to the search log
+        with its outcome once it ran: a call fails when it raises or when the SDK answered
+        its failure for it (the tool raised and its failure function wrote the text)."""
+
+        async def on_invoke_tool(ctx: Any, arguments: str) -> Any:
+            started, ok = time.time(), False
+            try:
+                result = await invoke(ctx, arguments)
+                ok = not _sdk_failure(ctx, result)
+                return result
+            finally:
+                await self._record(ctx, name, ok, started)
+
+        for marker in _INVOKER_MARKERS:  # what the SDK reads off an invoker (sync tools)
+            if getattr(invoke, marker, False):
+                setattr(on_invoke_tool, marker, True)
+        return on_invoke_tool
+
+    async def _record(self, ctx: Any, name: str, ok: bool, started: float) -> None:
+        if self.sessions.search_log is None:
+            return
+        run = await self._run_of(ctx)
+
+        def record() -> None:
+            run.record_calls([name], defer_log=True)
+            run.record_outcomes([name], [ok], started)
+
+        await asyncio.to_thread(record)
+
+    def ordered(self, agent: Any) -> Any:
+        """A copy of ``agent`` whose requests list the enabled tools in the order the model
+        got them (the search tool and the pinned tools, then the discoveries in discovery
+        order, as :meth:`~toolsearch.search.sessions.ToolSearchSessions.loaded` reports
+        them): a later discovery lands at the end of the list, so the provider's cached
+        prompt prefix stays. :meth:`run`, ``run_sync`` and ``run_streamed`` use it; wrap an
+        agent you give ``Runner`` yourself the same way."""
+        if getattr(agent, _ORDERED_MARK, None) is self:
+            return agent
+        copy_of = agent.clone()
+        every = type(agent).get_all_tools
+        wire_of = self.wire_names.wire
+
+        async def get_all_tools(run_context: Any) -> list[Any]:
+            tools = await every(copy_of, run_context)
+            run = await self._run_of(run_context)
+            rank = {wire_of(n): i for i, n in enumerate(run.visible_names())}
+            slots = [i for i, t in enumerate(tools) if getattr(t, "name", None) in rank]
+            moved = sorted((tools[i] for i in slots), key=lambda t: rank[t.name])
+            out = list(tools)
+            for i, tool in zip(slots, moved, strict=True):
+                out[i] = tool
+            return out
+
+        object.__setattr__(copy_of, "get_all_tools", get_all_tools)
+        object.__setattr__(copy_of, _ORDERED_MARK, self)
+        return copy_of
 
     def _search_tool(self, agents: Any) -> FunctionTool:
         schema = {

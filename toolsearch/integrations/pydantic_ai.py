@@ -35,11 +35,18 @@ Needs ``toolsearch[pydantic-ai]`` (``pydantic-ai-slim``).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from toolsearch.integrations._common import DefinitionCache, require
+from toolsearch.integrations._common import (
+    DefinitionCache,
+    import_modules,
+    require,
+    warm_index,
+)
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
@@ -54,8 +61,9 @@ from toolsearch.tools.definition import ToolDefinition
 
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
-    from pydantic_ai.capabilities import ToolSearch
     from pydantic_ai.tools import ToolDefinition as PydanticToolDefinition
+
+    from toolsearch.integrations._pydantic_ai_toolset import ToolsearchToolSearch
 
 __all__ = [
     "SEARCH_TOOL_NAME",
@@ -71,6 +79,8 @@ toolsearch MCP proxy's default, must be renamed or prefixed, e.g.
 ``MCPToolset(...).prefixed("proxy")``)."""
 
 _EXTRA = "pydantic-ai"
+_OWN_NAME_KEY = "toolsearch.own_name"  # _pydantic_ai_toolset.OWN_NAME_KEY (a test keeps them equal)
+_REMEMBERED_SESSIONS = 10_000
 
 
 def _require_pydantic_ai() -> Any:
@@ -78,10 +88,20 @@ def _require_pydantic_ai() -> Any:
     return require("pydantic_ai", extra=_EXTRA, feature=feature, package="pydantic-ai-slim")
 
 
+def own_name(tool: PydanticToolDefinition) -> str:
+    """A pydantic-ai tool's own name: the name it had before
+    :class:`~toolsearch.integrations._pydantic_ai_toolset.PortableNamesToolset` gave it a
+    wire name (kept in its ``metadata``), else its name."""
+    metadata = tool.metadata or {}
+    own = metadata.get(_OWN_NAME_KEY)
+    return own if isinstance(own, str) and own else tool.name
+
+
 def to_toolsearch_definition(tool: PydanticToolDefinition) -> ToolDefinition:
-    """A pydantic-ai ``ToolDefinition`` as the toolsearch definition an index ranks."""
+    """A pydantic-ai ``ToolDefinition`` as the toolsearch definition an index ranks (under
+    the tool's own name)."""
     return ToolDefinition(
-        name=tool.name,
+        name=own_name(tool),
         description=tool.description or "",
         input_schema=tool.parameters_json_schema or {"type": "object", "properties": {}},
     )
@@ -144,6 +164,10 @@ class ToolsearchStrategy:
         self.max_results = max_results
         self.exclude_discovered = exclude_discovered
         self._definitions = DefinitionCache()
+        self._searched: OrderedDict[str, list[ToolDefinition]] = OrderedDict()
+        self._lock = threading.Lock()
+        # what a first search would import on the event loop, imported now
+        import_modules("pydantic_ai", "toolsearch.integrations._pydantic_ai_toolset")
 
     @property
     def registry(self) -> SessionRegistry:
@@ -168,12 +192,20 @@ class ToolsearchStrategy:
         if not texts or not tools:
             return []
         session = resolve_session(self.session_of(ctx))
+        # the names pydantic-ai lists are the wire names the model is offered (under
+        # toolsearch_tool_search); the index ranks the tools' own names
+        wire_of = {own_name(t): t.name for t in tools}
+        own_of = {wire: own for own, wire in wire_of.items()}
         # converting 300 tool definitions is work too: it goes to the worker thread as well
-        run: SearchRun = await run_in_thread(
-            lambda: self.sessions.open(session, tools=self.definitions(tools))
-        )
+        definitions: list[ToolDefinition] = []
+
+        def open_run() -> SearchRun:
+            definitions.extend(self.definitions(tools))
+            return self.sessions.open(session, tools=definitions)
+
+        run: SearchRun = await run_in_thread(open_run)
         try:
-            discovered = getattr(ctx, "discovered_tool_names", None) or ()
+            discovered = [own_of.get(n, n) for n in getattr(ctx, "discovered_tool_names", ())]
             skipped = discovered if self.exclude_discovered else ()
             result = await run.asearch(texts, self.max_results, exclude=skipped)
         finally:
@@ -182,7 +214,48 @@ class ToolsearchStrategy:
         if not session.ephemeral:  # what pydantic-ai loads next: its discoveries and these
             loaded = [run.tools[n] for n in dict.fromkeys([*discovered, *found]) if n in run.tools]
             self.sessions.note_loaded(session.session_id, loaded)
-        return found
+            self._remember(session.session_id, definitions)
+        return [wire_of.get(n, n) for n in found]
+
+    def _remember(self, session_id: str, definitions: list[ToolDefinition]) -> None:
+        """The tool set a session searched last: a call's outcome is logged against it."""
+        with self._lock:
+            self._searched[session_id] = definitions
+            self._searched.move_to_end(session_id)
+            while len(self._searched) > _REMEMBERED_SESSIONS:
+                self._searched.popitem(last=False)
+
+    async def arecord_outcome(
+        self, ctx: RunContext[Any], name: str, ok: bool, started: float
+    ) -> None:
+        """Report one call of the tool ``name`` (its own name) to the search log, once it
+        ran: ``ok`` whether it returned. Logged against the tool set the session searched
+        last (nothing without a search log, or for a session that never searched)."""
+        if self.sessions.search_log is None:
+            return
+        session = resolve_session(self.session_of(ctx))
+        with self._lock:
+            definitions = self._searched.get(session.session_id)
+        if session.ephemeral or not definitions or name not in {d.name for d in definitions}:
+            return
+
+        def record() -> None:
+            with self.sessions.open(session, tools=definitions) as run:
+                run.record_outcomes([name], [ok], started)
+
+        await run_in_thread(record)
+
+    async def awarm_up(self) -> None:
+        """Load on a worker thread what the first search would otherwise load on the
+        event loop (the index's model, pydantic-ai's modules): call it at start-up."""
+        await run_in_thread(self.warm_up)
+
+    def warm_up(self) -> None:
+        """Load what the first search needs (the index's model, pydantic-ai's modules)."""
+        _require_pydantic_ai()
+        import toolsearch.integrations._pydantic_ai_toolset  # noqa: F401
+
+        warm_index(self.index)
 
     def definitions(self, tools: Sequence[PydanticToolDefinition]) -> list[ToolDefinition]:
         """The toolsearch definitions of pydantic-ai tools (each converted once)."""
@@ -190,7 +263,8 @@ class ToolsearchStrategy:
         for tool in tools:
             schema = tool.parameters_json_schema
             key = (tool.name, tool.description, id(schema))
-            out.append(self._definitions.get(key, schema, partial(to_toolsearch_definition, tool)))
+            build = partial(to_toolsearch_definition, tool)
+            out.append(self._definitions.get((*key, own_name(tool)), schema, build))
         return out
 
     def __repr__(self) -> str:
@@ -204,8 +278,11 @@ def toolsearch_tool_search(
     tool_description: str | None = None,
     parameter_description: str | None = None,
     **strategy_options: Any,
-) -> ToolSearch[Any]:
-    """pydantic-ai's ``ToolSearch`` capability with a :class:`ToolsearchStrategy`.
+) -> ToolsearchToolSearch:
+    """pydantic-ai's ``ToolSearch`` capability with a :class:`ToolsearchStrategy`, listing
+    every tool under a name every provider accepts (``github.create_issue`` as
+    ``github_create_issue``; the search results name the tools so) and reporting each
+    call's outcome to the strategy's search log once it ran.
 
     ``capabilities=[toolsearch_tool_search("hybrid")]`` in place of ``ToolSearch()``.
     ``max_results`` is the capability's (and the strategy's); ``tool_description`` and
@@ -213,7 +290,7 @@ def toolsearch_tool_search(
     further keyword arguments go to :class:`ToolsearchStrategy`.
     """
     _require_pydantic_ai()
-    from pydantic_ai.capabilities import ToolSearch
+    from toolsearch.integrations._pydantic_ai_toolset import ToolsearchToolSearch
 
     if isinstance(index, ToolsearchStrategy):
         if strategy_options:
@@ -221,7 +298,7 @@ def toolsearch_tool_search(
         strategy = index
     else:
         strategy = ToolsearchStrategy(index, max_results=max_results, **strategy_options)
-    return ToolSearch(
+    return ToolsearchToolSearch(
         strategy=strategy,
         max_results=max_results,
         tool_description=tool_description,

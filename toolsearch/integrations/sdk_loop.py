@@ -41,9 +41,11 @@ The provider SDKs are not imported here: a session's methods read their objects'
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
+from toolsearch._first_use import preload
 from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
@@ -52,6 +54,7 @@ from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
+from toolsearch.search.session_ref import run_in_thread
 from toolsearch.search.sessions import SessionRef, ToolSearchSessions, name_rule, resolve_session
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
@@ -163,6 +166,7 @@ class ToolSearchLoop:
         self.search_tool_name = search_tool_name
         self.search_definition = self.sessions.search_definition()
         self._wire: dict[str, WireNames] = {}
+        preload()  # what a first turn would load on an async loop's thread, loaded now
 
     @property
     def registry(self) -> SessionRegistry:
@@ -199,6 +203,7 @@ class LoopSession:
         self.ref = SessionRef(ref.session_id, ephemeral=False)  # kept across turns
         self.session_id = ref.session_id
         self._throwaway = ref.ephemeral
+        self._asked: dict[str, float] = {}  # tool -> when refusal() let its call through
 
     def _run(self, provider: Provider | None = None) -> SearchRun:
         """A short run of the core on the conversation (names as ``provider`` takes them:
@@ -262,6 +267,8 @@ class LoopSession:
         a pinned or discovered tool). Run your own tools only when this is ``None``."""
         with self._run(provider) as run:
             decision = run.check_call(name)
+            if decision.allowed:
+                self._asked[decision.name] = time.time()
             return None if decision.allowed else decision.message
 
     def search(self, query: str, max_results: int | None = None) -> list[str]:
@@ -269,10 +276,84 @@ class LoopSession:
         with self._run() as run:
             return run.search(query, max_results).names
 
+    # -- outcomes ------------------------------------------------------------------------------
+
+    def record_outcome(
+        self, name: str, ok: bool, provider: Provider | None = None, *, started: float | None = None
+    ) -> None:
+        """Report that your loop ran the model's call of ``name`` (as ``provider`` names
+        it): ``ok`` whether the tool returned (``False``: it raised, or its result is an
+        error). Call it once the tool ran; the search log (and learning from use) records
+        it with the conversation's searches. ``started``: when the call was decided (by
+        default, when :meth:`refusal` let it through). The search tool and names no tool
+        has are ignored."""
+        with self._run(provider) as run:
+            own = run.real(name)
+            if own == self.loop.search_tool_name or own not in run.tools:
+                return
+            at = started if started is not None else self._asked.pop(own, None)
+            run.record_calls([own], defer_log=True)
+            run.record_outcomes([own], [ok], at if at is not None else time.time())
+
+    # -- async twins: the same, with the store, the indexing and the ranking on a worker
+    # thread (an event loop never waits for an embedding or a Redis round trip) -----------------
+
+    async def avisible(self) -> list[ToolDefinition]:
+        """:meth:`visible` off the event loop."""
+        return await _off_loop(self.visible)
+
+    async def atools(self, provider: Provider) -> list[dict[str, Any]]:
+        """:meth:`tools` off the event loop: ``tools=await session.atools("openai")``."""
+        return await _off_loop(self.tools, provider)
+
+    async def ahandle(
+        self,
+        name: str,
+        arguments: str | Mapping[str, Any] | None,
+        provider: Provider | None = None,
+    ) -> str | None:
+        """:meth:`handle` off the event loop (the search runs on a worker thread)."""
+        return await _off_loop(self.handle, name, arguments, provider)
+
+    async def arefusal(self, name: str, provider: Provider | None = None) -> str | None:
+        """:meth:`refusal` off the event loop."""
+        return await _off_loop(self.refusal, name, provider)
+
+    async def asearch(self, query: str, max_results: int | None = None) -> list[str]:
+        """:meth:`search` off the event loop."""
+        return await _off_loop(self.search, query, max_results)
+
+    async def arecord_outcome(
+        self, name: str, ok: bool, provider: Provider | None = None, *, started: float | None = None
+    ) -> None:
+        """:meth:`record_outcome` off the event loop."""
+        await run_in_thread(lambda: self.record_outcome(name, ok, provider, started=started))
+
+    async def aopenai_result(self, call: Any) -> dict[str, Any] | None:
+        """:meth:`openai_result` off the event loop (``AsyncOpenAI`` loops)."""
+        return await _off_loop(self.openai_result, call)
+
+    async def aopenai_responses_result(self, item: Any) -> dict[str, Any] | None:
+        """:meth:`openai_responses_result` off the event loop."""
+        return await _off_loop(self.openai_responses_result, item)
+
+    async def aanthropic_result(self, block: Any) -> dict[str, Any] | None:
+        """:meth:`anthropic_result` off the event loop (``AsyncAnthropic`` loops)."""
+        return await _off_loop(self.anthropic_result, block)
+
+    async def agemini_result(self, function_call: Any) -> dict[str, Any] | None:
+        """:meth:`gemini_result` off the event loop."""
+        return await _off_loop(self.gemini_result, function_call)
+
+    async def aclose(self) -> None:
+        """:meth:`close` off the event loop (a shared store's eviction is I/O)."""
+        await run_in_thread(self.close)
+
     def close(self) -> None:
         """Drop a conversation made without an id (:meth:`ToolSearchLoop.session`)."""
-        if self._throwaway:
+        if self._throwaway:  # its discoveries, index keys and loaded view
             self.loop.registry.evict_session(self.session_id)
+            self.loop.sessions.forget_loaded(self.session_id)
 
     def __enter__(self) -> LoopSession:
         return self
@@ -326,6 +407,15 @@ class LoopSession:
 
     def __repr__(self) -> str:
         return f"LoopSession({self.session_id!r}, discovered={self.discovered})"
+
+
+_T = TypeVar("_T")
+
+
+async def _off_loop(method: Callable[..., _T], *args: Any) -> _T:
+    """``method(*args)`` on a worker thread (span and context variables go along)."""
+    result: _T = await run_in_thread(method, *args)
+    return result
 
 
 def _get(obj: Any, name: str) -> Any:

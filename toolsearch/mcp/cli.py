@@ -235,16 +235,16 @@ def _index_spec(spec: str) -> str:
 @contextmanager
 def _user_errors(command: str) -> Iterator[None]:
     """Our errors (an unreachable server with --strict, a missing extra for the index, a
-    file that cannot be written) as one line on stderr and exit code 1, not a traceback."""
-    import typer
-
+    file that cannot be written) in the command line's one error form (a panel wrapped to
+    the terminal, as usage errors are), not a traceback: exit 2 for bad input (a missing
+    extra, a bad config), 1 for a failure while running."""
+    from toolsearch._cli_errors import error_exit, exit_code_of
     from toolsearch.errors import ToolsearchError
 
     try:
         yield
     except (ToolsearchError, OSError) as exc:
-        typer.echo(f"toolsearch mcp {command}: {exc}", err=True)
-        raise typer.Exit(1) from None
+        raise error_exit(f"toolsearch mcp {command}: {exc}", exit_code_of(exc)) from None
 
 
 def _report_failures(provider: Any) -> None:
@@ -255,8 +255,9 @@ def _report_failures(provider: Any) -> None:
     for server, problem in provider.failures.items():
         typer.echo(f"left out {server}: {problem}", err=True)
     if provider.failures and not provider.connected_servers:
-        typer.echo("no server could be reached: nothing was listed", err=True)
-        raise typer.Exit(1)
+        from toolsearch._cli_errors import error_exit
+
+        raise error_exit("no server could be reached: nothing was listed")
 
 
 def _load(config: Path) -> Any:

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from toolsearch.errors import ToolIndexError
+from toolsearch._first_use import preload
+from toolsearch.errors import McpProxyNotStartedError, ToolIndexError
 from toolsearch.mcp.client import McpToolProvider
 from toolsearch.mcp.config import validate_tool_names
 from toolsearch.mcp.passthrough import Passthrough
@@ -101,7 +103,12 @@ class McpSearchProxy:
         call_tool_name: The name of the call tool (``call_tool`` by default).
         search_listeners: Called with a ``ToolSearchEvent`` after every search (door
             ``"mcp-proxy"``).
-        search_log: A ``SearchLog`` receiving every search.
+        search_log: A ``SearchLog`` receiving every search, and every ``call_tool`` call of
+            a server's tool with its outcome once it ran (learning from use reads it).
+
+    :meth:`search` and :meth:`asearch` before :meth:`start` raise
+    :class:`~toolsearch.errors.McpProxyNotStartedError` (the MCP tools start the proxy
+    themselves).
 
     Tool names follow MCP's rule (1 to 128 of ``A-Z a-z 0-9 _ - .``) and must differ.
     """
@@ -147,6 +154,7 @@ class McpSearchProxy:
         self._starting: Any = None  # the start-up task, shared by concurrent first requests
         self.rebuilds = 0
         """How many times the index was built (start-up counts as one)."""
+        preload()  # what a first request would load on the event loop, loaded now
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -200,6 +208,7 @@ class McpSearchProxy:
         """What ``search_tools`` answers: ``{"tools": [{name, description, input_schema,
         server}], "total_matches": n}``, best first; a tool's ``title``, ``annotations``
         and ``outputSchema`` are included when its server gave them."""
+        self._require_started()
         limit = self.max_results if max_results is None else max(1, min(10, int(max_results)))
         definitions, tool_set = self._definitions, self._tool_set
         with self.sessions.open(_SESSION, tools=tool_set) as run:
@@ -207,6 +216,7 @@ class McpSearchProxy:
 
     async def asearch(self, query: str, max_results: int | None = None) -> dict[str, Any]:
         """:meth:`search` with the indexing and ranking on a worker thread."""
+        self._require_started()
         limit = self.max_results if max_results is None else max(1, min(10, int(max_results)))
         definitions, tool_set = self._definitions, self._tool_set
         run = await self.sessions.aopen(_SESSION, tools=tool_set)
@@ -215,6 +225,15 @@ class McpSearchProxy:
         finally:
             await run.aclose()
         return self._answer(found, definitions)
+
+    def _require_started(self) -> None:
+        """Searching before :meth:`start` would search no tools and answer that nothing
+        matched: say what is wrong instead (once the tools were indexed, it searches)."""
+        if not self._started and self.rebuilds == 0:
+            raise McpProxyNotStartedError(
+                "the MCP search proxy has not started: await proxy.start() (it connects the "
+                "servers and indexes their tools) before searching"
+            )
 
     @staticmethod
     def _answer(result: SearchResult, definitions: Mapping[str, ToolDefinition]) -> dict[str, Any]:
@@ -255,13 +274,18 @@ class McpSearchProxy:
         With ``progress``, every progress notification the server sends during the call is
         passed to ``await progress(progress, total, message)`` on this loop, in order, all
         before this returns (the call itself runs on the provider's loop thread)."""
-        if progress is None:
-            result = await self.provider.acall_tool_result(name, arguments)
-        else:
-            async with ProgressRelay(progress) as relay:
-                result = await self.provider.acall_tool_result(
-                    name, arguments, progress=relay.on_progress
-                )
+        started, ok = time.time(), False
+        try:
+            if progress is None:
+                result = await self.provider.acall_tool_result(name, arguments)
+            else:
+                async with ProgressRelay(progress) as relay:
+                    result = await self.provider.acall_tool_result(
+                        name, arguments, progress=relay.on_progress
+                    )
+            ok = not result.is_error
+        finally:
+            await self._record_outcome(name, ok, started)
         if result.is_error and name not in self._definitions:
             text = (
                 f"Unknown tool {name!r}. Call {self.search_tool_name} first and use a name "
@@ -269,6 +293,21 @@ class McpSearchProxy:
             )
             return error_result(text)
         return forwarded(result)
+
+    async def _record_outcome(self, name: str, ok: bool, started: float) -> None:
+        """One call of a server's tool, with its outcome, to the search log (on a worker
+        thread; a name no server has is not a tool call worth learning from)."""
+        tool_set = self._tool_set
+        if self.sessions.search_log is None or name not in self._definitions or not tool_set:
+            return
+
+        import asyncio
+
+        def record() -> None:
+            with self.sessions.open(_SESSION, tools=tool_set) as run:
+                run.record_outcomes([name], [ok], started)
+
+        await asyncio.to_thread(record)
 
     def tool_definitions(self) -> list[ToolDefinition]:
         """The two tools the proxy offers, as toolsearch definitions (for token counting)."""

@@ -22,6 +22,7 @@ from typing import Any, Literal, Unpack
 
 from pydantic import ValidationError
 
+from toolsearch._first_use import preload
 from toolsearch.chat.messages import ToolCall, ToolResponse, ToolResponseMessage
 from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ToolDefinitionError
@@ -237,6 +238,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             token_counter=token_counter,
         )
         self._pinned_callbacks = pinned_callbacks
+        preload()  # what a first acall would import on the event loop (jsonschema, otel)
 
     @property
     def tool_index(self) -> ToolIndex:

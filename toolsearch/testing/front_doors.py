@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch.search.events import ToolSearchEvent
+from toolsearch.search.search_log import LoggedCalls, LoggedSearch
 from toolsearch.search.types import ToolIndex
 
 __all__ = [
@@ -28,7 +29,10 @@ __all__ = [
     "ODD_CATALOG",
     "Brain",
     "Door",
+    "RecordingSearchLog",
     "Step",
+    "ThreadRecordingIndex",
+    "ToolFailed",
     "Trace",
     "search_names",
 ]
@@ -89,6 +93,62 @@ class Trace:
     """The catalog tools that really ran (own names)."""
 
 
+@dataclass
+class RecordingSearchLog:
+    """A ``SearchLog`` that keeps what it receives: every search, and every turn's calls
+    with ``ran_before``, how many catalog tools had run when the calls were logged (a
+    door logs a call's outcome after the call ran)."""
+
+    trace: Trace = field(default_factory=Trace)
+    searches: list[LoggedSearch] = field(default_factory=list)
+    calls: list[LoggedCalls] = field(default_factory=list)
+    ran_before: list[int] = field(default_factory=list)
+
+    def record_search(self, search: LoggedSearch) -> None:
+        self.searches.append(search)
+
+    def record_calls(self, calls: LoggedCalls) -> None:
+        self.calls.append(calls)
+        self.ran_before.append(len(self.trace.ran))
+
+    def outcomes(self) -> list[tuple[str, bool | None]]:
+        """Every logged call as ``(name, ok)`` (``ok`` ``None``: logged without one)."""
+        return [
+            (name, None if calls.ok is None else calls.ok[i])
+            for calls in self.calls
+            for i, name in enumerate(calls.names)
+        ]
+
+
+def ThreadRecordingIndex() -> Any:  # a class made on demand (BM25 is an extra)
+    """A BM25 index that records the thread of every indexing and every search
+    (``index.threads``: ``(what, thread id)``), for checking that an async door does that
+    work off its event loop, whatever the machine's load (no wall-clock bound)."""
+    import threading
+
+    from toolsearch.indexes import Bm25ToolIndex
+    from toolsearch.search.types import ToolSearchRequest, ToolSearchResponse
+
+    class _ThreadRecordingIndex(Bm25ToolIndex):
+        def __init__(self) -> None:
+            super().__init__()
+            self.threads: list[tuple[str, int]] = []
+
+        def index_tools(self, session_id: str, tools: Any) -> None:
+            self.threads.append(("index", threading.get_ident()))
+            super().index_tools(session_id, tools)
+
+        def search(self, request: ToolSearchRequest) -> ToolSearchResponse:
+            self.threads.append(("search", threading.get_ident()))
+            return super().search(request)
+
+    return _ThreadRecordingIndex()
+
+
+class ToolFailed(RuntimeError):
+    """What a catalog tool of :attr:`Door.failing` raises when it runs."""
+
+
 class Door:
     """One front door: ``run(brain, session)`` plays the script; ``None`` is no session."""
 
@@ -102,6 +162,9 @@ class Door:
     its two tools does not)."""
     names_its_tools = True
     """Whether the door chooses the names the model sees (else its framework does)."""
+    throwaway_runs = True
+    """Whether a run without a session gets a throwaway one (dropped when the run ends);
+    ``False`` when the framework names a conversation for every run itself."""
     calls_by_argument = False
     """Whether the model calls a found tool by passing its name to a call tool (the proxy)
     rather than as a tool of its own."""
@@ -117,6 +180,10 @@ class Door:
         self.index: ToolIndex = index
         self.events: list[ToolSearchEvent] = []
         self.trace = Trace()
+        self.log = RecordingSearchLog(self.trace)
+        """The search log the driver gives its door (``search_log=``)."""
+        self.failing: set[str] = set()
+        """Catalog tools that raise :class:`ToolFailed` when they run."""
         self.setup()
 
     def setup(self) -> None:
@@ -138,6 +205,8 @@ class Door:
 
     def _ran(self, name: str) -> str:
         self.trace.ran.append(name)
+        if name in self.failing:
+            raise ToolFailed(f"{name} failed")
         return f"{name} done"
 
 
