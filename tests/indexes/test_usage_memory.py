@@ -340,7 +340,8 @@ def test_a_saved_memory_loads_the_same_lazily(tmp_path):
     memory.learn(SET, "t", "naïve request ✓", session=hash_session_id("u"), time=T0)
     memory.learn("other", "u", "another", session="x", time=T0 + 5)
     assert memory.save() == path
-    assert [p.name for p in path.parent.iterdir()] == ["usage.json"]  # no staging file left
+    # no staging file left (the lock file beside it is how processes merge in turn)
+    assert sorted(p.name for p in path.parent.iterdir()) == [".usage.json.lock", "usage.json"]
     document = json.loads(path.read_text(encoding="utf-8"))
     assert (document["format"], document["version"]) == (USAGE_FORMAT, 1)
     again = UsageMemory(path, clock=clock)

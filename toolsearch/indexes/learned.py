@@ -36,7 +36,7 @@ import dataclasses
 import logging
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
@@ -48,6 +48,7 @@ from toolsearch.indexes.fusion import fuse
 from toolsearch.indexes.params import Bm25Params, FusionParams
 from toolsearch.indexes.ranker import Hit, Ranker, Ranking, SessionRanker, SessionTools
 from toolsearch.indexes.session import SessionIndex, as_ranker
+from toolsearch.indexes.learning.model import hash_terms
 from toolsearch.indexes.usage import LearnedRequest, UsageMemory, UsageMemoryError, catalog_digest
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "LearnedRanker",
     "LearnedToolIndex",
     "fuse_learned",
+    "guard_top",
     "inner_embedder",
 ]
 
@@ -83,6 +85,12 @@ class LearnedParams:
         refresh_seconds: Weights are re-read at most this often (and on every change).
         confidence: Scale each learned hit's share by how far its score clears its floor
             (:func:`fuse_learned`); ``False``: plain reciprocal rank.
+        outrank_sessions: A tool whose learned requests came from fewer distinct sessions
+            than this never moves above the inner index's top hit (requests without a
+            conversation id are one session): one user cannot put a tool first for
+            another's request. ``1``: no such rule.
+        shadow: Learn and compute the learned ranking, but answer with the inner index's
+            (the learned top hits go to the shadow listener and the debug log).
     """
 
     inner_weight: float = 1.0
@@ -97,6 +105,8 @@ class LearnedParams:
     b: float = 0.75
     refresh_seconds: float = 600.0
     confidence: bool = True
+    outrank_sessions: int = 3
+    shadow: bool = False
 
     def __post_init__(self) -> None:
         weights = (self.inner_weight, self.vote_weight, self.bm25_weight)
@@ -108,6 +118,8 @@ class LearnedParams:
             raise ValueError("vote_min_cosine is a cosine, bm25_min_score a score in [0, 1)")
         if self.refresh_seconds < 0:
             raise ValueError("refresh_seconds must be non-negative")
+        if self.outrank_sessions < 1:
+            raise ValueError("outrank_sessions must be at least 1")
         Bm25Params(k1=self.k1, b=self.b)  # the same checks as the BM25 index's
 
 
@@ -156,6 +168,24 @@ class LearnedOptions(TypedDict, total=False):
     b: float
     refresh_seconds: float
     confidence: bool
+    outrank_sessions: int
+    shadow: bool
+
+
+def guard_top(fused: Sequence[Hit], inner: Sequence[Hit], support: dict[int, int], needed: int) -> list[Hit]:
+    """``fused`` with every tool that fusion put above the inner index's top hit, but whose
+    learning came from fewer than ``needed`` distinct sessions, moved just below it."""
+    hits = list(fused)
+    if needed <= 1 or not inner or not hits:
+        return hits
+    top = inner[0][0]
+    place = next((i for i, (position, _) in enumerate(hits) if position == top), None)
+    if place is None or place == 0:
+        return hits
+    above = hits[:place]
+    kept = [h for h in above if support.get(h[0], 0) >= needed]
+    demoted = [h for h in above if support.get(h[0], 0) < needed]
+    return kept + [hits[place]] + demoted + hits[place + 1 :]
 
 
 def _numpy() -> Any:
@@ -195,6 +225,10 @@ class _View:
     postings: bm25_scoring.MemoryPostings | None
     doc_positions: Any  # per BM25 document (a tool with requests): its position
     scope: bm25_scoring.Scope | None
+    vote_positions: Any = None  # per voting request (one with a vector): its position
+    vote_weights: Any = None
+    support: dict[int, int] = dataclasses.field(default_factory=dict)
+    serve: bool = True
 
     @property
     def empty(self) -> bool:
@@ -213,6 +247,7 @@ class _LearnedSession:
         self.digest = digest
         self._view: _View | None = None
         self._lock = threading.Lock()
+        self._adopted = False
 
     def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
         view = self.view()
@@ -231,7 +266,15 @@ class _LearnedSession:
                 learned.append((hits, weight, floor))
         if not learned:  # nothing learned is near this query
             return Ranking.of(first.hits[:limit], first.total)
-        fused = fuse_learned(first.hits, learned, params)
+        fused = guard_top(
+            fuse_learned(first.hits, learned, params),
+            first.hits,
+            view.support,
+            params.outrank_sessions,
+        )
+        if params.shadow or not view.serve:
+            self.owner.shadowed(query, first.hits[:limit], fused[:limit], self.tools)
+            return Ranking.of(first.hits[:limit], first.total)
         return Ranking.of(fused[:limit], max(first.total, len(fused)))
 
     def view(self) -> _View | None:
@@ -244,14 +287,31 @@ class _LearnedSession:
             self.owner.warn_once(error)
             return None
         if version == 0:
-            return None
+            if self._adopted:
+                return None
+            self._adopted = True  # a changed tool set: carry over its unchanged tools' learning
+            if not memory.adopt(self.tools.tools):
+                return None
+            try:
+                version = memory.version(self.digest)
+            except UsageMemoryError:
+                return None
+            if version == 0:
+                return None
         now = memory.clock()
         with self._lock:
             current = self._view
             fresh = current is not None and now - current.built < params.refresh_seconds
             if current is not None and current.version == version and fresh:
                 return current
-            self._view = self.owner.build(self.tools, memory.requests(self.digest), version, now)
+            try:
+                requests = memory.requests(self.digest)
+                serve = memory.serving(self.digest)
+            except UsageMemoryError as error:
+                self.owner.warn_once(error)
+                return None
+            self._view = self.owner.build(self.tools, requests, version, now)
+            self._view.serve = serve
             return self._view
 
 
@@ -275,6 +335,11 @@ class LearnedRanker:
         self._terms: LRUCache[str, Counter[str]] = LRUCache(REQUEST_EMBEDDINGS_CACHE_SIZE)
         self._lock = threading.Lock()
         self._warned = False
+        self.shadow_listener: Callable[[str, list[str], list[str]], None] | None = None
+        """Called in shadow mode with the query, the names served and the names the
+        learned ranking would have served."""
+        if not memory.params.store_text and self.params.vote_weight > 0:
+            memory.attach_embedder(self._embedder_name(), self._embed_texts)
         if self.params.bm25_weight > 0:
             from toolsearch.indexes.analysis import analyze
 
@@ -300,10 +365,34 @@ class LearnedRanker:
                 )
             return self._embedder
 
+    def _embedder_name(self) -> str:
+        source = self._embedder_source
+        if isinstance(source, Embedder):
+            return source.name
+        return source or "minilm"
+
+    def _embed_texts(self, texts: list[str]) -> list[list[float]]:
+        return [list(map(float, row)) for row in self._embed(texts)]
+
+    def shadowed(
+        self, query: str, served: Sequence[Hit], learned: Sequence[Hit], tools: SessionTools
+    ) -> None:
+        """Report what the learned ranking would have answered (shadow mode)."""
+        names = [tools.tools[p].name for p, _ in served]
+        would = [tools.tools[p].name for p, _ in learned]
+        _log.debug("shadow: served %s, learned would serve %s", names, would)
+        listener = self.shadow_listener
+        if listener is not None:
+            try:
+                listener(query, names, would)
+            except Exception:
+                _log.warning("shadow listener failed", exc_info=True)
+
     def warn_once(self, error: Exception) -> None:
         if not self._warned:
             self._warned = True
-            _log.warning("usage memory unreadable, searching without it: %s", error)
+            # the memory logged it once already (a warning naming the store)
+            _log.debug("usage memory unreadable, searching without it: %s", error)
 
     # -- building a view ---------------------------------------------------------------
 
@@ -315,14 +404,54 @@ class LearnedRanker:
         rows = [(p, r) for p, r in rows if r.weight > 0]
         positions = np.asarray([p for p, _ in rows], dtype=np.int64)
         weights = np.asarray([r.weight for _, r in rows], dtype=np.float64)
-        vectors = None
+        contributors: dict[int, set[str]] = {}
+        for position, request in rows:
+            contributors.setdefault(position, set()).update(request.sessions)
+        support = {p: len(s) for p, s in contributors.items()}
+        vectors, vote_positions, vote_weights = None, positions, weights
         if rows and self.params.vote_weight > 0:
-            vectors = self._embed([r.text for _, r in rows])
+            vectors, vote_positions, vote_weights = self._vote_rows(rows)
         postings, doc_positions, scope = None, np.zeros(0, dtype=np.int64), None
         if rows and self.params.bm25_weight > 0:
             postings, doc_positions = self._postings(rows)
             scope = bm25_scoring.scope_of(postings, np.arange(len(doc_positions)))
-        return _View(version, now, positions, weights, vectors, postings, doc_positions, scope)
+        return _View(
+            version,
+            now,
+            positions,
+            weights,
+            vectors,
+            postings,
+            doc_positions,
+            scope,
+            vote_positions,
+            vote_weights,
+            support,
+        )
+
+    def _vote_rows(self, rows: Sequence[tuple[int, LearnedRequest]]) -> tuple[Any, Any, Any]:
+        """The voting requests' vectors, positions and weights: a stored request's text is
+        embedded (cached), a text-free one votes with its stored vector when it was made
+        by this embedder."""
+        np = _numpy()
+        embedder = self.embedder
+        texts = [r.text for _, r in rows if r.text]
+        embedded = iter(self._embed(texts)) if texts else iter(())
+        kept, vectors = [], []
+        for position, request in rows:
+            if request.text:
+                vectors.append(next(embedded))
+                kept.append((position, request.weight))
+            elif request.vector is not None and request.embedder == embedder.name:
+                vectors.append(np.asarray(request.vector, dtype=np.float32))
+                kept.append((position, request.weight))
+        if not kept:
+            return None, np.zeros(0, dtype=np.int64), np.zeros(0)
+        return (
+            np.ascontiguousarray(np.stack(vectors), dtype=np.float32),
+            np.asarray([p for p, _ in kept], dtype=np.int64),
+            np.asarray([w for _, w in kept], dtype=np.float64),
+        )
 
     def _embed(self, texts: list[str]) -> Any:
         np = _numpy()
@@ -350,13 +479,18 @@ class LearnedRanker:
 
         np = _numpy()
         per_tool: dict[int, dict[str, float]] = {}
+        hashed = not self.memory.params.store_text
         for position, request in rows:
-            with self._lock:
-                counts = self._terms.get(request.text)
-            if counts is None:
-                counts = Counter(analyze(request.text))
+            if request.terms is not None:
+                counts = request.terms
+            else:
                 with self._lock:
-                    self._terms[request.text] = counts
+                    counts = self._terms.get(request.text)
+                if counts is None:
+                    terms = analyze(request.text)
+                    counts = hash_terms(terms) if hashed else Counter(terms)
+                    with self._lock:
+                        self._terms[request.text] = counts
             scale = request.weight * (1.0 + math.log(max(request.support, 1)))
             document = per_tool.setdefault(position, {})
             for term, count in counts.items():
@@ -378,14 +512,14 @@ class LearnedRanker:
         cosines = np.einsum("ij,j->i", view.vectors, vector)
         keep = cosines >= params.vote_min_cosine
         if allowed is not None:
-            keep &= np.isin(view.positions, np.asarray(list(allowed), dtype=np.int64))
+            keep &= np.isin(view.vote_positions, np.asarray(list(allowed), dtype=np.int64))
         picked = np.flatnonzero(keep)
         if not len(picked):
             return []
-        scores = cosines[picked] * view.weights[picked]
+        scores = cosines[picked] * view.vote_weights[picked]
         best: dict[int, float] = {}
         for j in np.argsort(-scores, kind="stable")[: params.vote_k]:
-            position = int(view.positions[picked[j]])
+            position = int(view.vote_positions[picked[j]])
             best.setdefault(position, float(scores[j]))
         return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[:depth]
 
@@ -403,9 +537,10 @@ class LearnedRanker:
                 return []
             scope = bm25_scoring.scope_of(view.postings, docs)
         settings = Bm25Params(k1=self.params.k1, b=self.params.b)
-        places, scores, _total = bm25_scoring.rank(
-            view.postings, analyze(query), scope, settings, depth
-        )
+        terms = analyze(query)
+        if not self.memory.params.store_text:
+            terms = list(hash_terms(terms).elements())
+        places, scores, _total = bm25_scoring.rank(view.postings, terms, scope, settings, depth)
         hits = []
         for place, score in zip(places.tolist(), scores.tolist(), strict=True):
             if score < self.params.bm25_min_score:
