@@ -48,7 +48,10 @@ ATTACK = "what is the weather in paris today"
 def callbacks() -> list[FunctionToolCallback]:
     return [
         FunctionToolCallback.from_schema(
-            lambda _, n=t.name: f"{n} ok", name=t.name, description=t.description, input_schema=SCHEMA
+            lambda _, n=t.name: f"{n} ok",
+            name=t.name,
+            description=t.description,
+            input_schema=SCHEMA,
         )
         for t in TOOLS
     ]
@@ -72,9 +75,13 @@ def poisoned(params: LearnedParams | None, attacks: int, conversation: str | Non
         turn = sum(isinstance(m, AssistantMessage) for m in messages)
         if turn == 0:
             query = json.dumps({"query": ATTACK})
-            return AssistantMessage(tool_calls=(ToolCall(id="a", name="toolSearchTool", arguments=query),))
+            return AssistantMessage(
+                tool_calls=(ToolCall(id="a", name="toolSearchTool", arguments=query),)
+            )
         if turn == 1:
-            return AssistantMessage(tool_calls=(ToolCall(id="b", name="delete_account", arguments="{}"),))
+            return AssistantMessage(
+                tool_calls=(ToolCall(id="b", name="delete_account", arguments="{}"),)
+            )
         return AssistantMessage(content="done")
 
     client = ChatClient.builder(FunctionChatModel(script)).default_advisors(advisor).build()
@@ -105,9 +112,13 @@ def test_anonymous_records_count_once_in_the_memory():
     for i in range(4):
         session = f"ephemeral-{i}"
         memory.record_search(
-            LoggedSearch(T0 + i, session, DIGEST, "q", "x", "x", 5, (("send_email", 1.0),), 1, anonymous=True)
+            LoggedSearch(
+                T0 + i, session, DIGEST, "q", "x", "x", 5, (("send_email", 1.0),), 1, anonymous=True
+            )
         )
-        memory.record_calls(LoggedCalls(T0 + i + 1, session, DIGEST, ("send_email",), (True,), anonymous=True))
+        memory.record_calls(
+            LoggedCalls(T0 + i + 1, session, DIGEST, ("send_email",), (True,), anonymous=True)
+        )
     (request,) = memory.requests(DIGEST)
     assert request.sessions == (ANONYMOUS,)
     assert LoggedCalls.of("ephemeral-abc", "s#d", ["t"], T0).anonymous
@@ -127,17 +138,30 @@ def test_a_damaged_file_gives_one_typed_error_and_searches_go_on_without_it(
     good = {"format": "toolsearch-usage-memory", "version": 1}
     if damage == "overflow":
         row = {"text": "x", "sessions": ["a"], "first": 1e999, "last": 0, "event": 1}
-        path.write_text(json.dumps({**good, "tool_sets": {DIGEST: {"events": 1, "tools": {"get_weather": [row]}}}}).replace("Infinity", "1e999"))
+        path.write_text(
+            json.dumps(
+                {**good, "tool_sets": {DIGEST: {"events": 1, "tools": {"get_weather": [row]}}}}
+            ).replace("Infinity", "1e999")
+        )
     elif damage == "deep":
-        path.write_text('{"format": "toolsearch-usage-memory", "version": 1, "tool_sets": ' + "[" * 100_000 + "]" * 100_000 + "}")
+        path.write_text(
+            '{"format": "toolsearch-usage-memory", "version": 1, "tool_sets": '
+            + "[" * 100_000
+            + "]" * 100_000
+            + "}"
+        )
     elif damage == "folder":
         path.mkdir()
     elif damage == "nan-events":
-        path.write_text(json.dumps({**good, "tool_sets": {DIGEST: {"events": float("nan"), "tools": {}}}}))
+        path.write_text(
+            json.dumps({**good, "tool_sets": {DIGEST: {"events": float("nan"), "tools": {}}}})
+        )
     else:
-        path.write_text(json.dumps({**good, "tool_sets": {DIGEST: {"events": 1, "tools": {"t": [[1, 2]]}}}}))
+        path.write_text(
+            json.dumps({**good, "tool_sets": {DIGEST: {"events": 1, "tools": {"t": [[1, 2]]}}}})
+        )
     memory = UsageMemory(path, autosave_every=1)
-    with pytest.raises(UsageMemoryError, match="usage.json"):
+    with pytest.raises(UsageMemoryError, match=r"usage\.json"):
         memory.tool_sets()
     reads = []
     original = memory.store.read  # type: ignore[union-attr]
@@ -149,11 +173,15 @@ def test_a_damaged_file_gives_one_typed_error_and_searches_go_on_without_it(
         turn = sum(isinstance(m, AssistantMessage) for m in messages)
         if turn == 0:
             query = json.dumps({"query": "weather today"})
-            return AssistantMessage(tool_calls=(ToolCall(id="a", name="toolSearchTool", arguments=query),))
+            return AssistantMessage(
+                tool_calls=(ToolCall(id="a", name="toolSearchTool", arguments=query),)
+            )
         if turn == 1:
             found = json.loads(messages[-1].responses[0].response_data)
             assert found, "the search worked without the memory"
-            return AssistantMessage(tool_calls=(ToolCall(id="b", name="get_weather", arguments="{}"),))
+            return AssistantMessage(
+                tool_calls=(ToolCall(id="b", name="get_weather", arguments="{}"),)
+            )
         return AssistantMessage(content="done")
 
     client = ChatClient.builder(FunctionChatModel(script)).default_advisors(advisor).build()
@@ -203,7 +231,9 @@ def test_awaiting_searches_are_bounded_in_characters():
     memory = UsageMemory(params=params)
     huge = "x" * 1_000_000
     for i in range(200):
-        memory.record_search(LoggedSearch(T0 + i, f"ephemeral-{i}", DIGEST, huge, "x", "x", 5, (), 0, anonymous=True))
+        memory.record_search(
+            LoggedSearch(T0 + i, f"ephemeral-{i}", DIGEST, huge, "x", "x", 5, (), 0, anonymous=True)
+        )
     stats = memory.stats()
     assert stats["pending_chars"] <= 50_000
     assert 0 < stats["pending_searches"] <= 25
@@ -212,7 +242,13 @@ def test_awaiting_searches_are_bounded_in_characters():
 def test_a_loaded_file_is_re_bounded_by_the_params(tmp_path):
     path = tmp_path / "usage.json"
     rows = [
-        {"text": f"request {i}", "sessions": [f"s{j}" for j in range(1_000)], "first": T0, "last": T0 + i, "event": i}
+        {
+            "text": f"request {i}",
+            "sessions": [f"s{j}" for j in range(1_000)],
+            "first": T0,
+            "last": T0 + i,
+            "event": i,
+        }
         for i in range(500)
     ]
     document = {
@@ -221,7 +257,9 @@ def test_a_loaded_file_is_re_bounded_by_the_params(tmp_path):
         "tool_sets": {DIGEST: {"events": 500, "tools": {"send_email": rows}}},
     }
     path.write_text(json.dumps(document))
-    memory = UsageMemory(path, params=UsageParams(max_per_tool=32, max_contributors=8), clock=lambda: T0 + 600)
+    memory = UsageMemory(
+        path, params=UsageParams(max_per_tool=32, max_contributors=8), clock=lambda: T0 + 600
+    )
     requests = memory.requests(DIGEST)
     assert len(requests) == 32
     assert max(r.support for r in requests) == 8

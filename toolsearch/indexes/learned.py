@@ -45,10 +45,10 @@ from cachetools import LRUCache
 from toolsearch.indexes import bm25_scoring
 from toolsearch.indexes.embedders import Embedder
 from toolsearch.indexes.fusion import fuse
+from toolsearch.indexes.learning.model import hash_terms
 from toolsearch.indexes.params import Bm25Params, FusionParams
 from toolsearch.indexes.ranker import Hit, Ranker, Ranking, SessionRanker, SessionTools
 from toolsearch.indexes.session import SessionIndex, as_ranker
-from toolsearch.indexes.learning.model import hash_terms
 from toolsearch.indexes.usage import LearnedRequest, UsageMemory, UsageMemoryError, catalog_digest
 
 __all__ = [
@@ -172,7 +172,9 @@ class LearnedOptions(TypedDict, total=False):
     shadow: bool
 
 
-def guard_top(fused: Sequence[Hit], inner: Sequence[Hit], support: dict[int, int], needed: int) -> list[Hit]:
+def guard_top(
+    fused: Sequence[Hit], inner: Sequence[Hit], support: dict[int, int], needed: int
+) -> list[Hit]:
     """``fused`` with every tool that fusion put above the inner index's top hit, but whose
     learning came from fewer than ``needed`` distinct sessions, moved just below it."""
     hits = list(fused)
@@ -185,7 +187,7 @@ def guard_top(fused: Sequence[Hit], inner: Sequence[Hit], support: dict[int, int
     above = hits[:place]
     kept = [h for h in above if support.get(h[0], 0) >= needed]
     demoted = [h for h in above if support.get(h[0], 0) < needed]
-    return kept + [hits[place]] + demoted + hits[place + 1 :]
+    return [*kept, hits[place], *demoted, *hits[place + 1 :]]
 
 
 def _numpy() -> Any:
@@ -481,9 +483,8 @@ class LearnedRanker:
         per_tool: dict[int, dict[str, float]] = {}
         hashed = not self.memory.params.store_text
         for position, request in rows:
-            if request.terms is not None:
-                counts = request.terms
-            else:
+            counts: Counter[str] | None = request.terms
+            if counts is None:
                 with self._lock:
                     counts = self._terms.get(request.text)
                 if counts is None:

@@ -52,21 +52,19 @@ memory's :class:`UsageParams`.
 
 from __future__ import annotations
 
-import atexit
 import copy
 import logging
 import math
 import os
 import threading
 import time as _time
-import weakref
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolsearch.errors import UsageMemoryError
+from toolsearch.indexes.learning.live import LiveJoin
 from toolsearch.indexes.learning.model import (
     ANONYMOUS,
     Catalog,
@@ -83,7 +81,7 @@ from toolsearch.indexes.learning.model import (
     weight_of,
 )
 from toolsearch.indexes.learning.persist import USAGE_FORMAT, USAGE_VERSION, to_document
-from toolsearch.indexes.learning.store import FileUsageStore, UsageStore
+from toolsearch.indexes.learning.store import CLOSE_AT_EXIT, FileUsageStore, UsageStore
 from toolsearch.indexes.learning.warm import warm_tools
 from toolsearch.indexes.text import clean_text
 from toolsearch.search.search_log import LoggedCalls, LoggedSearch
@@ -105,27 +103,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass
-class _Pending:
-    """A search of a live session, waiting for the calls it may lead to."""
-
-    tool_set: str
-    query: str
-    hits: frozenset[str]
-    time: float
-    contributor: str
-    learned: set[str] = field(default_factory=set)
-    turn: int = 0
-    """The session's calls records seen before this search (its turn)."""
-
-
-@dataclass
-class _Session:
-    searches: deque[_Pending]
-    turn: int = 0
-    chars: int = 0
 
 
 class UsageMemory:
@@ -166,8 +143,7 @@ class UsageMemory:
         self.clock = clock
         self.autosave_every = autosave_every
         self._catalogs: dict[str, Catalog] = {}
-        self._open: OrderedDict[str, _Session] = OrderedDict()
-        self._pending_chars = 0
+        self._join = LiveJoin(self.params)
         self._lock = threading.RLock()
         self._loaded = self.store is None
         self._broken: UsageMemoryError | None = None
@@ -178,7 +154,7 @@ class UsageMemory:
         self._embed: Callable[[list[str]], list[list[float]]] | None = None
         self._embedder_name = ""
         if self.store is not None and save_at_exit:
-            _at_exit.add(self)
+            CLOSE_AT_EXIT.add(self)
 
     def __repr__(self) -> str:
         if self.path is not None:
@@ -196,33 +172,8 @@ class UsageMemory:
         """Keep a search until its session's calls say which of its hits it led to."""
         if search.error or self._broken is not None:
             return
-        query = search.query[: self.params.max_request_chars]
-        contributor = ANONYMOUS if search.anonymous else search.session
         with self._lock:
-            session = self._open.pop(search.session, None)
-            if session is None:
-                session = _Session(deque())
-            self._pending_chars -= session.chars
-            if len(session.searches) >= self.params.searches_per_session:
-                session.chars -= len(session.searches.popleft().query)
-            pending = _Pending(
-                search.tool_set,
-                query,
-                frozenset(name for name, _ in search.hits),
-                round(search.time, 6),
-                contributor,
-                turn=session.turn,
-            )
-            session.searches.append(pending)
-            session.chars += len(query)
-            self._open[search.session] = session
-            self._pending_chars += session.chars
-            while self._open and (
-                len(self._open) > self.params.open_sessions
-                or self._pending_chars > self.params.pending_chars
-            ):
-                _, gone = self._open.popitem(last=False)
-                self._pending_chars -= gone.chars
+            self._join.search(search)
             if search.tools:
                 self._note_fingerprints(search.tool_set, search.tools)
 
@@ -245,37 +196,17 @@ class UsageMemory:
             return
 
     def _record_calls(self, calls: LoggedCalls) -> None:
-        flags: Iterable[bool | None] = calls.ok or (None,) * len(calls.names)
-        at = round(calls.time, 6)
         with self._lock:
-            session = self._open.get(calls.session)
             if calls.ok is not None and calls.names:
-                self._count_use(calls, at)
-            if not session:
-                return
-            queue = session.searches
-            for name, ok in zip(calls.names, flags, strict=True):
-                if not (ok is True or (ok is None and self.params.count_unknown_outcomes)):
-                    continue
-                earlier = [p for p in queue if calls.ok is None or p.time <= at]
-                target = next((p for p in reversed(earlier) if name in p.hits), None)
-                taught = [] if target is None else [target]
-                if self.params.turn_searches and earlier:
-                    turn = (target or earlier[-1]).turn
-                    others = [p for p in earlier if p.turn == turn and p is not target]
-                    taught.extend(others[-self.params.turn_searches :])
-                for pending in taught:
-                    if name in pending.learned:
-                        continue
-                    pending.learned.add(name)
-                    self._learn(
-                        self.params.scope(pending.tool_set),
-                        name,
-                        pending.query,
-                        pending.contributor,
-                        at,
-                    )
-            session.turn += 1
+                self._count_use(calls, round(calls.time, 6))
+            for lesson in self._join.calls(calls):
+                self._learn(
+                    self.params.scope(lesson.tool_set),
+                    lesson.tool,
+                    lesson.query,
+                    lesson.contributor,
+                    lesson.time,
+                )
 
     def _count_use(self, calls: LoggedCalls, at: float) -> None:
         """Decayed call and success counts per tool (the warm set's weights)."""
@@ -392,7 +323,11 @@ class UsageMemory:
         for other_key, other in sorted(
             self._catalogs.items(), key=lambda kv: kv[1].changed, reverse=True
         ):
-            if other is catalog or not other_key.startswith(prefix) or ("/" in other_key) != bool(prefix):
+            if (
+                other is catalog
+                or not other_key.startswith(prefix)
+                or ("/" in other_key) != bool(prefix)
+            ):
                 continue
             for name, entries in other.tools.items():
                 if name in catalog.tools or (name, other.fingerprints.get(name)) not in wanted:
@@ -547,8 +482,8 @@ class UsageMemory:
                 "tools": sum(sum(1 for e in c.tools.values() if e) for c in catalogs),
                 "requests": sum(c.size for c in catalogs),
                 "sessions": len(sessions),
-                "pending_searches": sum(len(s.searches) for s in self._open.values()),
-                "pending_chars": self._pending_chars,
+                "pending_searches": self._join.searches,
+                "pending_chars": self._join.chars,
             }
 
     # -- forgetting ----------------------------------------------------------------------
@@ -560,9 +495,7 @@ class UsageMemory:
         deleted = 0
         with self._lock:
             self._ensure_loaded()
-            gone = self._open.pop(session, None)
-            if gone is not None:
-                self._pending_chars -= gone.chars
+            self._join.forget(session)
             for catalog in self._catalogs.values():
                 if session not in catalog.by_session:
                     continue
@@ -586,8 +519,7 @@ class UsageMemory:
             self._ensure_loaded()
             if tool_set is None:
                 self._catalogs.clear()
-                self._open.clear()
-                self._pending_chars = 0
+                self._join.clear()
             else:
                 self._catalogs.pop(self.params.scope(tool_set), None)
             self._unsaved += 1
@@ -641,7 +573,9 @@ class UsageMemory:
             if path is not None and (self.path is None or Path(path) != self.path):
                 document = to_document(self._catalogs, self.params, self.clock())
                 target = Path(path)
-                write_atomically(target, json.dumps(document, ensure_ascii=False, separators=(",", ":")))
+                write_atomically(
+                    target, json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+                )
                 return target
             if self.store is None:
                 raise ValueError("this usage memory has no path: pass save(path)")
@@ -677,7 +611,7 @@ class UsageMemory:
 
     def close(self) -> None:
         """Save what is unsaved (once; an error is logged, not raised)."""
-        _at_exit.discard(self)
+        CLOSE_AT_EXIT.discard(self)
         if self.store is None or self._broken is not None or not self._unsaved:
             return
         try:
@@ -715,27 +649,3 @@ class UsageMemory:
             self._stamp += 1
             catalog.version = self._stamp
         self._loaded = True
-
-
-class _AtExit:
-    """The memories to save when the interpreter exits (weakly held)."""
-
-    def __init__(self) -> None:
-        self._memories: weakref.WeakSet[UsageMemory] = weakref.WeakSet()
-        self._registered = False
-
-    def add(self, memory: UsageMemory) -> None:
-        self._memories.add(memory)
-        if not self._registered:
-            self._registered = True
-            atexit.register(self.run)
-
-    def discard(self, memory: UsageMemory) -> None:
-        self._memories.discard(memory)
-
-    def run(self) -> None:
-        for memory in list(self._memories):
-            memory.close()
-
-
-_at_exit = _AtExit()

@@ -200,7 +200,9 @@ class Catalog:
         return sum(len(entries) for entries in self.tools.values())
 
     def recount(self) -> None:
-        self.by_session = Counter(s for es in self.tools.values() for e in es.values() for s in e.sessions)
+        self.by_session = Counter(
+            s for es in self.tools.values() for e in es.values() for s in e.sessions
+        )
 
 
 def weight_of(entry: Entry, catalog: Catalog, params: UsageParams, now: float) -> float:
@@ -214,7 +216,9 @@ def weight_of(entry: Entry, catalog: Catalog, params: UsageParams, now: float) -
     return weight
 
 
-def priority(entry: Entry, catalog: Catalog, params: UsageParams, now: float) -> tuple[float, float, int]:
+def priority(
+    entry: Entry, catalog: Catalog, params: UsageParams, now: float
+) -> tuple[float, float, int]:
     """Which entry of a full tool goes first: lowest weight times support, then oldest."""
     value = weight_of(entry, catalog, params, now) * (1.0 + math.log(max(entry.support, 1)))
     return value, entry.last, entry.event

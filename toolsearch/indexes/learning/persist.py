@@ -45,7 +45,9 @@ USAGE_VERSION = 1
 """The ``version`` this module writes (and the newest it reads)."""
 
 
-def to_document(catalogs: Mapping[str, Catalog], params: UsageParams, saved: float) -> dict[str, Any]:
+def to_document(
+    catalogs: Mapping[str, Catalog], params: UsageParams, saved: float
+) -> dict[str, Any]:
     """The JSON document of ``catalogs``."""
     return {
         "format": USAGE_FORMAT,
@@ -105,7 +107,9 @@ def parse(text: str | bytes, source: object) -> dict[str, Catalog]:
     try:
         document = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageMemoryError(f"{source}: not a usage memory file (not valid JSON: {exc})") from None
+        raise UsageMemoryError(
+            f"{source}: not a usage memory file (not valid JSON: {exc})"
+        ) from None
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
         raise UsageMemoryError(
             f"{source}: not a usage memory file ({type(exc).__name__} while parsing)"
@@ -141,7 +145,9 @@ def from_document(document: Any, source: object) -> dict[str, Catalog]:
                 for row in list(rows):
                     entry = _entry(row)
                     entries[_key_of(entry)] = entry
-            catalog.fingerprints = {str(k): str(v) for k, v in dict(body.get("fingerprints") or {}).items()}
+            catalog.fingerprints = {
+                str(k): str(v) for k, v in dict(body.get("fingerprints") or {}).items()
+            }
             for name, row in dict(body.get("use") or {}).items():
                 calls, ok, last, at = (_finite(x) for x in list(row)[:4])
                 catalog.use[str(name)] = ToolUse(calls, min(ok, calls), last, at)
@@ -175,7 +181,7 @@ def _entry(row: Any) -> Entry:
         _finite(row["first"]),
         _finite(row["last"]),
         int(_finite(row["event"])),
-        None if terms is None else Counter({str(k): _finite(v) for k, v in dict(terms).items()}),  # type: ignore[misc]
+        None if terms is None else Counter({str(k): _finite(v) for k, v in dict(terms).items()}),
         None if vector is None else [_finite(x) for x in list(vector)],
         str(row.get("embedder", "")),
         str(row.get("key", "")),

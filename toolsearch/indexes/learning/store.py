@@ -20,9 +20,11 @@ the forgotten requests back).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -37,7 +39,11 @@ from toolsearch.indexes.learning.persist import (
     write_atomically,
 )
 
-__all__ = ["FileUsageStore", "InMemoryUsageStore", "UsageStore"]
+__all__ = ["CLOSE_AT_EXIT", "FileUsageStore", "InMemoryUsageStore", "UsageStore"]
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -193,3 +199,28 @@ class _FileLock:
             fcntl.flock(self.handle, fcntl.LOCK_UN)
             os.close(self.handle)
             self.handle = None
+
+
+class _AtExit:
+    """The memories to save when the interpreter exits (weakly held)."""
+
+    def __init__(self) -> None:
+        self._memories: weakref.WeakSet[_Closable] = weakref.WeakSet()
+        self._registered = False
+
+    def add(self, memory: _Closable) -> None:
+        self._memories.add(memory)
+        if not self._registered:
+            self._registered = True
+            atexit.register(self.run)
+
+    def discard(self, memory: _Closable) -> None:
+        self._memories.discard(memory)
+
+    def run(self) -> None:
+        for memory in list(self._memories):
+            memory.close()
+
+
+CLOSE_AT_EXIT = _AtExit()
+"""The memories saved at interpreter exit (weakly held: a dropped memory is not kept)."""

@@ -1,0 +1,225 @@
+"""The usage memory behind its store seam (issue 45): several processes learn into one
+memory (a file, Redis) with nothing lost, a restart keeps it, it is saved on close and at
+exit, editing one tool forgets only that tool's learning, the warm set, learning the
+turn's other searches, and shadow serving."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolsearch import ToolDefinition
+from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder
+from toolsearch.indexes.learned import LearnedToolIndex
+from toolsearch.indexes.learning.store import InMemoryUsageStore
+from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
+from toolsearch.search import ToolSearchRequest
+from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+
+T0 = 1_700_000_000.0
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+TOOLS = [
+    ToolDefinition(name=n, description=d, input_schema=SCHEMA)
+    for n, d in [
+        ("get_weather", "Get the weather in a city"),
+        ("send_email", "Send an email to a recipient"),
+        ("book_flight", "Book a flight between two airports"),
+    ]
+]
+DIGEST = catalog_digest(TOOLS)
+ROOT = Path(__file__).resolve().parents[2]
+
+WORKER = """
+import sys
+from toolsearch.indexes.usage import UsageMemory, UsageParams
+from toolsearch.indexes.learning.redis_store import RedisUsageStore
+kind, where, name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+params = UsageParams(max_per_tool=1_000, session_floor=1_000)
+if kind == "file":
+    memory = UsageMemory(where, autosave_every=7, params=params)
+else:
+    store = RedisUsageStore(where, namespace=sys.argv[5])
+    memory = UsageMemory(store=store, autosave_every=7, params=params)
+for i in range(count):
+    at = 1.0 + i
+    memory.learn("tools", "send_email", f"{name} request {i}", session=f"{name}-{i}", time=at)
+    if kind == "file" and i % 10 == 0:
+        memory.learn("tools", "get_weather", f"{name} weather {i}", session=f"w{name}{i}", time=at)
+# no save(): what is left is saved at exit
+"""
+
+
+def workers(kind: str, where: str, *extra: str, count: int = 50) -> None:
+    script = textwrap.dedent(WORKER)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, kind, where, name, str(count), *extra], env=env
+        )
+        for name in ("a", "b")
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+
+
+def every_text(memory: UsageMemory) -> set[str]:
+    return {r.text for r in memory.requests("tools")}
+
+
+def test_two_processes_learn_into_one_file_with_nothing_lost(tmp_path):
+    path = tmp_path / "usage.json"
+    workers("file", str(path))
+    memory = UsageMemory(path, params=UsageParams(max_per_tool=1_000, session_floor=1_000))
+    texts = every_text(memory)
+    assert {f"{n} request {i}" for n in "ab" for i in range(50)} <= texts
+    assert len(texts) == 110  # and both processes' weather requests
+
+
+def test_two_processes_learn_into_one_redis_memory_and_a_restart_keeps_it(redis_url):
+    from toolsearch.indexes.learning.redis_store import RedisUsageStore
+
+    namespace = f"usage-{uuid.uuid4().hex[:10]}"
+    store = RedisUsageStore(redis_url, namespace=namespace)
+    try:
+        workers("redis", redis_url, namespace)
+        params = UsageParams(max_per_tool=1_000, session_floor=1_000)
+        restarted = UsageMemory(
+            store=RedisUsageStore(redis_url, namespace=namespace), params=params
+        )
+        assert every_text(restarted) == {f"{n} request {i}" for n in "ab" for i in range(50)}
+    finally:
+        store.clear()
+
+
+def test_memories_sharing_a_store_see_each_others_learning_after_a_save():
+    store = InMemoryUsageStore()
+    one, two = UsageMemory(store=store), UsageMemory(store=store)
+    one.learn("tools", "send_email", "mail bob", session="a", time=T0)
+    two.learn("tools", "send_email", "mail alice", session="b", time=T0)
+    one.save()
+    two.save()
+    assert every_text(two) == {"mail bob", "mail alice"}
+    one.save()
+    assert every_text(one) == {"mail bob", "mail alice"}
+
+
+def test_a_memory_is_saved_on_close(tmp_path):
+    path = tmp_path / "usage.json"
+    memory = UsageMemory(path)
+    memory.learn("tools", "send_email", "mail bob", session="a", time=T0)
+    memory.close()
+    assert every_text(UsageMemory(path)) == {"mail bob"}
+
+
+def test_forgetting_a_session_is_not_undone_by_the_stores_copy(tmp_path):
+    path = tmp_path / "usage.json"
+    memory = UsageMemory(path)
+    memory.learn("tools", "send_email", "mail bob", session="a", time=T0)
+    memory.learn("tools", "send_email", "mail carol", session="b", time=T0)
+    memory.save()
+    memory.forget_session("a")
+    memory.save()
+    assert every_text(UsageMemory(path)) == {"mail carol"}
+
+
+def test_editing_one_tool_forgets_only_that_tools_learning():
+    memory = UsageMemory(clock=lambda: T0)
+    index = LearnedToolIndex(Bm25ToolIndex(), memory=memory, embedder=HashingEmbedder(64))
+    index.index_tools("s", TOOLS)
+    index.search(ToolSearchRequest("s", "anything", 3))  # the memory notes the tool set
+    for tool, text in [("send_email", "ping dana"), ("get_weather", "umbrella needed")]:
+        memory.record_search(
+            LoggedSearch(T0, "x", DIGEST, text, "i", "t", 5, ((tool, 1.0),), 1, tools=TOOLS)
+        )
+        memory.record_calls(LoggedCalls(T0 + 1, "x", DIGEST, (tool,), (True,)))
+    edited = [
+        *TOOLS[:2],
+        ToolDefinition(
+            name="book_flight", description="Book a train or a flight", input_schema=SCHEMA
+        ),
+    ]
+    reworded = [
+        ToolDefinition(name="get_weather", description="Forecast for a city", input_schema=SCHEMA),
+        *TOOLS[1:],
+    ]
+    for tools, kept in [(edited, {"send_email", "get_weather"}), (reworded, {"send_email"})]:
+        digest = catalog_digest(tools)
+        assert memory.adopt(tools)
+        assert {r.tool for r in memory.requests(digest)} == kept
+
+
+def test_the_warm_set_is_the_most_used_tools_with_their_success():
+    memory = UsageMemory(clock=lambda: T0 + 10)
+    for i, (names, ok) in enumerate(
+        [
+            (("send_email",), (True,)),
+            (("send_email", "get_weather"), (True, False)),
+            (("get_weather",), (True,)),
+            (("send_email",), (True,)),
+        ]
+    ):
+        memory.record_calls(LoggedCalls(T0 + i, f"s{i}", DIGEST, names, ok))
+    warm = memory.warm_tools(TOOLS, limit=5)
+    assert [w.name for w in warm] == ["send_email", "get_weather"]
+    assert warm[0].success_rate == pytest.approx(1.0)
+    assert warm[1].success_rate == pytest.approx(0.5, abs=0.01)
+    assert memory.warm_tools(TOOLS, limit=1)[0].name == "send_email"
+    assert memory.warm_tools(TOOLS[:1]) == []  # a tool set it never saw
+
+
+def test_with_turn_searches_the_words_that_failed_to_find_a_tool_are_learned():
+    for turn_searches, expected in [
+        (0, {"flights to lisbon"}),
+        (3, {"get me to lisbon friday", "flights to lisbon"}),
+    ]:
+        memory = UsageMemory(params=UsageParams(turn_searches=turn_searches))
+        memory.record_search(
+            LoggedSearch(
+                T0, "x", DIGEST, "get me to lisbon friday", "i", "t", 5, (("get_weather", 1.0),), 1
+            )
+        )
+        memory.record_search(
+            LoggedSearch(
+                T0 + 1, "x", DIGEST, "flights to lisbon", "i", "t", 5, (("book_flight", 1.0),), 1
+            )
+        )
+        memory.record_calls(LoggedCalls(T0 + 2, "x", DIGEST, ("book_flight",), (True,)))
+        # a later turn's search is not this call's turn
+        memory.record_search(
+            LoggedSearch(T0 + 3, "x", DIGEST, "and the weather", "i", "t", 5, (), 0)
+        )
+        memory.record_calls(LoggedCalls(T0 + 4, "x", DIGEST, ("book_flight",), (True,)))
+        assert {r.text for r in memory.requests(DIGEST, "book_flight")} == expected
+
+
+def test_a_memory_marked_not_served_ranks_cold_and_reports_what_it_would_serve():
+    memory = UsageMemory(clock=lambda: T0)
+    index = LearnedToolIndex(Bm25ToolIndex(), memory=memory, embedder=HashingEmbedder(256))
+    index.index_tools("s", TOOLS)
+    cold = [
+        r.tool_name
+        for r in index.search(ToolSearchRequest("s", "ping dana about the trip", 3)).tool_references
+    ]
+    for i in range(3):
+        memory.learn(DIGEST, "send_email", "ping dana about the trip", session=f"s{i}", time=T0)
+    warm = [
+        r.tool_name
+        for r in index.search(ToolSearchRequest("s", "ping dana about the trip", 3)).tool_references
+    ]
+    assert warm[0] == "send_email"
+    assert warm != cold
+    seen: list[tuple[str, list[str], list[str]]] = []
+    index.ranker.shadow_listener = lambda q, served, would: seen.append((q, served, would))
+    memory.set_serving(DIGEST, False)
+    again = [
+        r.tool_name
+        for r in index.search(ToolSearchRequest("s", "ping dana about the trip", 3)).tool_references
+    ]
+    assert again == cold
+    assert seen
+    assert seen[-1][2][0] == "send_email"
