@@ -45,10 +45,10 @@ from toolsearch_bench.metrics import recall_at
 
 try:
     from benchmarks.dev_sets import dev_sets
-    from benchmarks.learning_from_use import START, STAGES, _fixed, feed, split
+    from benchmarks.learning_from_use import STAGES, START, _fixed, feed, split
 except ImportError:  # run as a script: benchmarks/ is on sys.path
     from dev_sets import dev_sets  # type: ignore[no-redef]
-    from learning_from_use import START, STAGES, _fixed, feed, split  # type: ignore[no-redef]
+    from learning_from_use import STAGES, START, _fixed, feed, split  # type: ignore[no-redef]
 
 VARIANTS = ("every-call", "every-call-1", "advisor", "advisor+turn", "baseline")
 
@@ -208,12 +208,21 @@ def markdown(rows: Sequence[dict[str, Any]], variants: Sequence[str]) -> str:
     """One table per inner index: R@5 at each stage, per variant (delta vs cold)."""
     lines = []
     for spec in dict.fromkeys(r["index"] for r in rows):
-        lines += [f"\n#### Inner index `{spec}`\n", "| set | logged | stage | cold | " + " | ".join(variants) + " |"]
+        lines += [
+            f"\n#### Inner index `{spec}`\n",
+            "| set | logged | stage | cold | " + " | ".join(variants) + " |",
+        ]
         lines.append("|---|---:|---:|---:|" + "---:|" * len(variants))
         for row in (r for r in rows if r["index"] == spec):
             for stage in row[variants[0]]:
-                cells = [f"{row[v][stage]:.1f} ({row[v][stage] - row['cold']:+.1f})" for v in variants]
-                lines.append(f"| {row['set']} | {row['logged']} | {stage} | {row['cold']:.1f} | " + " | ".join(cells) + " |")
+                cells = [
+                    f"{row[v][stage]:.1f} ({row[v][stage] - row['cold']:+.1f})" for v in variants
+                ]
+                lines.append(
+                    f"| {row['set']} | {row['logged']} | {stage} | {row['cold']:.1f} | "
+                    + " | ".join(cells)
+                    + " |"
+                )
     return "\n".join(lines)
 
 

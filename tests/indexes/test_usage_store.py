@@ -223,3 +223,58 @@ def test_a_memory_marked_not_served_ranks_cold_and_reports_what_it_would_serve()
     assert again == cold
     assert seen
     assert seen[-1][2][0] == "send_email"
+
+
+# -- shadow evaluation on a held-back tail ----------------------------------------------------
+
+
+def _log_of(tmp_path: Path, head: tuple[str, str], tail: tuple[str, str], n: int = 10) -> Path:
+    """A search log: ``n`` sessions searching ``head[0]`` and calling ``head[1]``, then
+    ``n // 4`` searching ``tail[0]`` and calling ``tail[1]`` (every search returns every
+    tool)."""
+    from toolsearch.search.search_log import JsonlSearchLog
+
+    path = tmp_path / f"searches-{head[1]}-{tail[1]}.jsonl"
+    log = JsonlSearchLog(path)
+    hits = tuple((t.name, 1.0) for t in TOOLS)
+    rows = [head] * n + [tail] * (n // 4)
+    for i, (query, tool) in enumerate(rows):
+        at = T0 + 10 * i
+        log.record_search(
+            LoggedSearch(at, f"u{i}", DIGEST, query, "i", "t", 5, hits, 3, tools=TOOLS)
+        )
+        log.record_calls(LoggedCalls(at + 1, f"u{i}", DIGEST, (tool,), (True,)))
+    log.close()
+    return path
+
+
+def test_the_learn_command_evaluates_a_held_back_tail_and_only_serves_what_helps(tmp_path):
+    import typer
+    from typer.testing import CliRunner
+
+    from toolsearch.catalog.learn_cli import learn_command
+
+    app = typer.Typer()
+    app.command("learn")(learn_command)
+    app.command("other")(lambda: None)
+    out = tmp_path / "usage.json"
+    helps = _log_of(tmp_path, ("ping dana", "send_email"), ("ping dana", "send_email"))
+    result = CliRunner().invoke(
+        app, ["learn", str(helps), "--out", str(out), "--evaluate", "--index", "bm25", "-k", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "cold" in result.output
+    assert "+100.0" in result.output
+    assert UsageMemory(out).serving(DIGEST)
+
+    cold = LearnedToolIndex(Bm25ToolIndex(), memory=UsageMemory())
+    cold.index_tools("c", TOOLS)
+    top = cold.search(ToolSearchRequest("c", "flight city", 1)).tool_references[0].tool_name
+    other = next(n for n in ("get_weather", "book_flight") if n != top)
+    hurts = _log_of(tmp_path, ("flight city", other), ("flight city", top))
+    result = CliRunner().invoke(
+        app, ["learn", str(hurts), "--out", str(out), "--evaluate", "--index", "bm25", "-k", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "no (shadow)" in result.output
+    assert not UsageMemory(out).serving(DIGEST)
