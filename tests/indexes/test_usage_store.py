@@ -278,3 +278,34 @@ def test_the_learn_command_evaluates_a_held_back_tail_and_only_serves_what_helps
     assert result.exit_code == 0, result.output
     assert "no (shadow)" in result.output
     assert not UsageMemory(out).serving(DIGEST)
+
+
+def test_the_settings_build_a_redis_memory_with_a_tenant_text_free_and_shadow(
+    redis_url, monkeypatch
+):
+    from toolsearch.indexes.learning.redis_store import RedisUsageStore
+    from toolsearch.settings import load_settings, tool_search_advisor
+
+    for name in list(__import__("os").environ):
+        if name.startswith("TOOLSEARCH_"):
+            monkeypatch.delenv(name)
+    namespace = f"usage-{uuid.uuid4().hex[:10]}"
+    for key, value in {
+        "INDEX_TYPE": "bm25",
+        "USAGE_MEMORY_REDIS_URL": redis_url,
+        "USAGE_MEMORY_NAMESPACE": namespace,
+        "USAGE_MEMORY_TENANT": "acme",
+        "USAGE_MEMORY_STORE_TEXT": "false",
+        "USAGE_MEMORY_SHADOW": "true",
+    }.items():
+        monkeypatch.setenv(f"TOOLSEARCH_TOOL_SEARCH__{key}", value)
+    advisor = tool_search_advisor(load_settings().tool_search)
+    index = advisor.tool_index
+    assert isinstance(index, LearnedToolIndex)
+    assert index.params.shadow
+    memory = index.memory
+    assert isinstance(memory.store, RedisUsageStore)
+    assert memory.store.key == f"{namespace}:usage"
+    assert memory.params.tenant == "acme"
+    assert not memory.params.store_text
+    assert advisor.search_log is memory
