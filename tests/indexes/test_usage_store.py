@@ -309,3 +309,24 @@ def test_the_settings_build_a_redis_memory_with_a_tenant_text_free_and_shadow(
     assert memory.params.tenant == "acme"
     assert not memory.params.store_text
     assert advisor.search_log is memory
+
+
+def test_a_recorded_user_request_is_learned_beside_the_search_that_found_the_tool():
+    memory = UsageMemory()
+    record = LoggedSearch(
+        T0,
+        "x",
+        DIGEST,
+        "flights",
+        "i",
+        "t",
+        5,
+        (("book_flight", 1.0),),
+        1,
+        request="get me to lisbon on friday",
+    )
+    assert LoggedSearch.from_record(record.to_record()).request == record.request
+    memory.record_search(record)
+    memory.record_calls(LoggedCalls(T0 + 1, "x", DIGEST, ("book_flight",), (True,)))
+    texts = {r.text for r in memory.requests(DIGEST, "book_flight")}
+    assert texts == {"flights", "get me to lisbon on friday"}

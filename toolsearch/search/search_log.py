@@ -98,6 +98,10 @@ class LoggedSearch:
     error: str | None = None
     tools: Sequence[ToolDefinition] = field(default=(), repr=False, compare=False)
     anonymous: bool = False
+    request: str | None = None
+    """The user's request of the turn that made this search, when the front door knows
+    it (a usage memory learns it beside the query; the file log writes it as
+    ``request``, user content like the query)."""
 
     @classmethod
     def from_event(
@@ -154,6 +158,8 @@ class LoggedSearch:
             record["error"] = self.error
         if self.anonymous:
             record["anon"] = True
+        if self.request:
+            record["request"] = self.request[:MAX_QUERY_LENGTH]
         return record
 
     @classmethod
@@ -179,6 +185,7 @@ class LoggedSearch:
             duration_ms=float(record.get("duration_ms") or 0.0),
             error=record.get("error") or None,
             anonymous=record.get("anon") is True,
+            request=str(record["request"]) if record.get("request") else None,
         )
 
 

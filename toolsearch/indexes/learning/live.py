@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-from toolsearch.indexes.learning.model import ANONYMOUS, UsageParams
+from toolsearch.indexes.learning.model import ANONYMOUS, UsageParams, normalize_request
 from toolsearch.search.search_log import LoggedCalls, LoggedSearch
 
 __all__ = ["Lesson", "LiveJoin"]
@@ -42,6 +42,8 @@ class _Pending:
     time: float
     contributor: str
     turn: int
+    request: str = ""
+    """The user's request of the turn, when the front door recorded it."""
     learned: set[str] = field(default_factory=set)
 
 
@@ -73,14 +75,18 @@ class LiveJoin:
         session = self._open.pop(search.session, None) or _Session(deque())
         self.chars -= session.chars
         if len(session.searches) >= params.searches_per_session:
-            session.chars -= len(session.searches.popleft().query)
+            oldest = session.searches.popleft()
+            session.chars -= len(oldest.query) + len(oldest.request)
         contributor = ANONYMOUS if search.anonymous else search.session
         hits = frozenset(name for name, _ in search.hits)
         at = round(search.time, 6)
+        request = (search.request or "")[: params.max_request_chars]
+        if normalize_request(request) == normalize_request(query):
+            request = ""
         session.searches.append(
-            _Pending(search.tool_set, query, hits, at, contributor, session.turn)
+            _Pending(search.tool_set, query, hits, at, contributor, session.turn, request)
         )
-        session.chars += len(query)
+        session.chars += len(query) + len(request)
         self._open[search.session] = session
         self.chars += session.chars
         while self._open and (
@@ -108,11 +114,17 @@ class LiveJoin:
                 turn = (target or earlier[-1]).turn
                 others = [p for p in earlier if p.turn == turn and p is not target]
                 taught.extend(others[-params.turn_searches :])
+            requests: set[str] = set()
             for pending in taught:
                 if name not in pending.learned:
                     pending.learned.add(name)
                     lessons.append(
                         Lesson(pending.tool_set, name, pending.query, pending.contributor, at)
+                    )
+                if pending.request and pending.request not in requests:
+                    requests.add(pending.request)  # the user's own words of that turn
+                    lessons.append(
+                        Lesson(pending.tool_set, name, pending.request, pending.contributor, at)
                     )
         session.turn += 1
         return lessons
