@@ -330,3 +330,29 @@ def test_a_recorded_user_request_is_learned_beside_the_search_that_found_the_too
     memory.record_calls(LoggedCalls(T0 + 1, "x", DIGEST, ("book_flight",), (True,)))
     texts = {r.text for r in memory.requests(DIGEST, "book_flight")}
     assert texts == {"flights", "get me to lisbon on friday"}
+
+
+def test_an_incremental_view_update_ranks_as_a_full_rebuild():
+    memory = UsageMemory(clock=lambda: T0)
+    live = LearnedToolIndex(Bm25ToolIndex(), memory=memory, embedder=HashingEmbedder(128))
+    live.index_tools("s", TOOLS)
+    queries = ["ping dana", "umbrella needed", "lisbon friday", "city flight", "mail"]
+    lessons = [
+        ("send_email", "ping dana"),
+        ("get_weather", "umbrella needed"),
+        ("book_flight", "lisbon friday"),
+        ("send_email", "mail the team"),
+        ("book_flight", "city hop flight"),
+    ]
+    for i, (tool, text) in enumerate(lessons * 3):
+        memory.learn(DIGEST, tool, text, session=f"s{i}", time=T0)
+        live.search(ToolSearchRequest("s", queries[i % len(queries)], 3))  # partial updates
+    fresh = LearnedToolIndex(Bm25ToolIndex(), memory=memory, embedder=HashingEmbedder(128))
+    fresh.index_tools("s", TOOLS)
+    for query in queries:
+        mine = live.search(ToolSearchRequest("s", query, 3)).tool_references
+        full = fresh.search(ToolSearchRequest("s", query, 3)).tool_references
+        assert [(r.tool_name, round(r.relevance_score or 0, 9)) for r in mine] == [
+            (r.tool_name, round(r.relevance_score or 0, 9)) for r in full
+        ]
+    assert memory.changes(DIGEST, memory.version(DIGEST) - 1)[1] == {"book_flight"}

@@ -216,6 +216,17 @@ def inner_embedder(part: Any) -> Embedder | None:
 
 
 @dataclass
+class _Part:
+    """One tool's share of a learned view (reused until that tool's learning changes)."""
+
+    weights: Any  # per request: its decayed weight
+    sessions: frozenset[str]
+    vectors: Any  # per voting request: its embedding, or None
+    vote_weights: Any
+    document: dict[str, float]
+
+
+@dataclass
 class _View:
     """What one tool set learned, over one session snapshot's positions."""
 
@@ -231,6 +242,7 @@ class _View:
     vote_weights: Any = None
     support: dict[int, int] = dataclasses.field(default_factory=dict)
     serve: bool = True
+    parts: dict[int, _Part] = dataclasses.field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -307,14 +319,30 @@ class _LearnedSession:
             if current is not None and current.version == version and fresh:
                 return current
             try:
-                requests = memory.requests(self.digest)
-                serve = memory.serving(self.digest)
+                version, changed = memory.changes(
+                    self.digest, current.version if fresh and current else 0
+                )
+                if changed is None:  # everything: a full rebuild (and fresh weights)
+                    requests = memory.requests(self.digest)
+                    view = self.owner.build(self.tools, requests, version, now)
+                else:  # a few tools changed: rebuild only their parts
+                    requests = tuple(
+                        r for name in changed for r in memory.requests(self.digest, name)
+                    )
+                    view = self.owner.build(
+                        self.tools,
+                        requests,
+                        version,
+                        current.built if current else now,
+                        current,
+                        sorted(changed),
+                    )
+                view.serve = memory.serving(self.digest)
             except UsageMemoryError as error:
                 self.owner.warn_once(error)
                 return None
-            self._view = self.owner.build(self.tools, requests, version, now)
-            self._view.serve = serve
-            return self._view
+            self._view = view
+            return view
 
 
 class LearnedRanker:
@@ -399,24 +427,75 @@ class LearnedRanker:
     # -- building a view ---------------------------------------------------------------
 
     def build(
-        self, tools: SessionTools, requests: Sequence[LearnedRequest], version: int, now: float
+        self,
+        tools: SessionTools,
+        requests: Sequence[LearnedRequest],
+        version: int,
+        now: float,
+        base: _View | None = None,
+        changed: Sequence[str] | None = None,
     ) -> _View:
+        """The learned view of ``requests``. With ``base`` and ``changed`` (tool names),
+        an incremental update: only those tools' parts are rebuilt from ``requests`` (which
+        then hold only their requests), every other tool's part is reused."""
+        by_tool: dict[int, list[LearnedRequest]] = {}
+        for request in requests:
+            position = tools.by_name.get(request.tool)
+            if position is not None and request.weight > 0:
+                by_tool.setdefault(position, []).append(request)
+        if base is None or changed is None:
+            parts: dict[int, _Part] = {}
+            texts = [r.text for rs in by_tool.values() for r in rs if r.text]
+            if texts and self.params.vote_weight > 0:
+                self._embed(texts)  # one batch: the parts then read the cache
+        else:
+            parts = dict(base.parts)
+            for name in changed:
+                if name in tools.by_name:
+                    parts.pop(tools.by_name[name], None)
+        for position, rows in by_tool.items():
+            parts[position] = self._part(rows)
+        return self._assemble(parts, version, now)
+
+    def _part(self, rows: Sequence[LearnedRequest]) -> _Part:
+        """One tool's share of the view: its requests' weights, contributors, voting
+        vectors and BM25 document."""
         np = _numpy()
-        rows = [(tools.by_name[r.tool], r) for r in requests if r.tool in tools.by_name]
-        rows = [(p, r) for p, r in rows if r.weight > 0]
-        positions = np.asarray([p for p, _ in rows], dtype=np.int64)
-        weights = np.asarray([r.weight for _, r in rows], dtype=np.float64)
-        contributors: dict[int, set[str]] = {}
-        for position, request in rows:
-            contributors.setdefault(position, set()).update(request.sessions)
-        support = {p: len(s) for p, s in contributors.items()}
-        vectors, vote_positions, vote_weights = None, positions, weights
-        if rows and self.params.vote_weight > 0:
-            vectors, vote_positions, vote_weights = self._vote_rows(rows)
+        weights = np.asarray([r.weight for r in rows], dtype=np.float64)
+        sessions = frozenset(s for r in rows for s in r.sessions)
+        vectors, vote_weights = None, np.zeros(0)
+        if self.params.vote_weight > 0:
+            vectors, vote_weights = self._vote_rows(rows)
+        document = self._document(rows) if self.params.bm25_weight > 0 else {}
+        return _Part(weights, sessions, vectors, vote_weights, document)
+
+    def _assemble(self, parts: dict[int, _Part], version: int, now: float) -> _View:
+        np = _numpy()
+        order = sorted(parts)
+        positions = np.asarray(
+            [p for p in order for _ in range(len(parts[p].weights))], dtype=np.int64
+        )
+        weights = np.concatenate([parts[p].weights for p in order]) if order else np.zeros(0)
+        voting = [p for p in order if parts[p].vectors is not None]
+        vectors = None
+        vote_positions, vote_weights = np.zeros(0, dtype=np.int64), np.zeros(0)
+        if voting:
+            vectors = np.ascontiguousarray(
+                np.concatenate([parts[p].vectors for p in voting]), dtype=np.float32
+            )
+            vote_positions = np.asarray(
+                [p for p in voting for _ in range(len(parts[p].vote_weights))], dtype=np.int64
+            )
+            vote_weights = np.concatenate([parts[p].vote_weights for p in voting])
         postings, doc_positions, scope = None, np.zeros(0, dtype=np.int64), None
-        if rows and self.params.bm25_weight > 0:
-            postings, doc_positions = self._postings(rows)
-            scope = bm25_scoring.scope_of(postings, np.arange(len(doc_positions)))
+        documents = [p for p in order if parts[p].document]
+        if documents:
+            postings = bm25_scoring.MemoryPostings()
+            for position in documents:
+                postings.add(parts[position].document)
+            doc_positions = np.asarray(documents, dtype=np.int64)
+            scope = bm25_scoring.scope_of(postings, np.arange(len(documents)))
+        support = {p: len(parts[p].sessions) for p in order}
         return _View(
             version,
             now,
@@ -429,31 +508,28 @@ class LearnedRanker:
             vote_positions,
             vote_weights,
             support,
+            parts=parts,
         )
 
-    def _vote_rows(self, rows: Sequence[tuple[int, LearnedRequest]]) -> tuple[Any, Any, Any]:
-        """The voting requests' vectors, positions and weights: a stored request's text is
-        embedded (cached), a text-free one votes with its stored vector when it was made
-        by this embedder."""
+    def _vote_rows(self, rows: Sequence[LearnedRequest]) -> tuple[Any, Any]:
+        """The voting requests' vectors and weights: a stored request's text is embedded
+        (cached), a text-free one votes with its stored vector when it was made by this
+        embedder."""
         np = _numpy()
         embedder = self.embedder
-        texts = [r.text for _, r in rows if r.text]
+        texts = [r.text for r in rows if r.text]
         embedded = iter(self._embed(texts)) if texts else iter(())
         kept, vectors = [], []
-        for position, request in rows:
+        for request in rows:
             if request.text:
                 vectors.append(next(embedded))
-                kept.append((position, request.weight))
+                kept.append(request.weight)
             elif request.vector is not None and request.embedder == embedder.name:
                 vectors.append(np.asarray(request.vector, dtype=np.float32))
-                kept.append((position, request.weight))
+                kept.append(request.weight)
         if not kept:
-            return None, np.zeros(0, dtype=np.int64), np.zeros(0)
-        return (
-            np.ascontiguousarray(np.stack(vectors), dtype=np.float32),
-            np.asarray([p for p, _ in kept], dtype=np.int64),
-            np.asarray([w for _, w in kept], dtype=np.float64),
-        )
+            return None, np.zeros(0)
+        return np.stack(vectors).astype(np.float32), np.asarray(kept, dtype=np.float64)
 
     def _embed(self, texts: list[str]) -> Any:
         np = _numpy()
@@ -470,19 +546,16 @@ class LearnedRanker:
                     self._vectors[(embedder.name, text)] = row
         return np.ascontiguousarray(np.stack([found[k] for k in keys]), dtype=np.float32)
 
-    def _postings(
-        self, rows: Sequence[tuple[int, LearnedRequest]]
-    ) -> tuple[bm25_scoring.MemoryPostings, Any]:
-        """One BM25 document per tool: its requests' terms, each weighted by the request's
+    def _document(self, rows: Sequence[LearnedRequest]) -> dict[str, float]:
+        """A tool's BM25 document: its requests' terms, each weighted by the request's
         decayed weight and ``1 + ln(support)``."""
         import math
 
         from toolsearch.indexes.analysis import analyze
 
-        np = _numpy()
-        per_tool: dict[int, dict[str, float]] = {}
         hashed = not self.memory.params.store_text
-        for position, request in rows:
+        document: dict[str, float] = {}
+        for request in rows:
             counts: Counter[str] | None = request.terms
             if counts is None:
                 with self._lock:
@@ -493,14 +566,9 @@ class LearnedRanker:
                     with self._lock:
                         self._terms[request.text] = counts
             scale = request.weight * (1.0 + math.log(max(request.support, 1)))
-            document = per_tool.setdefault(position, {})
             for term, count in counts.items():
                 document[term] = document.get(term, 0.0) + scale * count
-        postings = bm25_scoring.MemoryPostings()
-        order = sorted(per_tool)
-        for position in order:
-            postings.add(per_tool[position])
-        return postings, np.asarray(order, dtype=np.int64)
+        return document
 
     # -- the two learned rankings ---------------------------------------------------------
 

@@ -277,7 +277,7 @@ class UsageMemory:
                     catalog.events -= 1
                     return False
         catalog.changed = at
-        self._changed(catalog)
+        self._changed(catalog, tool)
         if self.autosave_every is not None and self._unsaved >= self.autosave_every:
             self._autosave()
         return True
@@ -360,11 +360,29 @@ class UsageMemory:
                 return False
             return True
 
-    def _changed(self, catalog: Catalog) -> None:
-        """Stamp a change (stamps are never reused, even after :meth:`clear`)."""
+    def _changed(self, catalog: Catalog, tool: str | None = None) -> None:
+        """Stamp a change of one tool's learning (``None``: of the whole tool set); stamps
+        are never reused, even after :meth:`clear`."""
         self._stamp += 1
         catalog.version = self._stamp
+        if tool is None:
+            catalog.full = self._stamp
+        else:
+            catalog.stamps[tool] = self._stamp
         self._unsaved += 1
+
+    def changes(self, tool_set: str, since: int) -> tuple[int, set[str] | None]:
+        """The tool set's version and the tools whose learning changed after version
+        ``since`` (``None``: all of them may have; a learned index then rebuilds its
+        whole view, else only those tools' parts)."""
+        with self._lock:
+            self._ensure_loaded()
+            catalog = self._catalogs.get(self.params.scope(tool_set))
+            if catalog is None:
+                return 0, None
+            if since <= 0 or catalog.full > since:
+                return catalog.version, None
+            return catalog.version, {t for t, at in catalog.stamps.items() if at > since}
 
     def _weight(self, entry: Entry, catalog: Catalog, now: float) -> float:
         return weight_of(entry, catalog, self.params, now)
@@ -592,10 +610,10 @@ class UsageMemory:
             mine = self._catalogs.get(key)
             same = mine is not None and (mine.events, mine.size) == (catalog.events, catalog.size)
             if same and mine is not None:
-                catalog.version = mine.version
+                catalog.version, catalog.full, catalog.stamps = mine.version, mine.full, mine.stamps
             else:
                 self._stamp += 1
-                catalog.version = self._stamp
+                catalog.version = catalog.full = self._stamp
         self._catalogs = merged
 
     def _autosave(self) -> None:
@@ -647,5 +665,5 @@ class UsageMemory:
         self._catalogs = stored
         for catalog in self._catalogs.values():
             self._stamp += 1
-            catalog.version = self._stamp
+            catalog.version = catalog.full = self._stamp
         self._loaded = True

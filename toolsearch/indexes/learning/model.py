@@ -191,6 +191,10 @@ class Catalog:
     unchanged tools learned."""
     use: dict[str, ToolUse] = field(default_factory=dict)
     changed: float = 0.0
+    full: int = 0
+    """The memory's change stamp when the whole tool set last changed (a load, a merge)."""
+    stamps: dict[str, int] = field(default_factory=dict)
+    """Per tool, the change stamp of its learning's last change (not saved)."""
     serve: bool = True
     """``False``: a shadow evaluation found the learned ranking worse on a held-back tail;
     a learned index then ranks cold for this tool set (and keeps learning)."""
