@@ -11,26 +11,12 @@ to ``max_contributors``: its support), and two clocks (time and event number). K
 file like any other user data, and delete a user's requests with
 :meth:`UsageMemory.forget_session` (by hashed session id).
 
-What counts. Only a search followed, in the same session, by a **successful** call of one
-of its hits: the search log's join (:func:`toolsearch.search.search_log_reader.read_search_log`:
-a call labels the latest earlier search of its session that returned it) and its outcome
-flag (``LoggedCalls.ok``: the tool ran and returned). Calls whose outcome was not recorded
-(older logs, front doors that log before a call runs) count only with
-``count_unknown_outcomes=True``. The memory is a
-:class:`~toolsearch.search.search_log.SearchLog`, so it learns live as the advisor's
-search log (or beside a file log, with :class:`~toolsearch.search.search_log.TeeSearchLog`),
-and :meth:`UsageMemory.replay` rebuilds it from a JSONL search log by feeding it the same
-records in the same order, so a rebuild equals what live learning would have kept.
-
-Why the limits (:class:`UsageParams`). A tool keeps at most ``max_per_tool`` distinct
-requests (normalized: case and spacing folded); past that, the entry with the lowest
-decayed weight times support goes. Weights halve every ``half_life_days`` and/or every
-``half_life_events`` later learned events of the tool set, so old phrasings fade when use
-drifts. One session can teach a tool at most ``per_session_per_tool`` requests and a tool
-set at most ``max(session_floor, max_session_share * entries)``, and repeating a request
-counts once per session: one user (or one script) cannot flood a tool's field.
-``min_sessions`` keeps a tool's learned requests out of search until that many distinct
-sessions taught it (1 by default; raise it where users are not trusted).
+What counts: a search followed, in the same session, by a **successful** call of one of
+its hits (:mod:`toolsearch.indexes.learning.live`); calls whose outcome was not recorded
+count only with ``count_unknown_outcomes=True``. The memory is a
+:class:`~toolsearch.search.search_log.SearchLog` (it learns live) and :meth:`replay`
+rebuilds it from a JSONL search log exactly as live learning would have. The bounds, decay
+and flood limits are :class:`UsageParams` (docs/learning-from-use.md says why each).
 
 Safety (why a single request cannot move another user's ranking): requests without a
 conversation id count as one contributor (:data:`~toolsearch.indexes.learning.model.ANONYMOUS`),
@@ -52,7 +38,6 @@ memory's :class:`UsageParams`.
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 import os
@@ -64,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.errors import UsageMemoryError
+from toolsearch.indexes.learning.carry import inherit
 from toolsearch.indexes.learning.live import LiveJoin
 from toolsearch.indexes.learning.model import (
     ANONYMOUS,
@@ -318,26 +304,7 @@ class UsageMemory:
         return catalog
 
     def _inherit(self, key: str, catalog: Catalog) -> None:
-        prefix = key.rsplit("/", 1)[0] + "/" if "/" in key else ""
-        wanted = {(n, f) for n, f in catalog.fingerprints.items()}
-        for other_key, other in sorted(
-            self._catalogs.items(), key=lambda kv: kv[1].changed, reverse=True
-        ):
-            if (
-                other is catalog
-                or not other_key.startswith(prefix)
-                or ("/" in other_key) != bool(prefix)
-            ):
-                continue
-            for name, entries in other.tools.items():
-                if name in catalog.tools or (name, other.fingerprints.get(name)) not in wanted:
-                    continue
-                catalog.tools[name] = copy.deepcopy(entries)
-                if name in other.use:
-                    catalog.use[name] = copy.deepcopy(other.use[name])
-        if catalog.tools:
-            catalog.events = max(e.event for es in catalog.tools.values() for e in es.values())
-            catalog.recount()
+        if inherit(self._catalogs, key, catalog):
             self._changed(catalog)
 
     def adopt(self, tools: Sequence[ToolDefinition]) -> bool:
