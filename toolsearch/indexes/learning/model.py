@@ -111,7 +111,7 @@ class UsageParams:
     open_sessions: int = 10_000
     pending_chars: int = 4_000_000
     max_request_chars: int = 2_000
-    turn_searches: int = 0
+    turn_searches: int = 3
     store_text: bool = True
     max_tool_sets: int = 1_000
     tenant: str | None = None
