@@ -301,3 +301,34 @@ def test_store_text_off_keeps_no_request_text_and_still_ranks(tmp_path):
     again.index_tools("victim", TOOLS)
     assert first_hit(again, "wire the quarterly numbers to dana") == "send_email"
     assert first_hit(again, "quarterly numbers for dana") == "send_email"
+
+
+def test_hostile_queries_and_requests_give_no_untyped_exception(tmp_path):
+    """A seeded fuzz: odd text learned, saved, loaded and searched, warm."""
+    import random
+
+    from toolsearch.errors import ToolsearchError
+
+    rng = random.Random(47)
+    pieces = ["\ud800", "\x00", "\u202e", "🙂", "a" * 5_000, " ", "\n\t", "delete", "é", "\uffff"]
+
+    def hostile() -> str:
+        return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+
+    path = tmp_path / "usage.json"
+    memory = UsageMemory(path, clock=lambda: T0)
+    for i in range(200):
+        session = f"s{i % 7}"
+        hits = ((rng.choice(TOOLS).name, 1.0),)
+        memory.record_search(LoggedSearch(T0 + i, session, DIGEST, hostile(), "i", "t", 5, hits, 1))
+        memory.record_calls(LoggedCalls(T0 + i, session, DIGEST, (hits[0][0],), (True,)))
+    memory.save()
+    loaded = UsageMemory(path, clock=lambda: T0)
+    index = LearnedToolIndex(Bm25ToolIndex(), memory=loaded, embedder=HashingEmbedder(64))
+    index.index_tools("fuzz", TOOLS)
+    for _ in range(300):
+        try:
+            index.search(ToolSearchRequest("fuzz", hostile() or "x", 4))
+        except ToolsearchError:
+            pass  # typed: a refused query
+    assert loaded.requests(DIGEST)
