@@ -145,9 +145,20 @@ def _recall(index: Any, key: str, scored: Sequence[Query]) -> float:
 
 
 def run(
-    name: str, catalog: Catalog, queries: Any, spec: str, variants: Sequence[str]
-) -> dict[str, Any]:
+    name: str,
+    catalog: Catalog,
+    queries: Any,
+    spec: str,
+    variants: Sequence[str],
+    prefix: int | None = None,
+) -> dict[str, Any] | None:
     logged, scored = split(queries, catalog)
+    if prefix is not None:  # the time split moved: the first ``prefix`` logged, the rest scored
+        usable = [*logged, *scored]
+        if len(usable) < prefix + 200:
+            print(f"{name}: {len(usable)} usable requests, left out", file=sys.stderr)
+            return None
+        logged, scored = usable[:prefix], usable[prefix:]
     tools = list(catalog.tools)
     digest = catalog_digest(tools)
     key = f"bench#{digest}"
@@ -159,6 +170,8 @@ def run(
     cold.index_tools(key, tools)
     row["cold"] = _recall(cold, key, scored)
     stages = sorted({min(s, len(logged)) for s in STAGES})
+    if prefix is not None:
+        stages = sorted({min(200, prefix), prefix})
     for variant in variants:
         row[variant] = {}
         if variant == "baseline":
@@ -190,11 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--indexes", nargs="*", default=["vector"])
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS))
     parser.add_argument("--json", default=None)
+    parser.add_argument("--prefix", type=int, default=None, help="log the first N, score the rest")
     args = parser.parse_args(argv)
     rows = []
     for name, catalog, queries in dev_sets(args.sets):
         for spec in args.indexes:
-            row = run(name, catalog, queries, spec, args.variants)
+            row = run(name, catalog, queries, spec, args.variants, args.prefix)
+            if row is None:
+                continue
             rows.append(row)
             print(json.dumps(row), flush=True)
             if args.json:
