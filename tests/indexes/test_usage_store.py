@@ -356,3 +356,29 @@ def test_an_incremental_view_update_ranks_as_a_full_rebuild():
             (r.tool_name, round(r.relevance_score or 0, 9)) for r in full
         ]
     assert memory.changes(DIGEST, memory.version(DIGEST) - 1)[1] == {"book_flight"}
+
+
+def test_a_summed_vote_counts_many_neighbours_of_one_tool():
+    import numpy as np
+
+    from toolsearch.indexes.learned import LearnedParams, LearnedRanker, _View
+
+    embedder = HashingEmbedder(64)
+    q = np.asarray(embedder.embed_query("find it"), dtype=np.float32)
+    other = np.roll(q, 7)
+    other -= other.dot(q) * q
+    other /= np.linalg.norm(other)
+
+    def near(cosine: float) -> Any:
+        return cosine * q + (1 - cosine**2) ** 0.5 * other
+
+    vectors = np.stack([near(0.6), near(0.6), near(0.6), near(0.7)]).astype(np.float32)
+    positions = np.asarray([0, 0, 0, 1])
+    weights = np.ones(4)
+    view = _View(1, T0, positions, weights, vectors, None, positions[:0], None, positions, weights)
+    for vote_sum, first in [(False, 1), (True, 0)]:
+        params = LearnedParams(vote_sum=vote_sum)
+        ranker = LearnedRanker(Bm25ToolIndex().ranker, UsageMemory(), embedder, params)
+        hits = ranker.vote(view, "find it", 5, None)
+        assert hits[0][0] == first
+        assert dict(hits)[0] == pytest.approx(0.6, abs=1e-4)  # the score stays the best

@@ -469,10 +469,14 @@ class LearnedRanker:
             return []
         scores = cosines[picked] * view.vote_weights[picked]
         best: dict[int, float] = {}
+        total: dict[int, float] = {}
         for j in np.argsort(-scores, kind="stable")[: params.vote_k]:
             position = int(view.vote_positions[picked[j]])
             best.setdefault(position, float(scores[j]))
-        return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[:depth]
+            total[position] = total.get(position, 0.0) + float(scores[j])
+        order = total if params.vote_sum else best  # the score stays the best (confidence)
+        ranked = sorted(best, key=lambda p: (-order[p], p))
+        return [(position, best[position]) for position in ranked[:depth]]
 
     def bm25(self, view: _View, query: str, depth: int, allowed: Sequence[int] | None) -> list[Hit]:
         """Tools by BM25 over their learned requests (normalized scores, weak hits out)."""

@@ -40,6 +40,9 @@ class LearnedParams:
             than this never moves above the inner index's top hit (requests without a
             conversation id are one session): one user cannot put a tool first for
             another's request. ``1``: no such rule.
+        vote_sum: Order the vote's tools by the sum of their voting requests' scores
+            (many neighbours for one tool count), not by their best one; a hit's
+            confidence still comes from its best.
         shadow: Learn and compute the learned ranking, but answer with the inner index's
             (the learned top hits go to the shadow listener and the debug log).
     """
@@ -58,6 +61,7 @@ class LearnedParams:
     confidence: bool = True
     outrank_sessions: int = 3
     shadow: bool = False
+    vote_sum: bool = False
 
     def __post_init__(self) -> None:
         weights = (self.inner_weight, self.vote_weight, self.bm25_weight)
@@ -121,6 +125,7 @@ class LearnedOptions(TypedDict, total=False):
     confidence: bool
     outrank_sessions: int
     shadow: bool
+    vote_sum: bool
 
 
 def guard_top(
