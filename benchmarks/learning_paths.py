@@ -50,6 +50,8 @@ except ImportError:  # run as a script: benchmarks/ is on sys.path
     from dev_sets import dev_sets  # type: ignore[no-redef]
     from learning_from_use import STAGES, START, _fixed, feed, split  # type: ignore[no-redef]
 
+VOTE_SUM = LearnedParams().vote_sum
+"""``--vote-sum``: the learned index's summed vote (:class:`LearnedParams`)."""
 VARIANTS = ("every-call", "every-call-1", "advisor", "advisor+turn", "baseline")
 
 
@@ -178,7 +180,9 @@ def run(
             for n in stages:
                 row[variant][str(n)] = baseline_recall(cold, key, logged[:n], scored)
             continue
-        learned = LearnedParams(outrank_sessions=1) if variant == "every-call-1" else None
+        learned = LearnedParams(vote_sum=VOTE_SUM)
+        if variant == "every-call-1":
+            learned = dataclasses.replace(learned, outrank_sessions=1)
         usage = UsageParams(turn_searches=3 if variant == "advisor+turn" else 0)
         memory = UsageMemory(params=usage, clock=_fixed(end))
         index = LearnedToolIndex(inner, memory=memory, params=learned)
@@ -204,7 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS))
     parser.add_argument("--json", default=None)
     parser.add_argument("--prefix", type=int, default=None, help="log the first N, score the rest")
+    parser.add_argument("--vote-sum", action="store_true", help="LearnedParams(vote_sum=True)")
     args = parser.parse_args(argv)
+    global VOTE_SUM
+    VOTE_SUM = VOTE_SUM or args.vote_sum
     rows = []
     for name, catalog, queries in dev_sets(args.sets):
         for spec in args.indexes:
@@ -241,8 +248,6 @@ def markdown(rows: Sequence[dict[str, Any]], variants: Sequence[str]) -> str:
                 )
     return "\n".join(lines)
 
-
-_ = dataclasses  # (kept for knob overrides)
 
 if __name__ == "__main__":
     raise SystemExit(main())
