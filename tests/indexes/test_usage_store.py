@@ -164,6 +164,9 @@ def test_the_warm_set_is_the_most_used_tools_with_their_success():
         ]
     ):
         memory.record_calls(LoggedCalls(T0 + i, f"s{i}", DIGEST, names, ok))
+    from toolsearch.search.warm import WarmSetSource
+
+    assert isinstance(memory, WarmSetSource)
     warm = memory.warm_tools(TOOLS, limit=5)
     assert [w.name for w in warm] == ["send_email", "get_weather"]
     assert warm[0].success_rate == pytest.approx(1.0)
