@@ -94,8 +94,20 @@ class ToolSearchSettings(ToolSearchOptions):
     ranking (:class:`~toolsearch.indexes.learned.LearnedToolIndex`). It stores user request
     text. Off by default."""
     usage_memory_autosave_every: int | None = Field(default=50, ge=1)
-    """Save the usage memory after this many learned requests (``None``: only on
-    ``save()``)."""
+    """Save the usage memory after this many learned requests (``None``: on close and at
+    exit only). A save merges into the file (or Redis): several workers lose nothing."""
+    usage_memory_redis_url: str | None = None
+    """Keep the usage memory in Redis instead of a file (one memory every worker learns
+    into and reads: :class:`~toolsearch.indexes.learning.redis_store.RedisUsageStore`)."""
+    usage_memory_namespace: str = "toolsearch"
+    """The Redis key prefix of the usage memory (``<namespace>:usage``)."""
+    usage_memory_tenant: str | None = None
+    """Scope what this process learns and serves under a tenant key."""
+    usage_memory_store_text: bool = True
+    """``False``: keep no request text, only hashes of it and its terms, and its vector."""
+    usage_memory_shadow: bool = False
+    """Learn, and log what the learned ranking would have answered, but answer with the
+    index's own ranking."""
 
     @property
     def options(self) -> ToolSearchOptions:
@@ -167,15 +179,12 @@ def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAd
 
         search_log = JsonlSearchLog(settings.search_log)
     index = _index(settings)
-    if settings.usage_memory is not None:  # the memory learns as a search log, and ranks
+    if settings.usage_memory is not None or settings.usage_memory_redis_url is not None:
         from toolsearch.indexes.learned import LearnedToolIndex
-        from toolsearch.indexes.usage import UsageMemory
         from toolsearch.search.search_log import TeeSearchLog
 
-        memory = UsageMemory(
-            settings.usage_memory, autosave_every=settings.usage_memory_autosave_every
-        )
-        index = LearnedToolIndex(index, memory=memory)
+        memory = usage_memory(settings)  # it learns as a search log, and ranks
+        index = LearnedToolIndex(index, memory=memory, shadow=settings.usage_memory_shadow)
         search_log = memory if search_log is None else TeeSearchLog(search_log, memory)
     return ToolSearchToolCallingAdvisor(
         tool_index=index,
@@ -183,6 +192,25 @@ def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAd
         options=settings.options,
         search_log=search_log,
     )
+
+
+def usage_memory(settings: ToolSearchSettings) -> Any:
+    """The :class:`~toolsearch.indexes.usage.UsageMemory` the settings describe (a file, or
+    Redis with ``usage_memory_redis_url``)."""
+    from toolsearch.indexes.usage import UsageMemory, UsageParams
+
+    params = UsageParams(
+        tenant=settings.usage_memory_tenant, store_text=settings.usage_memory_store_text
+    )
+    autosave = settings.usage_memory_autosave_every
+    if settings.usage_memory_redis_url is not None:
+        from toolsearch.indexes.learning.redis_store import RedisUsageStore
+
+        store = RedisUsageStore(
+            settings.usage_memory_redis_url, namespace=settings.usage_memory_namespace
+        )
+        return UsageMemory(store=store, params=params, autosave_every=autosave)
+    return UsageMemory(settings.usage_memory, params=params, autosave_every=autosave)
 
 
 def configured_advisor() -> ToolSearchToolCallingAdvisor | None:

@@ -53,6 +53,13 @@ DIGEST = catalog_digest(TOOLS)
 QUERIES = ["weather", "will it rain tomorrow", "money back please", "send_email", "x", "fly"]
 
 
+def teach(memory: UsageMemory, tool: str, query: str, at: float = T0, sessions: int = 3) -> None:
+    """``query`` led to ``tool`` in ``sessions`` distinct sessions (enough, by default, for
+    a learned tool to outrank the inner index's top hit)."""
+    for i in range(sessions):
+        assert memory.learn(DIGEST, tool, query, session=f"s{i}", time=at)
+
+
 def hashing() -> HashingEmbedder:
     return HashingEmbedder(256)
 
@@ -98,7 +105,7 @@ def test_warm_a_logged_request_lifts_the_tool_it_led_to(inner):
     indexed(inner)
     query = "money back please"
     assert names(ask(inner, query))[:1] != ["refund_payment"]
-    assert memory.learn(DIGEST, "refund_payment", query, session="a", time=T0)
+    teach(memory, "refund_payment", query)
     assert names(ask(learned, query))[0] == "refund_payment"
     # a nearby wording is lifted too; an unrelated query keeps the inner order
     assert names(ask(learned, "please give my money back"))[0] == "refund_payment"
@@ -110,7 +117,7 @@ def test_warm_a_logged_request_lifts_the_tool_it_led_to(inner):
 @pytest.mark.parametrize("side", ["vote", "bm25"])
 def test_each_learned_ranking_lifts_on_its_own(side):
     memory = UsageMemory(clock=lambda: T0)
-    memory.learn(DIGEST, "book_flight", "get me to lisbon on friday", session="a", time=T0)
+    teach(memory, "book_flight", "get me to lisbon on friday")
     weights = {"vote_weight": 0.0} if side == "bm25" else {"bm25_weight": 0.0, "vote_weight": 4.0}
     learned = indexed(
         LearnedToolIndex(VectorToolIndex(embedder=hashing()), memory=memory, **weights)
@@ -167,7 +174,7 @@ def test_the_view_follows_the_memory_and_the_clock():
         LearnedToolIndex(VectorToolIndex(embedder=hashing()), memory=memory, params=params)
     )
     cold = names(ask(learned, "money back please"))
-    memory.learn(DIGEST, "refund_payment", "money back please", session="a", time=T0)
+    teach(memory, "refund_payment", "money back please")
     assert names(ask(learned, "money back please"))[0] == "refund_payment"  # a change: now
     memory.clear()
     assert names(ask(learned, "money back please")) == cold
@@ -235,12 +242,14 @@ def test_learning_live_through_the_advisor_helps_the_next_session():
         return AssistantMessage(content="done")
 
     client = ChatClient.builder(FunctionChatModel(script)).default_advisors(advisor).build()
-    for session in ("user-1", "user-2"):
+    for session in ("user-1", "user-2", "user-3", "user-4"):
         client.prompt("help").tools(callbacks).advisors(
             lambda a, s=session: a.param(CONVERSATION_ID, s)
         ).call()
     assert seen[0] == ["create_invoice", "refund_payment"]  # BM25 alone
-    assert seen[1][0] == "refund_payment"  # what session 1 called successfully
+    # one or two sessions' learning does not outrank the inner top hit; three do
+    assert seen[1] == seen[2] == ["create_invoice", "refund_payment"]
+    assert seen[3][0] == "refund_payment"  # what sessions 1-3 called successfully
     digest = catalog_digest(cb.definition for cb in callbacks)
     assert [r.text for r in memory.requests(digest)] == ["payment for the customer invoice"]
 

@@ -182,7 +182,8 @@ def test_only_a_successful_call_of_a_hit_teaches_its_search():
 
 
 def test_calls_teach_the_latest_earlier_search_not_one_of_their_own_turn():
-    memory = UsageMemory(params=UsageParams(count_unknown_outcomes=True))
+    params = UsageParams(count_unknown_outcomes=True, turn_searches=0)  # the join alone
+    memory = UsageMemory(params=params)
     memory.record_search(search("s", "first words", ["t"], T0))
     memory.record_search(search("s", "second words", ["t"], T0 + 10))
     memory.record_search(search("s", "same turn", ["t"], T0 + 21))  # after the turn began
@@ -190,6 +191,13 @@ def test_calls_teach_the_latest_earlier_search_not_one_of_their_own_turn():
     assert texts(memory) == ["second words"]
     memory.record_calls(LoggedCalls(T0 + 30, "s", SET, ("t",), None))  # an old-style line
     assert texts(memory) == ["same turn", "second words"]
+    # by default the turn's other searches teach too (never a later turn's)
+    memory = UsageMemory(params=UsageParams(count_unknown_outcomes=True))
+    memory.record_search(search("s", "first words", ["t"], T0))
+    memory.record_search(search("s", "second words", ["t"], T0 + 10))
+    memory.record_search(search("s", "same turn", ["t"], T0 + 21))
+    memory.record_calls(LoggedCalls(T0 + 20, "s", SET, ("t",), (True,)))
+    assert texts(memory) == ["first words", "second words"]
 
 
 def tools() -> list[FunctionToolCallback]:
@@ -340,7 +348,8 @@ def test_a_saved_memory_loads_the_same_lazily(tmp_path):
     memory.learn(SET, "t", "naïve request ✓", session=hash_session_id("u"), time=T0)
     memory.learn("other", "u", "another", session="x", time=T0 + 5)
     assert memory.save() == path
-    assert [p.name for p in path.parent.iterdir()] == ["usage.json"]  # no staging file left
+    # no staging file left (the lock file beside it is how processes merge in turn)
+    assert sorted(p.name for p in path.parent.iterdir()) == [".usage.json.lock", "usage.json"]
     document = json.loads(path.read_text(encoding="utf-8"))
     assert (document["format"], document["version"]) == (USAGE_FORMAT, 1)
     again = UsageMemory(path, clock=clock)

@@ -72,6 +72,11 @@ SETTINGS_ONLY = {
     "collection",
     "usage_memory",
     "usage_memory_autosave_every",
+    "usage_memory_redis_url",
+    "usage_memory_namespace",
+    "usage_memory_tenant",
+    "usage_memory_store_text",
+    "usage_memory_shadow",
 }
 
 

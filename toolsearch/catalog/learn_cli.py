@@ -9,6 +9,13 @@ recorded teaches nothing unless ``--count-unknown`` says to trust its calls.
 
 The memory file holds user request text (the search queries): store it like the log.
 
+``--evaluate`` is the shadow evaluation: the log's last ``--holdout`` share of labeled
+searches is held back, the memory learns from what came before, and each tool set's tail
+is scored R@k cold and learned with the ``--index`` inner index; it prints both, and a tool
+set whose learned ranking scores worse is saved as *not served* (a learned index answers
+cold for it and keeps learning). The memory written to ``--out`` still learns the whole
+log.
+
 Register it on a Typer app with ``app.command("learn")(learn_command)``. User errors (a
 missing or malformed log, an unreadable ``--out`` with ``--append``) print one line and
 exit with 1; bad options exit with 2.
@@ -17,7 +24,7 @@ exit with 1; bad options exit with 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -68,6 +75,21 @@ def learn_command(
         bool,
         typer.Option("--append", help="Learn on top of the memory already in --out."),
     ] = False,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            "--evaluate",
+            help="Replay a held-back tail: R@k cold vs learned; a tool set that gets worse "
+            "is saved as not served.",
+        ),
+    ] = False,
+    holdout: Annotated[
+        float, typer.Option(help="--evaluate: the share of labeled searches held back.")
+    ] = 0.2,
+    index: Annotated[
+        str, typer.Option(help="--evaluate: the inner index spec (bm25, vector, hybrid...).")
+    ] = "vector",
+    k: Annotated[int, typer.Option("-k", help="--evaluate: R@k.")] = 5,
 ) -> None:
     """Rebuild a usage memory (the requests that led to successful calls) from a search log."""
     from rich.console import Console
@@ -98,6 +120,9 @@ def learn_command(
                 progress=lambda done: report("records", done, total) if done % 500 == 0 else None,
             )
             report("records", total, total)
+        verdicts = _evaluate(log, params, holdout, index, k) if evaluate else []
+        for verdict in verdicts:
+            memory.set_serving(verdict.tool_set, verdict.serve)
         memory.save(out)
     except (UsageMemoryError, ValueError, OSError) as exc:
         raise error_exit(exc) from None
@@ -119,9 +144,44 @@ def learn_command(
         "It holds user request text (search queries): store it like the search log.",
         highlight=False,
     )
+    if evaluate:
+        _print_evaluation(console, verdicts, holdout, k)
     if stats.calls and not stats.learned and not count_unknown:
         console.print(
             "Nothing learned: no call in the log is recorded as a success (a log written "
             "before outcomes were recorded needs --count-unknown).",
             highlight=False,
         )
+
+
+def _evaluate(log: Path, params: Any, holdout: float, spec: str, k: int) -> list[Any]:
+    from toolsearch.indexes import make_index
+    from toolsearch.indexes.learning.evaluate import evaluate_log
+
+    if k < 1:
+        raise ValueError("-k must be at least 1")
+    return evaluate_log(log, lambda: make_index(spec), params=params, holdout=holdout, k=k)
+
+
+def _print_evaluation(console: Any, verdicts: list[Any], holdout: float, k: int) -> None:
+    from rich.table import Table
+
+    if not verdicts:
+        console.print(
+            "Nothing to evaluate: no labeled search in the held-back tail has its tool set "
+            "in the log.",
+            highlight=False,
+        )
+        return
+    table = Table(title=f"held-back tail ({holdout:.0%} of labeled searches), R@{k}")
+    for column in ("tool set", "scored", "cold", "learned", "served"):
+        table.add_column(column, justify="left" if column == "tool set" else "right")
+    for v in verdicts:
+        table.add_row(
+            v.tool_set[:16],
+            str(v.scored),
+            f"{v.cold:.1f}",
+            f"{v.learned:.1f} ({v.learned - v.cold:+.1f})",
+            "yes" if v.serve else "no (shadow)",
+        )
+    console.print(table)

@@ -36,16 +36,22 @@ import dataclasses
 import logging
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 
 from cachetools import LRUCache
 
 from toolsearch.indexes import bm25_scoring
 from toolsearch.indexes.embedders import Embedder
-from toolsearch.indexes.fusion import fuse
-from toolsearch.indexes.params import Bm25Params, FusionParams
+from toolsearch.indexes.learning.fusion import (
+    LearnedOptions,
+    LearnedParams,
+    fuse_learned,
+    guard_top,
+)
+from toolsearch.indexes.learning.model import hash_terms
+from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.ranker import Hit, Ranker, Ranking, SessionRanker, SessionTools
 from toolsearch.indexes.session import SessionIndex, as_ranker
 from toolsearch.indexes.usage import LearnedRequest, UsageMemory, UsageMemoryError, catalog_digest
@@ -56,6 +62,7 @@ __all__ = [
     "LearnedRanker",
     "LearnedToolIndex",
     "fuse_learned",
+    "guard_top",
     "inner_embedder",
 ]
 
@@ -63,99 +70,6 @@ _log = logging.getLogger(__name__)
 
 REQUEST_EMBEDDINGS_CACHE_SIZE = 100_000
 """Learned-request embeddings a ranker keeps (least recently used go first)."""
-
-
-@dataclass(frozen=True, slots=True)
-class LearnedParams:
-    """How what use taught is ranked and fused; see :class:`LearnedToolIndex`.
-
-    Attributes:
-        inner_weight: Weight of the inner index's rank.
-        vote_weight: Weight of the nearest-neighbour vote's rank (0: no vote, no embedder).
-        bm25_weight: Weight of the learned-requests BM25 field's rank (0: none).
-        rrf_k: The rank-fusion constant (5, as in the hybrid index).
-        candidates: How deep each ranking goes into the fusion.
-        vote_k: How many stored requests (best decay-weighted cosine first) vote.
-        vote_min_cosine: A stored request votes only when its cosine reaches this.
-        bm25_min_score: The learned field's hits below this normalized score are dropped.
-        k1: BM25 term-frequency saturation of the learned field.
-        b: BM25 length normalization of the learned field.
-        refresh_seconds: Weights are re-read at most this often (and on every change).
-        confidence: Scale each learned hit's share by how far its score clears its floor
-            (:func:`fuse_learned`); ``False``: plain reciprocal rank.
-    """
-
-    inner_weight: float = 1.0
-    vote_weight: float = 0.5
-    bm25_weight: float = 4.0
-    rrf_k: float = 5.0
-    candidates: int = 20
-    vote_k: int = 10
-    vote_min_cosine: float = 0.4
-    bm25_min_score: float = 0.1
-    k1: float = 1.2
-    b: float = 0.75
-    refresh_seconds: float = 600.0
-    confidence: bool = True
-
-    def __post_init__(self) -> None:
-        weights = (self.inner_weight, self.vote_weight, self.bm25_weight)
-        if min(weights) < 0 or sum(weights) == 0:
-            raise ValueError("weights must be non-negative and not all zero")
-        if self.candidates < 1 or self.vote_k < 1 or self.rrf_k < 0:
-            raise ValueError("candidates and vote_k must be at least 1, rrf_k non-negative")
-        if not -1 <= self.vote_min_cosine < 1 or not 0 <= self.bm25_min_score < 1:
-            raise ValueError("vote_min_cosine is a cosine, bm25_min_score a score in [0, 1)")
-        if self.refresh_seconds < 0:
-            raise ValueError("refresh_seconds must be non-negative")
-        Bm25Params(k1=self.k1, b=self.b)  # the same checks as the BM25 index's
-
-
-def fuse_learned(
-    inner: Sequence[Hit],
-    learned: Sequence[tuple[Sequence[Hit], float, float]],
-    params: LearnedParams,
-) -> list[Hit]:
-    """The inner ranking fused with the learned ``(hits, weight, floor)`` rankings, best
-    first (ties: the lower position).
-
-    A tool gains ``inner_weight / (rrf_k + rank)`` from the inner ranking and, from each
-    learned ranking, ``weight · confidence / (rrf_k + rank)``, where the confidence is how
-    far the hit's score clears that ranking's floor, ``(score - floor) / (1 - floor)`` in
-    ``[0, 1]`` (a near-duplicate of a learned request counts fully, a request that only
-    just qualifies hardly at all). ``confidence=False``: plain reciprocal rank, the
-    hybrid's :func:`~toolsearch.indexes.fusion.fuse`."""
-    lists: list[tuple[Sequence[Hit], float]] = []
-    if params.inner_weight > 0:
-        lists.append((inner, params.inner_weight))
-    if not params.confidence:
-        lists.extend((hits, weight) for hits, weight, _ in learned)
-        return fuse(lists, FusionParams(rrf_k=params.rrf_k))
-    fused: dict[int, float] = {}
-    for rank, (position, _score) in enumerate(lists[0][0] if lists else (), start=1):
-        fused[position] = params.inner_weight / (params.rrf_k + rank)
-    for hits, weight, floor in learned:
-        for rank, (position, score) in enumerate(hits, start=1):
-            confidence = min(1.0, max(0.0, (score - floor) / (1.0 - floor)))
-            fused[position] = fused.get(position, 0.0) + weight * confidence / (params.rrf_k + rank)
-    return sorted(fused.items(), key=lambda hit: (-hit[1], hit[0]))
-
-
-class LearnedOptions(TypedDict, total=False):
-    """Keyword overrides of :class:`LearnedParams`."""
-
-    inner_weight: float
-    vote_weight: float
-    bm25_weight: float
-    rrf_k: float
-    candidates: int
-    vote_k: int
-    vote_min_cosine: float
-    bm25_min_score: float
-    k1: float
-    b: float
-    refresh_seconds: float
-    confidence: bool
 
 
 def _numpy() -> Any:
@@ -184,6 +98,17 @@ def inner_embedder(part: Any) -> Embedder | None:
 
 
 @dataclass
+class _Part:
+    """One tool's share of a learned view (reused until that tool's learning changes)."""
+
+    weights: Any  # per request: its decayed weight
+    sessions: frozenset[str]
+    vectors: Any  # per voting request: its embedding, or None
+    vote_weights: Any
+    document: dict[str, float]
+
+
+@dataclass
 class _View:
     """What one tool set learned, over one session snapshot's positions."""
 
@@ -195,6 +120,11 @@ class _View:
     postings: bm25_scoring.MemoryPostings | None
     doc_positions: Any  # per BM25 document (a tool with requests): its position
     scope: bm25_scoring.Scope | None
+    vote_positions: Any = None  # per voting request (one with a vector): its position
+    vote_weights: Any = None
+    support: dict[int, int] = dataclasses.field(default_factory=dict)
+    serve: bool = True
+    parts: dict[int, _Part] = dataclasses.field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -213,6 +143,7 @@ class _LearnedSession:
         self.digest = digest
         self._view: _View | None = None
         self._lock = threading.Lock()
+        self._adopted = False
 
     def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
         view = self.view()
@@ -231,7 +162,15 @@ class _LearnedSession:
                 learned.append((hits, weight, floor))
         if not learned:  # nothing learned is near this query
             return Ranking.of(first.hits[:limit], first.total)
-        fused = fuse_learned(first.hits, learned, params)
+        fused = guard_top(
+            fuse_learned(first.hits, learned, params),
+            first.hits,
+            view.support,
+            params.outrank_sessions,
+        )
+        if params.shadow or not view.serve:
+            self.owner.shadowed(query, first.hits[:limit], fused[:limit], self.tools)
+            return Ranking.of(first.hits[:limit], first.total)
         return Ranking.of(fused[:limit], max(first.total, len(fused)))
 
     def view(self) -> _View | None:
@@ -244,15 +183,48 @@ class _LearnedSession:
             self.owner.warn_once(error)
             return None
         if version == 0:
-            return None
+            if self._adopted:
+                return None
+            self._adopted = True  # a changed tool set: carry over its unchanged tools' learning
+            if not memory.adopt(self.tools.tools):
+                return None
+            try:
+                version = memory.version(self.digest)
+            except UsageMemoryError:
+                return None
+            if version == 0:
+                return None
         now = memory.clock()
         with self._lock:
             current = self._view
             fresh = current is not None and now - current.built < params.refresh_seconds
             if current is not None and current.version == version and fresh:
                 return current
-            self._view = self.owner.build(self.tools, memory.requests(self.digest), version, now)
-            return self._view
+            try:
+                version, changed = memory.changes(
+                    self.digest, current.version if fresh and current else 0
+                )
+                if changed is None:  # everything: a full rebuild (and fresh weights)
+                    requests = memory.requests(self.digest)
+                    view = self.owner.build(self.tools, requests, version, now)
+                else:  # a few tools changed: rebuild only their parts
+                    requests = tuple(
+                        r for name in changed for r in memory.requests(self.digest, name)
+                    )
+                    view = self.owner.build(
+                        self.tools,
+                        requests,
+                        version,
+                        current.built if current else now,
+                        current,
+                        sorted(changed),
+                    )
+                view.serve = memory.serving(self.digest)
+            except UsageMemoryError as error:
+                self.owner.warn_once(error)
+                return None
+            self._view = view
+            return view
 
 
 class LearnedRanker:
@@ -275,6 +247,11 @@ class LearnedRanker:
         self._terms: LRUCache[str, Counter[str]] = LRUCache(REQUEST_EMBEDDINGS_CACHE_SIZE)
         self._lock = threading.Lock()
         self._warned = False
+        self.shadow_listener: Callable[[str, list[str], list[str]], None] | None = None
+        """Called in shadow mode with the query, the names served and the names the
+        learned ranking would have served."""
+        if not memory.params.store_text and self.params.vote_weight > 0:
+            memory.attach_embedder(self._embedder_name(), self._embed_texts)
         if self.params.bm25_weight > 0:
             from toolsearch.indexes.analysis import analyze
 
@@ -300,29 +277,141 @@ class LearnedRanker:
                 )
             return self._embedder
 
+    def _embedder_name(self) -> str:
+        source = self._embedder_source
+        if isinstance(source, Embedder):
+            return source.name
+        return source or "minilm"
+
+    def _embed_texts(self, texts: list[str]) -> list[list[float]]:
+        return [list(map(float, row)) for row in self._embed(texts)]
+
+    def shadowed(
+        self, query: str, served: Sequence[Hit], learned: Sequence[Hit], tools: SessionTools
+    ) -> None:
+        """Report what the learned ranking would have answered (shadow mode)."""
+        names = [tools.tools[p].name for p, _ in served]
+        would = [tools.tools[p].name for p, _ in learned]
+        _log.debug("shadow: served %s, learned would serve %s", names, would)
+        listener = self.shadow_listener
+        if listener is not None:
+            try:
+                listener(query, names, would)
+            except Exception:
+                _log.warning("shadow listener failed", exc_info=True)
+
     def warn_once(self, error: Exception) -> None:
         if not self._warned:
             self._warned = True
-            _log.warning("usage memory unreadable, searching without it: %s", error)
+            # the memory logged it once already (a warning naming the store)
+            _log.debug("usage memory unreadable, searching without it: %s", error)
 
     # -- building a view ---------------------------------------------------------------
 
     def build(
-        self, tools: SessionTools, requests: Sequence[LearnedRequest], version: int, now: float
+        self,
+        tools: SessionTools,
+        requests: Sequence[LearnedRequest],
+        version: int,
+        now: float,
+        base: _View | None = None,
+        changed: Sequence[str] | None = None,
     ) -> _View:
+        """The learned view of ``requests``. With ``base`` and ``changed`` (tool names),
+        an incremental update: only those tools' parts are rebuilt from ``requests`` (which
+        then hold only their requests), every other tool's part is reused."""
+        by_tool: dict[int, list[LearnedRequest]] = {}
+        for request in requests:
+            position = tools.by_name.get(request.tool)
+            if position is not None and request.weight > 0:
+                by_tool.setdefault(position, []).append(request)
+        if base is None or changed is None:
+            parts: dict[int, _Part] = {}
+            texts = [r.text for rs in by_tool.values() for r in rs if r.text]
+            if texts and self.params.vote_weight > 0:
+                self._embed(texts)  # one batch: the parts then read the cache
+        else:
+            parts = dict(base.parts)
+            for name in changed:
+                if name in tools.by_name:
+                    parts.pop(tools.by_name[name], None)
+        for position, rows in by_tool.items():
+            parts[position] = self._part(rows)
+        return self._assemble(parts, version, now)
+
+    def _part(self, rows: Sequence[LearnedRequest]) -> _Part:
+        """One tool's share of the view: its requests' weights, contributors, voting
+        vectors and BM25 document."""
         np = _numpy()
-        rows = [(tools.by_name[r.tool], r) for r in requests if r.tool in tools.by_name]
-        rows = [(p, r) for p, r in rows if r.weight > 0]
-        positions = np.asarray([p for p, _ in rows], dtype=np.int64)
-        weights = np.asarray([r.weight for _, r in rows], dtype=np.float64)
+        weights = np.asarray([r.weight for r in rows], dtype=np.float64)
+        sessions = frozenset(s for r in rows for s in r.sessions)
+        vectors, vote_weights = None, np.zeros(0)
+        if self.params.vote_weight > 0:
+            vectors, vote_weights = self._vote_rows(rows)
+        document = self._document(rows) if self.params.bm25_weight > 0 else {}
+        return _Part(weights, sessions, vectors, vote_weights, document)
+
+    def _assemble(self, parts: dict[int, _Part], version: int, now: float) -> _View:
+        np = _numpy()
+        order = sorted(parts)
+        positions = np.asarray(
+            [p for p in order for _ in range(len(parts[p].weights))], dtype=np.int64
+        )
+        weights = np.concatenate([parts[p].weights for p in order]) if order else np.zeros(0)
+        voting = [p for p in order if parts[p].vectors is not None]
         vectors = None
-        if rows and self.params.vote_weight > 0:
-            vectors = self._embed([r.text for _, r in rows])
+        vote_positions, vote_weights = np.zeros(0, dtype=np.int64), np.zeros(0)
+        if voting:
+            vectors = np.ascontiguousarray(
+                np.concatenate([parts[p].vectors for p in voting]), dtype=np.float32
+            )
+            vote_positions = np.asarray(
+                [p for p in voting for _ in range(len(parts[p].vote_weights))], dtype=np.int64
+            )
+            vote_weights = np.concatenate([parts[p].vote_weights for p in voting])
         postings, doc_positions, scope = None, np.zeros(0, dtype=np.int64), None
-        if rows and self.params.bm25_weight > 0:
-            postings, doc_positions = self._postings(rows)
-            scope = bm25_scoring.scope_of(postings, np.arange(len(doc_positions)))
-        return _View(version, now, positions, weights, vectors, postings, doc_positions, scope)
+        documents = [p for p in order if parts[p].document]
+        if documents:
+            postings = bm25_scoring.MemoryPostings()
+            for position in documents:
+                postings.add(parts[position].document)
+            doc_positions = np.asarray(documents, dtype=np.int64)
+            scope = bm25_scoring.scope_of(postings, np.arange(len(documents)))
+        support = {p: len(parts[p].sessions) for p in order}
+        return _View(
+            version,
+            now,
+            positions,
+            weights,
+            vectors,
+            postings,
+            doc_positions,
+            scope,
+            vote_positions,
+            vote_weights,
+            support,
+            parts=parts,
+        )
+
+    def _vote_rows(self, rows: Sequence[LearnedRequest]) -> tuple[Any, Any]:
+        """The voting requests' vectors and weights: a stored request's text is embedded
+        (cached), a text-free one votes with its stored vector when it was made by this
+        embedder."""
+        np = _numpy()
+        embedder = self.embedder
+        texts = [r.text for r in rows if r.text]
+        embedded = iter(self._embed(texts)) if texts else iter(())
+        kept, vectors = [], []
+        for request in rows:
+            if request.text:
+                vectors.append(next(embedded))
+                kept.append(request.weight)
+            elif request.vector is not None and request.embedder == embedder.name:
+                vectors.append(np.asarray(request.vector, dtype=np.float32))
+                kept.append(request.weight)
+        if not kept:
+            return None, np.zeros(0)
+        return np.stack(vectors).astype(np.float32), np.asarray(kept, dtype=np.float64)
 
     def _embed(self, texts: list[str]) -> Any:
         np = _numpy()
@@ -339,33 +428,29 @@ class LearnedRanker:
                     self._vectors[(embedder.name, text)] = row
         return np.ascontiguousarray(np.stack([found[k] for k in keys]), dtype=np.float32)
 
-    def _postings(
-        self, rows: Sequence[tuple[int, LearnedRequest]]
-    ) -> tuple[bm25_scoring.MemoryPostings, Any]:
-        """One BM25 document per tool: its requests' terms, each weighted by the request's
+    def _document(self, rows: Sequence[LearnedRequest]) -> dict[str, float]:
+        """A tool's BM25 document: its requests' terms, each weighted by the request's
         decayed weight and ``1 + ln(support)``."""
         import math
 
         from toolsearch.indexes.analysis import analyze
 
-        np = _numpy()
-        per_tool: dict[int, dict[str, float]] = {}
-        for position, request in rows:
-            with self._lock:
-                counts = self._terms.get(request.text)
+        hashed = not self.memory.params.store_text
+        document: dict[str, float] = {}
+        for request in rows:
+            counts: Counter[str] | None = request.terms
             if counts is None:
-                counts = Counter(analyze(request.text))
                 with self._lock:
-                    self._terms[request.text] = counts
+                    counts = self._terms.get(request.text)
+                if counts is None:
+                    terms = analyze(request.text)
+                    counts = hash_terms(terms) if hashed else Counter(terms)
+                    with self._lock:
+                        self._terms[request.text] = counts
             scale = request.weight * (1.0 + math.log(max(request.support, 1)))
-            document = per_tool.setdefault(position, {})
             for term, count in counts.items():
                 document[term] = document.get(term, 0.0) + scale * count
-        postings = bm25_scoring.MemoryPostings()
-        order = sorted(per_tool)
-        for position in order:
-            postings.add(per_tool[position])
-        return postings, np.asarray(order, dtype=np.int64)
+        return document
 
     # -- the two learned rankings ---------------------------------------------------------
 
@@ -378,16 +463,20 @@ class LearnedRanker:
         cosines = np.einsum("ij,j->i", view.vectors, vector)
         keep = cosines >= params.vote_min_cosine
         if allowed is not None:
-            keep &= np.isin(view.positions, np.asarray(list(allowed), dtype=np.int64))
+            keep &= np.isin(view.vote_positions, np.asarray(list(allowed), dtype=np.int64))
         picked = np.flatnonzero(keep)
         if not len(picked):
             return []
-        scores = cosines[picked] * view.weights[picked]
+        scores = cosines[picked] * view.vote_weights[picked]
         best: dict[int, float] = {}
+        total: dict[int, float] = {}
         for j in np.argsort(-scores, kind="stable")[: params.vote_k]:
-            position = int(view.positions[picked[j]])
+            position = int(view.vote_positions[picked[j]])
             best.setdefault(position, float(scores[j]))
-        return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[:depth]
+            total[position] = total.get(position, 0.0) + float(scores[j])
+        order = total if params.vote_sum else best  # the score stays the best (confidence)
+        ranked = sorted(best, key=lambda p: (-order[p], p))
+        return [(position, best[position]) for position in ranked[:depth]]
 
     def bm25(self, view: _View, query: str, depth: int, allowed: Sequence[int] | None) -> list[Hit]:
         """Tools by BM25 over their learned requests (normalized scores, weak hits out)."""
@@ -403,9 +492,10 @@ class LearnedRanker:
                 return []
             scope = bm25_scoring.scope_of(view.postings, docs)
         settings = Bm25Params(k1=self.params.k1, b=self.params.b)
-        places, scores, _total = bm25_scoring.rank(
-            view.postings, analyze(query), scope, settings, depth
-        )
+        terms = analyze(query)
+        if not self.memory.params.store_text:
+            terms = list(hash_terms(terms).elements())
+        places, scores, _total = bm25_scoring.rank(view.postings, terms, scope, settings, depth)
         hits = []
         for place, score in zip(places.tolist(), scores.tolist(), strict=True):
             if score < self.params.bm25_min_score:

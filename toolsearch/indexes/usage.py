@@ -11,56 +11,72 @@ to ``max_contributors``: its support), and two clocks (time and event number). K
 file like any other user data, and delete a user's requests with
 :meth:`UsageMemory.forget_session` (by hashed session id).
 
-What counts. Only a search followed, in the same session, by a **successful** call of one
-of its hits: the search log's join (:func:`toolsearch.search.search_log_reader.read_search_log`:
-a call labels the latest earlier search of its session that returned it) and its outcome
-flag (``LoggedCalls.ok``: the tool ran and returned). Calls whose outcome was not recorded
-(older logs, front doors that log before a call runs) count only with
-``count_unknown_outcomes=True``. The memory is a
-:class:`~toolsearch.search.search_log.SearchLog`, so it learns live as the advisor's
-search log (or beside a file log, with :class:`~toolsearch.search.search_log.TeeSearchLog`),
-and :meth:`UsageMemory.replay` rebuilds it from a JSONL search log by feeding it the same
-records in the same order, so a rebuild equals what live learning would have kept.
+What counts: a search followed, in the same session, by a **successful** call of one of
+its hits (:mod:`toolsearch.indexes.learning.live`); calls whose outcome was not recorded
+count only with ``count_unknown_outcomes=True``. The memory is a
+:class:`~toolsearch.search.search_log.SearchLog` (it learns live) and :meth:`replay`
+rebuilds it from a JSONL search log exactly as live learning would have. The bounds, decay
+and flood limits are :class:`UsageParams` (docs/learning-from-use.md says why each).
 
-Why the limits (:class:`UsageParams`). A tool keeps at most ``max_per_tool`` distinct
-requests (normalized: case and spacing folded); past that, the entry with the lowest
-decayed weight times support goes. Weights halve every ``half_life_days`` and/or every
-``half_life_events`` later learned events of the tool set, so old phrasings fade when use
-drifts. One session can teach a tool at most ``per_session_per_tool`` requests and a tool
-set at most ``max(session_floor, max_session_share * entries)``, and repeating a request
-counts once per session: one user (or one script) cannot flood a tool's field.
-``min_sessions`` keeps a tool's learned requests out of search until that many distinct
-sessions taught it (1 by default; raise it where users are not trusted).
+Safety (why a single request cannot move another user's ranking): requests without a
+conversation id count as one contributor (:data:`~toolsearch.indexes.learning.model.ANONYMOUS`),
+not one each; :class:`~toolsearch.indexes.learned.LearnedToolIndex` lets a learned tool
+outrank the inner index's top hit only once ``outrank_sessions`` distinct sessions taught
+it; ``UsageParams(tenant=...)`` scopes learning per tenant, and ``store_text=False``
+keeps no request text (a hash, hashed terms and a vector only).
 
-Persistence: a versioned JSON file, written atomically (a temporary file, then a rename),
-read lazily on first use. A corrupt file, or one that is not a usage memory, raises
-:class:`UsageMemoryError` naming it, and the memory then refuses to overwrite it.
+Persistence: the memory lives behind a store (:mod:`toolsearch.indexes.learning.store`:
+in memory, a file, Redis), read lazily on first use and saved by merging into what the
+store holds, so several workers learn into one memory without losing each other's
+requests. It is saved every ``autosave_every`` learned requests, on :meth:`close`, and at
+interpreter exit. A store that cannot be read (a corrupt file, a folder at the path,
+numbers out of range, nesting too deep) gives one :class:`UsageMemoryError` naming it,
+logged once; from then on the memory answers with nothing, learns nothing and never reads
+the store again, and it refuses to overwrite it. A read document is re-bounded by the
+memory's :class:`UsageParams`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
-import re
 import threading
 import time as _time
-from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from toolsearch.errors import UsageMemoryError
+from toolsearch.indexes.learning.carry import inherit
+from toolsearch.indexes.learning.live import LiveJoin
+from toolsearch.indexes.learning.model import (
+    ANONYMOUS,
+    Catalog,
+    Entry,
+    LearnedRequest,
+    ReplayStats,
+    ToolUse,
+    UsageParams,
+    catalog_digest,
+    hash_terms,
+    normalize_request,
+    priority,
+    request_key,
+    weight_of,
+)
+from toolsearch.indexes.learning.persist import USAGE_FORMAT, USAGE_VERSION, to_document
+from toolsearch.indexes.learning.store import CLOSE_AT_EXIT, FileUsageStore, UsageStore
+from toolsearch.indexes.learning.warm import warm_tools
 from toolsearch.indexes.text import clean_text
-from toolsearch.search.registry import tool_set_key
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch, tool_set_digest
+from toolsearch.search.search_log import LoggedCalls, LoggedSearch
 from toolsearch.search.search_log_reader import iter_search_log
-from toolsearch.search.types import MAX_QUERY_LENGTH
+from toolsearch.search.warm import WarmTool
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
+    "ANONYMOUS",
     "USAGE_FORMAT",
     "USAGE_VERSION",
     "LearnedRequest",
@@ -74,284 +90,272 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-USAGE_FORMAT = "toolsearch-usage-memory"
-"""The ``format`` of a usage memory file."""
-USAGE_VERSION = 1
-"""The ``version`` this module writes (and the newest it reads)."""
-
-_DAY = 86_400.0
-_SPACE = re.compile(r"\s+")
-
-
-def catalog_digest(tools: Iterable[ToolDefinition]) -> str:
-    """The tool-set digest of ``tools``: the tail of the advisor's index key, under which
-    the memory keeps that tool set's requests (order and repeats do not matter)."""
-    return tool_set_digest(tool_set_key("", (tool.fingerprint for tool in tools)))
-
-
-def normalize_request(text: str) -> str:
-    """The key two requests share when they are the same request: case and runs of
-    whitespace folded."""
-    return _SPACE.sub(" ", text).strip().casefold()
-
-
-@dataclass(frozen=True, slots=True)
-class UsageParams:
-    """The memory's bounds and clocks; see the module docstring for why each exists.
-
-    Attributes:
-        max_per_tool: Distinct requests kept per tool.
-        per_session_per_tool: Requests one session may teach one tool.
-        session_floor: Requests one session may teach a tool set whatever its size.
-        max_session_share: Beyond the floor, one session's share of a tool set's entries.
-        half_life_days: Weight halves every this many days since a request was last made
-            (``None``: no time decay).
-        half_life_events: Weight halves every this many later learned events of the tool
-            set (``None``: no event decay).
-        min_sessions: A tool's requests are searched once this many sessions taught it.
-        max_contributors: Hashed sessions remembered per request, which caps its support
-            (a further session's repeat only refreshes it).
-        count_unknown_outcomes: Learn from calls whose success was not recorded.
-        searches_per_session: Recent searches per session awaiting their calls (live).
-        open_sessions: Sessions whose recent searches are kept (least recent out).
-    """
-
-    max_per_tool: int = 32
-    per_session_per_tool: int = 3
-    session_floor: int = 16
-    max_session_share: float = 0.25
-    half_life_days: float | None = 90.0
-    half_life_events: float | None = None
-    min_sessions: int = 1
-    max_contributors: int = 8
-    count_unknown_outcomes: bool = False
-    searches_per_session: int = 32
-    open_sessions: int = 10_000
-
-    def __post_init__(self) -> None:
-        counts = (
-            self.max_per_tool,
-            self.per_session_per_tool,
-            self.min_sessions,
-            self.max_contributors,
-            self.searches_per_session,
-            self.open_sessions,
-        )
-        if min(counts) < 1 or self.session_floor < 0:
-            raise ValueError("the usage memory's counts must be at least 1")
-        if not 0 < self.max_session_share <= 1:
-            raise ValueError("max_session_share must be in (0, 1]")
-        for half_life in (self.half_life_days, self.half_life_events):
-            if half_life is not None and half_life <= 0:
-                raise ValueError("a half-life must be positive (or None for no decay)")
-
-
-@dataclass
-class _Entry:
-    text: str
-    sessions: list[str]
-    """The hashed sessions that made this request (at most ``max_contributors``)."""
-    first: float
-    last: float
-    event: int
-
-    @property
-    def support(self) -> int:
-        return len(self.sessions)
-
-
-@dataclass
-class _Catalog:
-    events: int = 0
-    version: int = 0
-    tools: dict[str, dict[str, _Entry]] = field(default_factory=dict)
-    by_session: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def size(self) -> int:
-        return sum(len(entries) for entries in self.tools.values())
-
-
-@dataclass(frozen=True, slots=True)
-class LearnedRequest:
-    """One learned request of one tool, with its weight at the time it was read."""
-
-    tool: str
-    text: str
-    weight: float
-    support: int
-    last: float
-
-
-@dataclass(frozen=True)
-class ReplayStats:
-    """What :meth:`UsageMemory.replay` read and learned."""
-
-    searches: int = 0
-    calls: int = 0
-    learned: int = 0
-
-
-@dataclass
-class _Pending:
-    """A search of a live session, waiting for the calls it may lead to."""
-
-    tool_set: str
-    query: str
-    hits: frozenset[str]
-    time: float
-    learned: set[str] = field(default_factory=set)
-
 
 class UsageMemory:
-    """Per tool set, per tool, the requests that led to a successful call (a ``SearchLog``).
+    """Per tool set, per tool, the requests that led to a successful call (a ``SearchLog``
+    and a :class:`~toolsearch.search.warm.WarmSetSource`).
 
     Args:
-        path: The JSON file it is saved to and loaded from (read on first use; ``None``:
-            in memory only).
-        params: The bounds and decay (:class:`UsageParams`).
+        path: The JSON file it is kept in (a :class:`FileUsageStore`; ``None``: in memory
+            only, unless ``store`` is given).
+        store: Where it is kept instead of a file (an
+            :class:`~toolsearch.indexes.learning.store.InMemoryUsageStore`, a
+            :class:`~toolsearch.indexes.learning.redis_store.RedisUsageStore`).
+        params: The bounds, decay and safety options (:class:`UsageParams`).
         clock: Seconds since the epoch, for weights at search time (``time.time``; inject
             one in tests). Learning uses each record's own time, never this clock.
-        autosave_every: Save after this many learned requests (``None``: call
-            :meth:`save`). A save writes the whole file, in the request that learned.
+        autosave_every: Save after this many learned requests (``None``: on :meth:`close`
+            and at exit only). A save merges into the store, in the request that learned.
+        save_at_exit: Save what is unsaved when the interpreter exits.
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
         *,
+        store: UsageStore | None = None,
         params: UsageParams | None = None,
         clock: Callable[[], float] = _time.time,
         autosave_every: int | None = None,
+        save_at_exit: bool = True,
     ) -> None:
         if autosave_every is not None and autosave_every < 1:
             raise ValueError("autosave_every must be at least 1")
+        if path is not None and store is not None:
+            raise ValueError("pass a path or a store, not both")
         self.path = None if path is None else Path(path)
+        self.store: UsageStore | None = FileUsageStore(path) if path is not None else store
         self.params = params or UsageParams()
         self.clock = clock
         self.autosave_every = autosave_every
-        self._catalogs: dict[str, _Catalog] = {}
-        self._open: OrderedDict[str, deque[_Pending]] = OrderedDict()
+        self._catalogs: dict[str, Catalog] = {}
+        self._join = LiveJoin(self.params)
         self._lock = threading.RLock()
-        self._loaded = self.path is None
+        self._loaded = self.store is None
         self._broken: UsageMemoryError | None = None
+        self._autosave_failed = False
         self._unsaved = 0
         self._stamp = 0
+        self._fingerprints: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._embed: Callable[[list[str]], list[list[float]]] | None = None
+        self._embedder_name = ""
+        if self.store is not None and save_at_exit:
+            CLOSE_AT_EXIT.add(self)
 
     def __repr__(self) -> str:
-        where = "in memory" if self.path is None else repr(str(self.path))
-        return f"UsageMemory({where})"
+        if self.path is not None:
+            return f"UsageMemory({str(self.path)!r})"
+        return "UsageMemory(in memory)" if self.store is None else f"UsageMemory({self.store!r})"
+
+    @property
+    def broken(self) -> UsageMemoryError | None:
+        """Why the store could not be read (the memory then stands aside), or ``None``."""
+        return self._broken
 
     # -- the SearchLog protocol (live learning) ----------------------------------------
 
     def record_search(self, search: LoggedSearch) -> None:
         """Keep a search until its session's calls say which of its hits it led to."""
-        if search.error:
+        if search.error or self._broken is not None:
             return
-        pending = _Pending(
-            search.tool_set,
-            search.query,
-            frozenset(name for name, _ in search.hits),
-            round(search.time, 6),
-        )
         with self._lock:
-            queue = self._open.pop(search.session, None)
-            if queue is None:
-                queue = deque(maxlen=self.params.searches_per_session)
-            queue.append(pending)
-            self._open[search.session] = queue
-            while len(self._open) > self.params.open_sessions:
-                self._open.popitem(last=False)
+            self._join.search(search)
+            if search.tools:
+                self._note_fingerprints(search.tool_set, search.tools)
+
+    def _note_fingerprints(self, digest: str, tools: Sequence[ToolDefinition]) -> None:
+        if digest not in self._fingerprints:
+            self._fingerprints[digest] = {t.name: t.fingerprint for t in tools}
+            while len(self._fingerprints) > self.params.max_tool_sets:
+                self._fingerprints.popitem(last=False)
 
     def record_calls(self, calls: LoggedCalls) -> None:
         """Learn each successful call's request: the latest earlier search of the session
-        that returned the tool (the search log's join), once per search and tool."""
-        flags: Iterable[bool | None] = calls.ok or (None,) * len(calls.names)
-        at = round(calls.time, 6)
+        that returned the tool (the search log's join), once per search and tool, and
+        with ``turn_searches`` the turn's other searches too; count every call with a
+        known outcome for the warm set."""
+        if self._broken is not None:
+            return
+        try:
+            self._record_calls(calls)
+        except UsageMemoryError:  # the store broke: logged once by _ensure_loaded
+            return
+
+    def _record_calls(self, calls: LoggedCalls) -> None:
         with self._lock:
-            queue = self._open.get(calls.session)
-            if not queue:
-                return
-            for name, ok in zip(calls.names, flags, strict=True):
-                target = next(
-                    (
-                        p
-                        for p in reversed(queue)
-                        if name in p.hits and (calls.ok is None or p.time <= at)
-                    ),
-                    None,
+            if calls.ok is not None and calls.names:
+                self._count_use(calls, round(calls.time, 6))
+            for lesson in self._join.calls(calls):
+                self._learn(
+                    self.params.scope(lesson.tool_set),
+                    lesson.tool,
+                    lesson.query,
+                    lesson.contributor,
+                    lesson.time,
                 )
-                if target is None or name in target.learned:
-                    continue
-                if not (ok is True or (ok is None and self.params.count_unknown_outcomes)):
-                    continue
-                target.learned.add(name)
-                self.learn(target.tool_set, name, target.query, session=calls.session, time=at)
+
+    def _count_use(self, calls: LoggedCalls, at: float) -> None:
+        """Decayed call and success counts per tool (the warm set's weights)."""
+        key = self.params.scope(calls.tool_set)
+        catalog = self._catalogs.get(key)
+        if catalog is None:
+            self._ensure_loaded()
+            catalog = self._catalog(key, calls.tool_set)
+        half_life = (self.params.half_life_days or 36_500.0) * 86_400.0
+        for name, ok in zip(calls.names, calls.ok or (), strict=True):
+            use = catalog.use.setdefault(name, ToolUse(at=at))
+            decay = 0.5 ** (max(0.0, at - use.at) / half_life)
+            use.calls, use.ok, use.at = use.calls * decay + 1.0, use.ok * decay + float(ok), at
+            if ok:
+                use.last = max(use.last, at)
 
     # -- learning ----------------------------------------------------------------------
 
-    def learn(self, tool_set: str, tool: str, request: str, *, session: str, time: float) -> bool:
+    def learn(
+        self,
+        tool_set: str,
+        tool: str,
+        request: str,
+        *,
+        session: str,
+        time: float,
+        anonymous: bool = False,
+    ) -> bool:
         """Remember that ``request`` led to a successful call of ``tool`` in ``tool_set``
-        (a :func:`catalog_digest`), by ``session`` (hashed) at ``time``. Returns whether
-        the memory changed (``False``: a repeat by the same session, over a flood limit,
-        blank, or the weakest entry of a full tool)."""
-        text = clean_text(request)[:MAX_QUERY_LENGTH].strip()
+        (a :func:`catalog_digest`), by ``session`` (hashed; ``anonymous``: the one
+        anonymous contributor) at ``time``. Returns whether the memory changed (``False``:
+        a repeat by the same session, over a flood limit, blank, or the weakest entry of a
+        full tool)."""
+        contributor = ANONYMOUS if anonymous else session
+        with self._lock:
+            return self._learn(self.params.scope(tool_set), tool, request, contributor, time)
+
+    def _learn(self, key: str, tool: str, request: str, session: str, time: float) -> bool:
+        params = self.params
+        text = clean_text(request)[: params.max_request_chars].strip()
         if not text:
             return False
-        key, at, params = normalize_request(text), round(float(time), 6), self.params
-        with self._lock:
-            self._ensure_loaded()
-            catalog = self._catalogs.setdefault(tool_set, _Catalog())
-            entries = catalog.tools.setdefault(tool, {})
-            entry = entries.get(key)
-            if entry is not None and session in entry.sessions:
-                return False
-            mine = sum(session in e.sessions for e in entries.values())
-            cap = max(params.session_floor, math.ceil(params.max_session_share * catalog.size))
-            if mine >= params.per_session_per_tool or catalog.by_session[session] >= cap:
-                return False
-            catalog.events += 1
-            if entry is not None:  # another session's request: more support, fresher
-                entry.last, entry.event = max(entry.last, at), catalog.events
-                if len(entry.sessions) < params.max_contributors:
-                    entry.sessions.append(session)
-                    catalog.by_session[session] += 1
-            else:
-                entries[key] = _Entry(text, [session], at, at, catalog.events)
+        entry_key = normalize_request(text) if params.store_text else request_key(text)
+        at = round(float(time), 6)
+        self._ensure_loaded()
+        catalog = self._catalog(key, key.rsplit("/", 1)[-1])
+        entries = catalog.tools.setdefault(tool, {})
+        entry = entries.get(entry_key)
+        if entry is not None and session in entry.sessions:
+            return False
+        mine = sum(session in e.sessions for e in entries.values())
+        cap = max(params.session_floor, math.ceil(params.max_session_share * catalog.size))
+        if mine >= params.per_session_per_tool or catalog.by_session[session] >= cap:
+            return False
+        catalog.events += 1
+        if entry is not None:  # another session's request: more support, fresher
+            entry.last, entry.event = max(entry.last, at), catalog.events
+            if len(entry.sessions) < params.max_contributors:
+                entry.sessions.append(session)
                 catalog.by_session[session] += 1
-                if len(entries) > params.max_per_tool:
-                    weakest = min(entries, key=lambda k: self._priority(entries[k], catalog, at))
-                    self._drop(catalog, entries, weakest)
-                    if weakest == key:  # the new request is the weakest: nothing changes
-                        catalog.events -= 1
-                        return False
-            self._changed(catalog)
-            if self.autosave_every is not None and self._unsaved >= self.autosave_every:
-                self.save()
+        else:
+            entries[entry_key] = self._entry(text, entry_key, session, at, catalog.events)
+            catalog.by_session[session] += 1
+            if len(entries) > params.max_per_tool:
+                weakest = min(entries, key=lambda k: priority(entries[k], catalog, params, at))
+                self._drop(catalog, entries, weakest)
+                if weakest == entry_key:  # the new request is the weakest: nothing changes
+                    catalog.events -= 1
+                    return False
+        catalog.changed = at
+        self._changed(catalog, tool)
+        if self.autosave_every is not None and self._unsaved >= self.autosave_every:
+            self._autosave()
         return True
 
-    def _changed(self, catalog: _Catalog) -> None:
-        """Stamp a change (stamps are never reused, even after :meth:`clear`)."""
+    def _entry(self, text: str, key: str, session: str, at: float, event: int) -> Entry:
+        if self.params.store_text:
+            return Entry(text, [session], at, at, event)
+        from toolsearch.indexes.analysis import analyze
+
+        entry = Entry("", [session], at, at, event, terms=hash_terms(analyze(text)), key=key)
+        if self._embed is not None:  # the text is not kept: embed it now or never
+            try:
+                entry.vector = [float(x) for x in self._embed([text])[0]]
+                entry.embedder = self._embedder_name
+            except Exception:
+                _log.warning("usage memory: embedding a request failed", exc_info=True)
+        return entry
+
+    def attach_embedder(self, name: str, embed: Callable[[list[str]], list[list[float]]]) -> None:
+        """The embedder text-free entries are embedded with as they are learned (a learned
+        index attaches its vote's embedder)."""
+        self._embedder_name, self._embed = name, embed
+
+    def _catalog(self, key: str, digest: str) -> Catalog:
+        """The catalog under ``key``, made on first use; a new tool set inherits what its
+        unchanged tools (same fingerprint) learned in another tool set of the tenant."""
+        catalog = self._catalogs.get(key)
+        if catalog is not None:
+            return catalog
+        catalog = self._catalogs[key] = Catalog()
+        prints = self._fingerprints.get(digest)
+        if prints:
+            catalog.fingerprints = dict(prints)
+            self._inherit(key, catalog)
+        while len(self._catalogs) > self.params.max_tool_sets:
+            oldest = min(self._catalogs, key=lambda k: self._catalogs[k].changed)
+            del self._catalogs[oldest]
+        return catalog
+
+    def _inherit(self, key: str, catalog: Catalog) -> None:
+        if inherit(self._catalogs, key, catalog):
+            self._changed(catalog)
+
+    def adopt(self, tools: Sequence[ToolDefinition]) -> bool:
+        """Make ``tools``' tool set inherit what its unchanged tools learned in other tool
+        sets (a learned index calls it for a tool set with nothing learned yet). Returns
+        whether anything was carried over. Never raises for a broken store."""
+        digest = catalog_digest(tools)
+        key = self.params.scope(digest)
+        with self._lock:
+            try:
+                self._ensure_loaded()
+            except UsageMemoryError:
+                return False
+            self._note_fingerprints(digest, tools)
+            if key in self._catalogs:
+                return False
+            catalog = self._catalog(key, digest)
+            if not catalog.tools and not catalog.use:
+                del self._catalogs[key]
+                return False
+            return True
+
+    def _changed(self, catalog: Catalog, tool: str | None = None) -> None:
+        """Stamp a change of one tool's learning (``None``: of the whole tool set); stamps
+        are never reused, even after :meth:`clear`."""
         self._stamp += 1
         catalog.version = self._stamp
+        if tool is None:
+            catalog.full = self._stamp
+        else:
+            catalog.stamps[tool] = self._stamp
         self._unsaved += 1
 
-    def _priority(self, entry: _Entry, catalog: _Catalog, now: float) -> tuple[float, float, int]:
-        """Which entry of a full tool goes first: lowest weight times support, then oldest."""
-        value = self._weight(entry, catalog, now) * (1.0 + math.log(entry.support))
-        return value, entry.last, entry.event
+    def changes(self, tool_set: str, since: int) -> tuple[int, set[str] | None]:
+        """The tool set's version and the tools whose learning changed after version
+        ``since`` (``None``: all of them may have; a learned index then rebuilds its
+        whole view, else only those tools' parts)."""
+        with self._lock:
+            self._ensure_loaded()
+            catalog = self._catalogs.get(self.params.scope(tool_set))
+            if catalog is None:
+                return 0, None
+            if since <= 0 or catalog.full > since:
+                return catalog.version, None
+            return catalog.version, {t for t, at in catalog.stamps.items() if at > since}
 
-    def _weight(self, entry: _Entry, catalog: _Catalog, now: float) -> float:
-        weight = 1.0
-        if self.params.half_life_days is not None:
-            age = max(0.0, now - entry.last) / (self.params.half_life_days * _DAY)
-            weight *= 0.5**age
-        if self.params.half_life_events is not None:
-            weight *= 0.5 ** ((catalog.events - entry.event) / self.params.half_life_events)
-        return weight
+    def _weight(self, entry: Entry, catalog: Catalog, now: float) -> float:
+        return weight_of(entry, catalog, self.params, now)
 
     @staticmethod
-    def _drop(catalog: _Catalog, entries: dict[str, _Entry], key: str) -> None:
+    def _drop(catalog: Catalog, entries: dict[str, Entry], key: str) -> None:
         for session in entries.pop(key).sessions:
             catalog.by_session[session] -= 1
             if catalog.by_session[session] <= 0:
@@ -360,11 +364,12 @@ class UsageMemory:
     # -- reading -------------------------------------------------------------------------
 
     def version(self, tool_set: str) -> int:
-        """A number that changes whenever the tool set's requests change (0: none yet)."""
+        """A number that changes whenever the tool set's requests change (0: none yet);
+        :class:`UsageMemoryError` (cached, the store is not read again) when broken."""
         with self._lock:
             self._ensure_loaded()
-            catalog = self._catalogs.get(tool_set)
-            return 0 if catalog is None else catalog.version
+            catalog = self._catalogs.get(self.params.scope(tool_set))
+            return 0 if catalog is None or not catalog.tools else catalog.version
 
     def requests(self, tool_set: str, tool: str | None = None) -> tuple[LearnedRequest, ...]:
         """The tool set's searchable requests (of one ``tool``, or every tool's), each with
@@ -373,7 +378,7 @@ class UsageMemory:
         now = self.clock()
         with self._lock:
             self._ensure_loaded()
-            catalog = self._catalogs.get(tool_set)
+            catalog = self._catalogs.get(self.params.scope(tool_set))
             if catalog is None:
                 return ()
             picked = catalog.tools if tool is None else {tool: catalog.tools.get(tool, {})}
@@ -384,10 +389,66 @@ class UsageMemory:
                     if len(taught) < self.params.min_sessions:
                         continue
                 found.extend(
-                    LearnedRequest(name, e.text, self._weight(e, catalog, now), e.support, e.last)
-                    for e in entries.values()
+                    LearnedRequest(
+                        name,
+                        e.text,
+                        self._weight(e, catalog, now),
+                        e.support,
+                        e.last,
+                        tuple(e.sessions),
+                        key,
+                        e.terms,
+                        None if e.vector is None else tuple(e.vector),
+                        e.embedder,
+                    )
+                    for key, e in entries.items()
                 )
             return tuple(found)
+
+    def warm_tools(
+        self,
+        tools: Sequence[ToolDefinition],
+        *,
+        tenant: str | None = None,
+        limit: int = 10,
+    ) -> list[WarmTool]:
+        """The session's most used tools, most used first (a
+        :class:`~toolsearch.search.warm.WarmSetSource`): successful calls decayed with
+        ``half_life_days``, with their recent success rate. Empty when nothing is known
+        or the store cannot be read; never raises."""
+        try:
+            with self._lock:
+                self._ensure_loaded()
+                digest = catalog_digest(tools)
+                key = self.params.scope(digest, tenant)
+                catalog = self._catalogs.get(key)
+                if catalog is None and self.adopt(tools):
+                    catalog = self._catalogs.get(key)
+                if catalog is None:
+                    return []
+                return warm_tools(catalog, tools, self.params, self.clock(), limit)
+        except Exception:
+            _log.debug("usage memory: no warm set", exc_info=True)
+            return []
+
+    def serving(self, tool_set: str) -> bool:
+        """Whether a learned index serves what the tool set learned (``False`` after a
+        shadow evaluation found it worse: :meth:`set_serving`)."""
+        with self._lock:
+            self._ensure_loaded()
+            catalog = self._catalogs.get(self.params.scope(tool_set))
+            return catalog is None or catalog.serve
+
+    def set_serving(self, tool_set: str, serve: bool) -> None:
+        """Serve (or only shadow) what the tool set learned; saved with the memory."""
+        with self._lock:
+            self._ensure_loaded()
+            key = self.params.scope(tool_set)
+            catalog = self._catalog(key, tool_set)
+            if catalog.serve != serve:
+                catalog.serve = serve
+                self._changed(catalog)
+                self._replace = self._replace or serve
 
     def tool_sets(self) -> list[str]:
         with self._lock:
@@ -395,7 +456,8 @@ class UsageMemory:
             return list(self._catalogs)
 
     def stats(self) -> dict[str, int]:
-        """Tool sets, tools with requests, requests and distinct sessions held."""
+        """Tool sets, tools with requests, requests, distinct sessions and awaiting
+        searches (with their characters) held."""
         with self._lock:
             self._ensure_loaded()
             catalogs = self._catalogs.values()
@@ -405,17 +467,20 @@ class UsageMemory:
                 "tools": sum(sum(1 for e in c.tools.values() if e) for c in catalogs),
                 "requests": sum(c.size for c in catalogs),
                 "sessions": len(sessions),
+                "pending_searches": self._join.searches,
+                "pending_chars": self._join.chars,
             }
 
     # -- forgetting ----------------------------------------------------------------------
 
     def forget_session(self, session: str) -> int:
         """Remove a (hashed) session from every request; a request no other remembered
-        session made is deleted. Returns how many requests were deleted."""
+        session made is deleted. Returns how many requests were deleted. The next save
+        replaces the store's copy rather than merging into it."""
         deleted = 0
         with self._lock:
             self._ensure_loaded()
-            self._open.pop(session, None)
+            self._join.forget(session)
             for catalog in self._catalogs.values():
                 if session not in catalog.by_session:
                     continue
@@ -430,18 +495,22 @@ class UsageMemory:
                         catalog.by_session[session] -= 1
                 del catalog.by_session[session]
                 self._changed(catalog)
+            self._replace = True
         return deleted
 
     def clear(self, tool_set: str | None = None) -> None:
-        """Forget one tool set's requests, or everything."""
+        """Forget one tool set's requests, or everything (the next save replaces)."""
         with self._lock:
             self._ensure_loaded()
             if tool_set is None:
                 self._catalogs.clear()
-                self._open.clear()
-            elif tool_set in self._catalogs:
-                del self._catalogs[tool_set]
+                self._join.clear()
+            else:
+                self._catalogs.pop(self.params.scope(tool_set), None)
             self._unsaved += 1
+            self._replace = True
+
+    _replace = False
 
     # -- rebuilding from a log -------------------------------------------------------------
 
@@ -474,36 +543,66 @@ class UsageMemory:
 
     # -- persistence ---------------------------------------------------------------------
 
-    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the memory to ``path`` (default: its own) atomically; returns the path.
-        Searches awaiting their calls are not saved."""
-        target = Path(path) if path is not None else self.path
-        if target is None:
-            raise ValueError("this usage memory has no path: pass save(path)")
+    def save(self, path: str | os.PathLike[str] | None = None) -> Path | None:
+        """Merge the memory into its store (another memory's learning there is kept, and
+        this memory then holds it too); with ``path``, write a copy to that file instead.
+        Returns the file written (``None`` for a store that is not a file). Searches
+        awaiting their calls are not saved. :class:`UsageMemoryError` when the store
+        cannot be read or written."""
+        import json
+
+        from toolsearch.indexes.learning.persist import write_atomically
+
         with self._lock:
             self._ensure_loaded()
-            document = {
-                "format": USAGE_FORMAT,
-                "version": USAGE_VERSION,
-                "saved": round(self.clock(), 3),
-                "params": asdict(self.params),
-                "tool_sets": {
-                    digest: {
-                        "events": c.events,
-                        "tools": {
-                            name: [_entry_record(e) for e in entries.values()]
-                            for name, entries in c.tools.items()
-                            if entries
-                        },
-                    }
-                    for digest, c in self._catalogs.items()
-                },
-            }
-            text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-            _write_atomically(target, text)
-            if target == self.path:
-                self._unsaved = 0
-        return target
+            if path is not None and (self.path is None or Path(path) != self.path):
+                document = to_document(self._catalogs, self.params, self.clock())
+                target = Path(path)
+                write_atomically(
+                    target, json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+                )
+                return target
+            if self.store is None:
+                raise ValueError("this usage memory has no path: pass save(path)")
+            merged = self.store.merge_in(
+                self._catalogs, self.params, self.clock(), replace=self._replace
+            )
+            self._adopt_stored(merged)
+            self._unsaved, self._replace = 0, False
+            return self.path
+
+    def _adopt_stored(self, merged: dict[str, Catalog]) -> None:
+        """Take the store's merged catalogs, restamping those whose content changed."""
+        for key, catalog in merged.items():
+            mine = self._catalogs.get(key)
+            same = mine is not None and (mine.events, mine.size) == (catalog.events, catalog.size)
+            if same and mine is not None:
+                catalog.version, catalog.full, catalog.stamps = mine.version, mine.full, mine.stamps
+            else:
+                self._stamp += 1
+                catalog.version = catalog.full = self._stamp
+        self._catalogs = merged
+
+    def _autosave(self) -> None:
+        """Save in the request that learned; a failing save is logged once and not tried
+        again until :meth:`save` or :meth:`close`."""
+        if self._autosave_failed:
+            return
+        try:
+            self.save()
+        except (UsageMemoryError, OSError) as error:
+            self._autosave_failed = True
+            _log.warning("usage memory: autosave failed, not retried until close(): %s", error)
+
+    def close(self) -> None:
+        """Save what is unsaved (once; an error is logged, not raised)."""
+        CLOSE_AT_EXIT.discard(self)
+        if self.store is None or self._broken is not None or not self._unsaved:
+            return
+        try:
+            self.save()
+        except (UsageMemoryError, OSError) as error:
+            _log.warning("usage memory: saving on close failed: %s", error)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], **options: Any) -> UsageMemory:
@@ -513,81 +612,25 @@ class UsageMemory:
         return memory
 
     def _ensure_loaded(self) -> None:
-        """Read the file on first use (under the lock); a broken file raises, every time."""
+        """Read the store on first use (under the lock). A broken store raises its
+        :class:`UsageMemoryError`, logged once, and is never read again."""
         if self._loaded:
             return
         if self._broken is not None:
             raise self._broken
-        assert self.path is not None
+        assert self.store is not None
         try:
-            self._catalogs = _read(self.path) if self.path.exists() else {}
+            stored = self.store.read(self.params, self.clock())
         except UsageMemoryError as error:
             self._broken = error
+            _log.warning("usage memory unreadable, learning and serving without it: %s", error)
             raise
+        except Exception as error:  # a store's own failure: typed, once
+            self._broken = UsageMemoryError(f"{self.store!r}: cannot be read ({error!r})"[:500])
+            _log.warning("usage memory unreadable, learning and serving without it: %s", error)
+            raise self._broken from None
+        self._catalogs = stored
         for catalog in self._catalogs.values():
             self._stamp += 1
-            catalog.version = self._stamp
+            catalog.version = catalog.full = self._stamp
         self._loaded = True
-
-
-def _entry_record(entry: _Entry) -> dict[str, Any]:
-    return {
-        "text": entry.text,
-        "sessions": entry.sessions,
-        "first": entry.first,
-        "last": entry.last,
-        "event": entry.event,
-    }
-
-
-def _write_atomically(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(staging, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(staging, target)
-    finally:
-        staging.unlink(missing_ok=True)
-
-
-def _read(path: Path) -> dict[str, _Catalog]:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageMemoryError(f"{path}: not a usage memory file (not valid JSON: {exc})") from None
-    if not isinstance(document, dict) or document.get("format") != USAGE_FORMAT:
-        raise UsageMemoryError(
-            f'{path}: not a usage memory file (no "format": "{USAGE_FORMAT}"); '
-            "write one with UsageMemory.save() or `toolsearch index learn`"
-        )
-    version = document.get("version")
-    if not isinstance(version, int) or version < 1:
-        raise UsageMemoryError(f"{path}: a usage memory file without a valid version")
-    if version > USAGE_VERSION:
-        raise UsageMemoryError(
-            f"{path}: usage memory version {version} is newer than this toolsearch reads "
-            f"({USAGE_VERSION}); upgrade toolsearch"
-        )
-    catalogs: dict[str, _Catalog] = {}
-    try:
-        for digest, body in dict(document["tool_sets"]).items():
-            catalog = _Catalog(events=int(body["events"]))
-            for name, rows in dict(body["tools"]).items():
-                entries = catalog.tools.setdefault(str(name), {})
-                for row in rows:
-                    entry = _Entry(
-                        str(row["text"]),
-                        [str(s) for s in row["sessions"]],
-                        float(row["first"]),
-                        float(row["last"]),
-                        int(row["event"]),
-                    )
-                    entries[normalize_request(entry.text)] = entry
-                    catalog.by_session.update(entry.sessions)
-            catalogs[str(digest)] = catalog
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise UsageMemoryError(f"{path}: a malformed usage memory file ({exc!r})") from None
-    return catalogs

@@ -41,6 +41,7 @@ from typing import IO, Any, Protocol, runtime_checkable
 
 from toolsearch.observe import hash_session_id
 from toolsearch.search.events import ToolSearchEvent
+from toolsearch.search.session_ref import EPHEMERAL_PREFIX
 from toolsearch.search.types import MAX_QUERY_LENGTH
 from toolsearch.tools.definition import ToolDefinition
 
@@ -59,6 +60,11 @@ SEARCH_LOG_VERSION = 1
 """The ``v`` of every line :class:`JsonlSearchLog` writes."""
 
 
+def is_anonymous(session_id: str) -> bool:
+    """Whether a session id is a throwaway one (the request had no conversation id)."""
+    return session_id.startswith(EPHEMERAL_PREFIX)
+
+
 def tool_set_digest(index_key: str) -> str:
     """The tool-set digest of an index key (``session#digest``), or the key itself."""
     return index_key.rsplit("#", 1)[-1] if "#" in index_key else index_key
@@ -72,7 +78,9 @@ class LoggedSearch:
     set (the tail of the index key), ``hits`` the names the model was shown with their
     scores, best first, and ``loaded`` the tools the model already had, which the search
     left out. ``tools`` is the request's whole tool set (the definitions); a sink may keep
-    it once per ``tool_set``, or ignore it.
+    it once per ``tool_set``, or ignore it. ``anonymous``: the request had no conversation
+    id (a throwaway session), so a sink that counts contributors counts all such requests
+    as one.
     """
 
     time: float
@@ -89,6 +97,11 @@ class LoggedSearch:
     duration_ms: float = 0.0
     error: str | None = None
     tools: Sequence[ToolDefinition] = field(default=(), repr=False, compare=False)
+    anonymous: bool = False
+    request: str | None = None
+    """The user's request of the turn that made this search, when the front door knows
+    it (a usage memory learns it beside the query; the file log writes it as
+    ``request``, user content like the query)."""
 
     @classmethod
     def from_event(
@@ -113,6 +126,7 @@ class LoggedSearch:
             duration_ms=event.duration_ms,
             error=event.error,
             tools=tuple(tools),
+            anonymous=is_anonymous(event.session_id),
         )
 
     @property
@@ -142,6 +156,10 @@ class LoggedSearch:
         }
         if self.error is not None:
             record["error"] = self.error
+        if self.anonymous:
+            record["anon"] = True
+        if self.request:
+            record["request"] = self.request[:MAX_QUERY_LENGTH]
         return record
 
     @classmethod
@@ -166,6 +184,8 @@ class LoggedSearch:
             visible_tools=record.get("visible_tools"),
             duration_ms=float(record.get("duration_ms") or 0.0),
             error=record.get("error") or None,
+            anonymous=record.get("anon") is True,
+            request=str(record["request"]) if record.get("request") else None,
         )
 
 
@@ -185,6 +205,8 @@ class LoggedCalls:
     tool_set: str
     names: tuple[str, ...]
     ok: tuple[bool, ...] | None = None
+    anonymous: bool = False
+    """The session had no conversation id (see :attr:`LoggedSearch.anonymous`)."""
 
     def __post_init__(self) -> None:
         if self.ok is not None and len(self.ok) != len(self.names):
@@ -205,6 +227,7 @@ class LoggedCalls:
             tool_set_digest(index_key),
             tuple(names),
             None if ok is None else tuple(bool(flag) for flag in ok),
+            is_anonymous(session_id),
         )
 
     @property
@@ -225,6 +248,8 @@ class LoggedCalls:
         }
         if self.ok is not None:
             record["ok"] = list(self.ok)
+        if self.anonymous:
+            record["anon"] = True
         return record
 
     @classmethod
@@ -243,6 +268,7 @@ class LoggedCalls:
             str(record.get("tool_set", "")),
             names,
             None if flags is None else tuple(flags),
+            record.get("anon") is True,
         )
 
 
