@@ -192,7 +192,7 @@ class OpenAIChatModel(OpenAIClients, SdkChatModel):
         return _StreamState(names)
 
     def _translate(self, exc: Exception) -> ProviderError | None:
-        return translate_openai_error(exc)
+        return translate_openai_answer_error(exc)
 
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
@@ -492,11 +492,6 @@ def translate_openai_error(exc: Exception, provider: str = PROVIDER) -> Provider
     """An ``openai`` SDK error as ours (``None`` for anything else), naming ``provider``."""
     import openai
 
-    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
-        # the SDK parsing a 200 answer's body (bytes with a UTF-16 BOM decode as UTF-16)
-        return ProviderError(
-            provider, f"malformed answer: the body is not JSON ({exc})", retryable=False
-        )
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
         return transport_error(provider, exc)
     if isinstance(exc, openai.APIStatusError):
@@ -511,6 +506,18 @@ def translate_openai_error(exc: Exception, provider: str = PROVIDER) -> Provider
             return ProviderAuthenticationError(provider, str(exc))
         return ProviderError(provider, str(exc))
     return None
+
+
+def translate_openai_answer_error(exc: Exception, provider: str = PROVIDER) -> ProviderError | None:
+    """:func:`translate_openai_error` for the chat adapters, which also map the SDK's
+    failure to parse a 200 answer (a body that is not JSON; bytes with a UTF-16 BOM decode
+    as UTF-16) to a :class:`ProviderError` saying so (issue 47). The embedders keep their
+    own handling of such answers."""
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+        return ProviderError(
+            provider, f"malformed answer: the body is not JSON ({exc})", retryable=False
+        )
+    return translate_openai_error(exc, provider)
 
 
 _MISSING_KEY = "OPENAI_API_KEY"
