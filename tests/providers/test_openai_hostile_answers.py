@@ -12,6 +12,7 @@ the answers' shapes: 0 untyped exceptions.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -411,3 +412,58 @@ def test_fuzz_chat_completions_answers_are_typed(server: HostileServer, body: An
 def test_fuzz_responses_answers_are_typed(server: HostileServer, body: Any) -> None:
     result = _answer(_responses(server), server, body)
     assert isinstance(result, ChatResponse | ToolsearchError)
+
+
+# -- streams: hostile chunks and events --------------------------------------------------
+
+
+def _sse(*events: Any) -> str:
+    lines = [f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n" for e in events]
+    return "".join(lines) + "data: [DONE]\n\n"
+
+
+CHAT_CHUNKS: list[tuple[Any, str]] = [
+    ({"choices": "x"}, "chunk.choices"),
+    ({"choices": [{"delta": {"tool_calls": [{"index": "a"}]}}]}, "tool_calls[0].index"),
+    ({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": 5}]}}]}, "tool_calls[0].id"),
+    ({"choices": [{"delta": {"content": 5}}]}, "chunk.choices[0].delta.content"),
+    ({"choices": [{"delta": "x"}]}, "chunk.choices[0].delta"),
+    ({"choices": [{"finish_reason": 3, "delta": {}}]}, "chunk.choices[0].finish_reason"),
+    ({"usage": 5, "choices": []}, "chunk.usage"),
+    ([1], "a stream chunk"),
+    (None, "a stream chunk"),
+    ("{not json", "not JSON"),
+]
+RESPONSES_EVENTS: list[tuple[Any, str]] = [
+    ({"type": "response.output_item.done", "item": 5}, "event.item"),
+    (
+        {"type": "response.output_item.done", "item": {**_FN, "call_id": 5}},
+        "event.item.call_id",
+    ),
+    ({"type": "response.completed", "response": 5}, "event.response"),
+    ({"type": "response.completed", "response": {**_RESPONSE, "usage": "x"}}, "response.usage"),
+    ({"type": 5}, "event.type"),
+    ([], "a stream event"),
+    ({"type": "response.output_text.delta", "delta": 5}, "event.delta"),
+    ("{not json", "not JSON"),
+]
+
+
+@pytest.mark.parametrize(("chunk", "field"), CHAT_CHUNKS)
+def test_chat_completions_hostile_stream_chunk_is_typed(
+    server: HostileServer, chunk: Any, field: str
+) -> None:
+    server.reply(_sse(chunk), content_type="text/event-stream")
+    with pytest.raises(ProviderError, match="malformed answer") as caught:
+        list(_chat(server).stream(PROMPT))
+    assert field in str(caught.value)
+
+
+@pytest.mark.parametrize(("event", "field"), RESPONSES_EVENTS)
+def test_responses_hostile_stream_event_is_typed(
+    server: HostileServer, event: Any, field: str
+) -> None:
+    server.reply(_sse(event), content_type="text/event-stream")
+    with pytest.raises(ProviderError, match="malformed answer") as caught:
+        list(_responses(server).stream(PROMPT))
+    assert field in str(caught.value)
