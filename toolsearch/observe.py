@@ -56,8 +56,12 @@ __all__ = [
 
 
 def hash_session_id(session_id: str) -> str:
-    """The form a session id takes in spans and logs: 16 hex digits of its sha256."""
-    return hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:16]
+    """The form a session id takes in spans and logs: 16 hex digits of its sha256.
+
+    The id is encoded with ``surrogatepass``: a conversation id holding a lone surrogate
+    (``"\\ud800"``, which a JSON body can carry) hashes like any other id, still one
+    digest per distinct id, instead of raising ``UnicodeEncodeError`` out of ``.call()``."""
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @runtime_checkable

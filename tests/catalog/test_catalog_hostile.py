@@ -84,3 +84,25 @@ def test_a_deeply_nested_jsonl_line_read_as_tools_names_the_line(tmp_path):
     )  # fmt: skip
     with pytest.raises(CatalogSourceError, match=r"deep\.jsonl:1: JSON nested too deeply"):
         list(iter_tools([source]))
+
+
+def test_a_lone_surrogate_in_a_jsonl_record_is_built_like_the_in_memory_indexes(tmp_path):
+    """Issue 47, item 8: ``toolsearch index build`` stopped at the codec's message (no file,
+    no record) on a lone surrogate; the in-memory indexes clean it. The build stores the
+    text the engines can encode (U+FFFD in the summary and category) and the definition
+    as given (a JSON escape), so the tool is found and reads back unchanged."""
+    from toolsearch.catalog import CatalogIndex
+
+    source = tmp_path / "tools.jsonl"
+    source.write_text(
+        '{"name": "send_email", "description": "Send an email \\ud800 now",'
+        ' "category": "mail \\udfff", "input_schema": {"type": "object", "properties": {}}}\n'
+        + json.dumps({"name": "get_weather", "description": "weather of a city"})
+        + "\n",
+        encoding="utf-8",
+    )
+    index = CatalogIndex.build([source], out=tmp_path / "index", kind="bm25", workers=1)
+    [tool] = [t for t in index.tools() if t.name == "send_email"]
+    assert tool.description == "Send an email " + chr(0xD800) + " now"
+    assert tool.category == "mail " + chr(0xDFFF)
+    assert index.search_catalog("send an email").tool_names[0] == "send_email"

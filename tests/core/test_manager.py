@@ -469,7 +469,8 @@ class TestPerToolLimit:
 
     def test_no_per_tool_limit(self) -> None:
         rec = Recorder()
-        result = manager_with(per_tool=None, total=None).execute_tool_calls(
+        # 200 calls in one answer: past the per-answer bound too, so that goes as well
+        result = manager_with(per_tool=None, total=None, per_answer=None).execute_tool_calls(
             prompt_with([rec.tool("t")]), calls_response(*repeat("t", 200))
         )
         assert rec.count("t") == 200

@@ -81,3 +81,25 @@ def test_the_default_bound_follows_the_environment(
         default_embedding_cache()
     with pytest.raises(ValueError, match="max_bytes"):
         EmbeddingCache(tmp_path, max_bytes=0)
+
+
+@pytest.mark.parametrize(
+    "stored", ["a text row", "x" * 384 * 4, 42, 1.5], ids=["text", "text-of-width", "int", "real"]
+)
+def test_a_row_that_is_not_a_blob_is_a_miss_not_a_type_error(
+    tmp_path: Path, stored: object
+) -> None:
+    """Issue 47, item 6: a row whose vector column holds TEXT, INTEGER or REAL (a damaged
+    or hand-edited file: SQLite columns take any type) was passed to ``np.frombuffer`` /
+    ``len`` and raised an untyped ``TypeError`` out of ``get_many``. It is a miss now: the
+    embedder embeds the text again, and the next write replaces the row."""
+    keys, vectors = _rows(3)
+    cache = EmbeddingCache(tmp_path)
+    cache.put_many("m", keys, vectors)
+    with sqlite3.connect(cache.path) as db:
+        db.execute("UPDATE vectors SET vector = ? WHERE text_sha256 = ?", [stored, keys[1]])
+    got = cache.get_many("m", keys, 384)
+    assert sorted(got) == sorted([keys[0], keys[2]])
+    assert cache.enabled
+    cache.put_many("m", keys[1:2], vectors[1:2])
+    assert np.allclose(cache.get_many("m", keys[1:2], 384)[keys[1]], vectors[1])

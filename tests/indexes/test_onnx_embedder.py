@@ -157,3 +157,66 @@ def test_the_torch_path_keeps_its_rows_on_disk_too_and_shares_them(tmp_path: Pat
     shared = OnnxEmbedder.from_packaged_minilm(cache=tmp_path)
     assert np.array_equal(shared.embed_documents(texts), rows)
     assert shared.embedded == 0
+
+
+def _damage_weights(model: Path) -> None:
+    """Overwrite 64 KiB in the middle of the file: inside the weights, so the file still
+    loads in ONNX Runtime but its vectors are noise (what issue 47 found used silently)."""
+    data = bytearray(model.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 65536] = bytes(range(256)) * 256
+    model.write_bytes(bytes(data))
+
+
+def test_a_damaged_export_that_still_loads_is_made_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 47, item 5: the export's digest beside it is checked before it is used."""
+    intact = OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
+    expected = intact.embed_query("send an email to bob")
+    [model] = list(tmp_path.glob("onnx-all-MiniLM-L6-v2-*/model.onnx"))
+    assert model.with_name("model.onnx.sha256").exists()
+    _damage_weights(model)
+    with caplog.at_level("WARNING", logger="toolsearch.indexes.onnx_embedder"):
+        embedder = OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
+    assert "differs from model.onnx.sha256" in caplog.text
+    assert "exporting it again" in caplog.text
+    assert np.allclose(embedder.embed_query("send an email to bob"), expected, atol=1e-5)
+
+
+def test_an_export_without_its_digest_is_made_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
+    [model] = list(tmp_path.glob("onnx-all-MiniLM-L6-v2-*/model.onnx"))
+    model.with_name("model.onnx.sha256").unlink()
+    with caplog.at_level("WARNING", logger="toolsearch.indexes.onnx_embedder"):
+        OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
+    assert "no digest beside it" in caplog.text
+    assert model.with_name("model.onnx.sha256").exists()
+
+
+def test_a_read_only_cache_without_an_export_exports_in_memory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bare ``PermissionError`` before; the folder is made unwritable by the mode bits
+    and, since root ignores those, by refusing writes under it too."""
+    readonly = tmp_path / "readonly"
+    readonly.mkdir()
+    readonly.chmod(0o555)
+    real_mkdir = Path.mkdir
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> None:
+        if readonly in self.parents or self == readonly:
+            raise PermissionError(13, "Permission denied", str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    try:
+        with caplog.at_level("WARNING", logger="toolsearch.indexes.onnx_embedder"):
+            embedder = OnnxEmbedder.from_packaged_minilm(cache_dir=readonly, cache=False)
+    finally:
+        readonly.chmod(0o755)
+    assert "exporting it in memory" in caplog.text
+    assert embedder.embed_query("send an email").shape == (384,)
+    assert list(readonly.iterdir()) == []

@@ -193,20 +193,15 @@ class CatalogIndex(SessionIndex):
                     f"--out {folder} --embedder {embedder_option(model) or 'NAME'}",
                 )
         verify_files(folder, manifest, checksums=verify)
+        bm25_params, vector_params, fusion_params = _settings_of(folder, manifest)
         try:
             store = ToolStore(folder)
-            bm25 = (
-                MappedPostings(folder, Bm25Params.from_json(manifest.settings.get("bm25")))
-                if manifest.kind != "vector"
-                else None
-            )
+            bm25 = MappedPostings(folder, bm25_params) if manifest.kind != "vector" else None
             vector = None
             if manifest.kind != "bm25":
                 vector_settings = manifest.settings.get("vector") or {}
                 vector = VectorArtifact(
-                    folder,
-                    VectorParams.from_json(vector_settings),
-                    str(vector_settings.get("index", "flat")),
+                    folder, vector_params, str(vector_settings.get("index", "flat"))
                 )
         except _UNREADABLE as exc:
             raise IndexCorruptedError(
@@ -238,7 +233,7 @@ class CatalogIndex(SessionIndex):
             bm25,
             vector,
             model,
-            FusionParams.from_json(manifest.settings.get("hybrid")),
+            fusion_params,
         )
         index._embedder_factory = factory
         return index
@@ -343,3 +338,24 @@ class CatalogIndex(SessionIndex):
         info = self._store.summaries(doc for doc, _ in hits)
         references = [ToolReference(info[doc][0], info[doc][1], score) for doc, score in hits]
         return self._response(references, max(total, len(references)), given, started)
+
+
+def _settings_of(folder: Path, manifest: Manifest) -> tuple[Bm25Params, VectorParams, FusionParams]:
+    """The index's search settings from its manifest; a value of the wrong type or out of
+    range (a manifest edited and checksummed again) is an :class:`IndexCorruptedError`
+    naming the setting, not a bare ``TypeError`` (issue 47)."""
+    parsed: list[Any] = []
+    for section, parse in (
+        ("bm25", Bm25Params.from_json),
+        ("vector", VectorParams.from_json),
+        ("hybrid", FusionParams.from_json),
+    ):
+        try:
+            parsed.append(parse(manifest.settings.get(section)))
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise IndexCorruptedError(
+                str(folder),
+                f"settings.{section} in its manifest is invalid ({exc}); rebuild with: "
+                f"{rebuild_command(folder, manifest)}",
+            ) from exc
+    return parsed[0], parsed[1], parsed[2]

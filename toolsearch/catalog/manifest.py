@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -182,6 +183,7 @@ def read_manifest(path: str | Path) -> Manifest:
         if version == FORMAT_VERSION and recorded is not None and recorded != _digest(data):
             raise ValueError("its checksum does not match its content: it was edited")
         kind = str(data["kind"])
+        _check_shape(data)
         files = {
             str(name): FileEntry(int(entry["size"]), str(entry["sha256"]))
             for name, entry in dict(data["files"]).items()
@@ -223,6 +225,66 @@ def read_manifest(path: str | Path) -> Manifest:
             f"unknown index kind {kind!r}; rebuild with: {rebuild_command(folder, manifest)}",
         )
     return manifest
+
+
+_TEXT_SETTINGS = frozenset({"index", "fusion"})
+_FLAG_SETTINGS = frozenset({"query_clauses"})
+_OPTIONAL_SETTINGS = frozenset({"min_score"})
+"""Settings that are not plain numbers (every other one is: a boolean or a string where a
+number belongs would be read as 1.0 or parsed, silently changing the results)."""
+
+
+def _kind_of(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _check_shape(data: dict[str, Any]) -> None:
+    """Every field the index reads has its JSON type, so a manifest edited and checksummed
+    again fails here with the field named (``ValueError``, reported as
+    :class:`IndexCorruptedError`) instead of a bare ``TypeError`` from deep in the load
+    (issue 47)."""
+
+    def expect(ok: bool, field: str, what: str, value: Any) -> None:
+        if not ok:
+            raise ValueError(f"'{field}' must be {what}, not {_kind_of(value)} {value!r:.40}")
+
+    for name in ("counts", "settings", "files"):
+        expect(isinstance(data.get(name), dict), name, "an object", data.get(name))
+    for name, count in data["counts"].items():
+        ok = isinstance(count, int) and not isinstance(count, bool) and count >= 0
+        expect(ok, f"counts.{name}", "a non-negative integer", count)
+    for name, section in data["settings"].items():
+        if name == "build_seconds":
+            continue
+        expect(isinstance(section, dict), f"settings.{name}", "an object", section)
+        for key, value in section.items():
+            field = f"settings.{name}.{key}"
+            if key in _TEXT_SETTINGS:
+                expect(isinstance(value, str), field, "a string", value)
+            elif key in _FLAG_SETTINGS:
+                expect(isinstance(value, bool), field, "a boolean", value)
+            elif not (key in _OPTIONAL_SETTINGS and value is None):
+                number = isinstance(value, int | float) and not isinstance(value, bool)
+                expect(number and math.isfinite(value), field, "a finite number", value)
+    for name, entry in data["files"].items():
+        expect(isinstance(entry, dict), f"files.{name}", "an object", entry)
+        size, digest = entry.get("size"), entry.get("sha256")
+        ok = isinstance(size, int) and not isinstance(size, bool) and size >= 0
+        expect(ok, f"files.{name}.size", "a non-negative integer", size)
+        expect(isinstance(digest, str), f"files.{name}.sha256", "a string", digest)
+    embedder = data.get("embedder")
+    expect(embedder is None or isinstance(embedder, dict), "embedder", "an object", embedder)
+    if embedder:
+        dimension = embedder.get("dimension")
+        ok = isinstance(dimension, int) and not isinstance(dimension, bool) and dimension > 0
+        expect(ok, "embedder.dimension", "a positive integer", dimension)
+        expect(isinstance(embedder.get("name"), str), "embedder.name", "a string", embedder)
+    sources = data.get("sources")
+    ok = sources is None or (isinstance(sources, list) and all(isinstance(x, str) for x in sources))
+    expect(ok, "sources", "a list of strings", sources)
+    for name in ("fingerprints_digest", "build_command", "created_at", "toolsearch_version"):
+        value = data.get(name)
+        expect(value is None or isinstance(value, str), name, "a string", value)
 
 
 CHECKSUM_AT_LOAD_BYTES = 32 << 20

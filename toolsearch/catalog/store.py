@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolsearch.indexes.text import clean_text
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["ToolStore", "ToolStoreWriter", "definition_json", "fingerprint_digests"]
@@ -43,11 +44,24 @@ CREATE TABLE tools (
 
 
 def definition_json(tool: ToolDefinition) -> str:
-    """The stored form of a definition (compact JSON; ``category`` only when set)."""
+    """The stored form of a definition (compact JSON; ``category`` only when set).
+
+    A definition holding a lone surrogate (a catalog file's ``"\\ud800"`` escape) is
+    written with ASCII escapes, which SQLite's UTF-8 takes and ``json.loads`` turns back
+    into the same definition (issue 47: the build stopped at the codec's error)."""
     record = tool.to_dict()
     if tool.category is not None:
         record["category"] = tool.category
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _encodable_json(record)
+
+
+def _encodable_json(record: Any) -> str:
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str)
+    return text
 
 
 def fingerprint_digests(fingerprints: Sequence[str]) -> Any:
@@ -81,7 +95,15 @@ class ToolStoreWriter:
         self, name: str, category: str | None, fingerprint: str, summary: str, definition: str
     ) -> int:
         """Store a tool from its parts (``definition`` is :func:`definition_json`'s text);
-        returns its catalog id."""
+        returns its catalog id. Lone surrogates in the name, category and summary become
+        U+FFFD, as the in-memory indexes clean them (:func:`~toolsearch.indexes.text.
+        clean_text`); the definition keeps them, as JSON escapes."""
+        name, summary = clean_text(name), clean_text(summary)
+        category = clean_text(category) if category is not None else None
+        try:
+            definition.encode("utf-8")
+        except UnicodeEncodeError:
+            definition = _encodable_json(json.loads(definition))
         self._rows.append(
             (self.count, name, name.lower(), category, summary, fingerprint, definition)
         )

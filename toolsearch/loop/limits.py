@@ -6,7 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-__all__ = ["LimitExceededAction", "ToolCallLimits"]
+__all__ = ["DEFAULT_PER_ANSWER", "LimitExceededAction", "ToolCallLimits"]
+
+DEFAULT_PER_ANSWER = 200
+"""Tool calls of one model answer the manager runs or refuses one by one
+(:attr:`ToolCallLimits.per_answer`); the rest get one short error result each. Above the
+default ``total`` (150), so with the default limits that one still speaks first: this bound
+is there to bound the work an answer causes, not to change which calls run."""
 
 
 class LimitExceededAction(StrEnum):
@@ -29,6 +35,14 @@ class ToolCallLimits:
     raises for a model's mistake; ``THROW`` raises to the caller instead. A model that
     ignores the error keeps receiving it; bound the loop with the advisor's
     ``max_iterations`` if that matters to you.
+
+    ``per_answer`` (default :data:`DEFAULT_PER_ANSWER`, 200) bounds the calls of *one*
+    model answer: the manager looks at the first ``per_answer`` calls only, and answers
+    every call past them with a short error result (not run, not looked up, not counted
+    towards the other limits), whatever ``on_exceed`` says, so the loop goes on. Without
+    it, an answer of 10,000 calls (a broken or hostile model) made the manager look each
+    one up and write each an error naming every offered tool, and the next request
+    carried all of that (issue 47: 103-179 s). ``None`` removes the bound.
     """
 
     per_tool: int | None = 40
@@ -36,12 +50,17 @@ class ToolCallLimits:
     excluded_tools: frozenset[str] = frozenset()
     total: int | None = 150
     on_exceed: LimitExceededAction = LimitExceededAction.RETURN_ERROR_RESPONSE
+    per_answer: int | None = DEFAULT_PER_ANSWER
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "excluded_tools", frozenset(self.excluded_tools))
         object.__setattr__(self, "per_tool_overrides", dict(self.per_tool_overrides))
         object.__setattr__(self, "on_exceed", LimitExceededAction(self.on_exceed))
-        for label, value in [("per_tool", self.per_tool), ("total", self.total)]:
+        for label, value in [
+            ("per_tool", self.per_tool),
+            ("total", self.total),
+            ("per_answer", self.per_answer),
+        ]:
             if value is not None and value < 1:
                 raise ValueError(f"{label} must be at least 1 (or None for no limit)")
         for name, value in self.per_tool_overrides.items():

@@ -86,6 +86,8 @@ class _Step:
     text: str | None
     refused_again: bool = False
     """Refused by a limit, and not for the first time: the model ignored the refusal."""
+    over_answer: bool = False
+    """Past the answer's ``per_answer`` calls: answered without a lookup."""
 
 
 class ToolCallingManager:
@@ -206,8 +208,23 @@ class ToolCallingManager:
                 }
             )
         plan = []
-        for call in response.message.tool_calls:
-            callback = self.find_tool(call.name, options)
+        calls = response.message.tool_calls
+        cap = self.limits.per_answer
+        if cap is not None and len(calls) > cap:
+            _log.warning(
+                "the model's answer has %d tool calls; only the first %d are run "
+                "(ToolCallLimits.per_answer), the rest are answered with an error",
+                len(calls),
+                cap,
+            )
+            calls, over = calls[:cap], calls[cap:]
+        else:
+            over = ()
+        found: dict[str, ToolCallback | None] = {}
+        for call in calls:
+            if call.name not in found:  # one lookup per name, not per call
+                found[call.name] = self.find_tool(call.name, options)
+            callback = found[call.name]
             if callback is None:
                 _log.debug("the model called %r, which the request does not offer", call.name)
                 plan.append(_Step(call, None, self.unknown_tool_message(call.name, options)))
@@ -215,6 +232,9 @@ class ToolCallingManager:
             counts[call.name] += 1
             refusal, again = self._check_limits(call.name, counts)
             plan.append(_Step(call, callback, refusal, again))
+        if over:
+            text = self.too_many_calls_message(len(response.message.tool_calls), cap or 0)
+            plan.extend(_Step(call, None, text, over_answer=True) for call in over)
         return plan, counts
 
     def _result(
@@ -235,7 +255,9 @@ class ToolCallingManager:
         )
         # a model that keeps calling after a refusal would loop for ever: the second time
         # every call of a turn is refused, the loop ends with the refusal as its answer
-        return_direct = return_direct or all(step.refused_again for step in plan)
+        return_direct = return_direct or all(
+            step.refused_again for step in plan if not step.over_answer
+        )
         history = [*prompt.messages, response.message, ToolResponseMessage(responses=responses)]
         return ToolExecutionResult(history, return_direct, dict(counts))
 
@@ -322,6 +344,14 @@ class ToolCallingManager:
         names += [n for n in options.tool_names if n not in names]
         available = ", ".join(names) or "none"
         return f"Error: there is no tool named {name!r}. Available tools: {available}."
+
+    def too_many_calls_message(self, count: int, limit: int) -> str:
+        """The result of each call past an answer's ``per_answer`` calls (one text, shared)."""
+        return (
+            f"Error: your answer had {count} tool calls; only the first {limit} were "
+            "considered (ToolCallLimits.per_answer). This call was not executed: make "
+            "fewer calls per answer."
+        )
 
     def invalid_arguments_message(
         self, callback: ToolCallback, error: InvalidToolArgumentsError

@@ -11,6 +11,7 @@ sends for a prompt, built without the SDK or the network (the benchmark counts i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -39,6 +40,7 @@ from toolsearch.models._provider import (
     sdk_arguments,
     transport_error,
 )
+from toolsearch.models.answer_fields import AnswerFields, is_object
 from toolsearch.models.wire_names import (
     OPENAI_NAMES,
     WireNames,
@@ -190,7 +192,7 @@ class OpenAIChatModel(OpenAIClients, SdkChatModel):
         return _StreamState(names)
 
     def _translate(self, exc: Exception) -> ProviderError | None:
-        return translate_openai_error(exc)
+        return translate_openai_answer_error(exc)
 
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
@@ -300,21 +302,32 @@ def openai_tools(
 # -- mapping: OpenAI -> toolsearch ------------------------------------------------------------
 
 
-def usage_from_openai(usage: Any) -> tuple[Usage | None, dict[str, Any]]:
+_FIELDS = AnswerFields(PROVIDER)
+
+
+def usage_from_openai(
+    usage: Any, fields: AnswerFields = _FIELDS, where: str = "usage"
+) -> tuple[Usage | None, dict[str, Any]]:
     """Our ``Usage`` (prompt includes cached tokens, as OpenAI counts) and the raw details;
-    ``None`` when the answer carried no usage."""
+    ``None`` when the answer carried no usage. A count that is not a non-negative integer
+    is a :class:`ProviderError` naming it."""
     if usage is None:
         return None, {}
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
-    raw = usage.model_dump(exclude_none=True) if hasattr(usage, "model_dump") else {}
+    if not is_object(usage):
+        raise fields.error(where, "an object", usage)
+    details = fields.object(usage, "prompt_tokens_details", where)
+    cached = (
+        fields.count(details, "cached_tokens", f"{where}.prompt_tokens_details")
+        if details is not None
+        else 0
+    )
     return (
         Usage(
-            prompt_tokens=usage.prompt_tokens or 0,
-            completion_tokens=usage.completion_tokens or 0,
+            prompt_tokens=fields.count(usage, "prompt_tokens", where),
+            completion_tokens=fields.count(usage, "completion_tokens", where),
             cached_tokens=cached,
         ),
-        raw,
+        fields.dump(usage),
     )
 
 
@@ -328,35 +341,57 @@ def _finish(reason: str | None, has_calls: bool) -> str:
     return reason  # stop, tool_calls, length, content_filter: already our vocabulary
 
 
+def _tool_call(call: Any, where: str, real: Callable[[str], str]) -> ToolCall | None:
+    """One ``tool_calls`` entry as our call (``None``: not a function call); a field of
+    the wrong type is a :class:`ProviderError` naming it."""
+    function = _FIELDS.object(call, "function", where)
+    if function is None:
+        return None
+    name = _FIELDS.text(function, "name", f"{where}.function")
+    if not name:
+        raise _FIELDS.error(f"{where}.function.name", "a tool name", name)
+    return ToolCall(
+        id=_FIELDS.text(call, "id", where) or new_call_id(),
+        name=real(name),
+        arguments=_FIELDS.text(function, "arguments", f"{where}.function") or "{}",
+    )
+
+
 def response_from_completion(completion: Any, names: WireNames | None = None) -> ChatResponse:
     """A ``ChatCompletion`` as our ``ChatResponse`` (the first choice); the names of the
-    model's calls are the tools' own again (``names``: the request's wire names)."""
+    model's calls are the tools' own again (``names``: the request's wire names).
+
+    The SDK does not validate the answer, so each field read is checked here: a body that
+    is not an object, or a field of the wrong type (a non-string call id, a list where the
+    message belongs...), is a :class:`ProviderError` naming the field (issue 47).
+    """
     real = names.real if names is not None else str
-    usage, raw_usage = usage_from_openai(getattr(completion, "usage", None))
+    _FIELDS.root(completion)
+    usage, raw_usage = usage_from_openai(_FIELDS.raw(completion, "usage"))
     metadata: dict[str, Any] = {
         "provider": PROVIDER,
-        "model": completion.model,
-        "id": completion.id,
+        "model": _FIELDS.text(completion, "model", ""),
+        "id": _FIELDS.text(completion, "id", ""),
     }
     if raw_usage:
         metadata["usage"] = raw_usage
-    if not completion.choices:
+    choices = _FIELDS.each_object(completion, "choices", "")
+    if not choices:
         return ChatResponse(AssistantMessage(), FinishReason.STOP, usage, metadata)
-    choice = completion.choices[0]
-    message = choice.message
-    calls = tuple(
-        ToolCall(
-            id=call.id or new_call_id(),
-            name=real(call.function.name),
-            arguments=call.function.arguments or "{}",
-        )
-        for call in (message.tool_calls or ())
-        if getattr(call, "function", None) is not None
-    )
-    metadata["provider_finish_reason"] = choice.finish_reason
+    where, choice = choices[0]
+    finish_reason = _FIELDS.text(choice, "finish_reason", where)
+    message = _FIELDS.object(choice, "message", where)
+    content: str | None = None
+    calls: tuple[ToolCall, ...] = ()
+    if message is not None:
+        at = f"{where}.message"
+        content = _FIELDS.text(message, "content", at)
+        found = (_tool_call(c, w, real) for w, c in _FIELDS.each_object(message, "tool_calls", at))
+        calls = tuple(call for call in found if call is not None)
+    metadata["provider_finish_reason"] = finish_reason
     return ChatResponse(
-        AssistantMessage(content=message.content or None, tool_calls=calls),
-        _finish(choice.finish_reason, bool(calls)),
+        AssistantMessage(content=content or None, tool_calls=calls),
+        _finish(finish_reason, bool(calls)),
         usage,
         metadata,
     )
@@ -376,33 +411,46 @@ class _StreamState:
         self.streamed_text = False
 
     def feed(self, chunk: Any) -> ChatResponse | None:
-        self.metadata.setdefault("model", getattr(chunk, "model", None))
-        self.metadata.setdefault("id", getattr(chunk, "id", None))
-        if getattr(chunk, "usage", None) is not None:
-            self.usage, raw = usage_from_openai(chunk.usage)
+        fields = _FIELDS
+        fields.root(chunk, "a stream chunk")
+        self.metadata.setdefault("model", fields.text(chunk, "model", "chunk"))
+        self.metadata.setdefault("id", fields.text(chunk, "id", "chunk"))
+        usage = fields.raw(chunk, "usage")
+        if usage is not None:
+            self.usage, raw = usage_from_openai(usage, where="chunk.usage")
             self.metadata["usage"] = raw
         text = ""
-        for choice in chunk.choices or ():
-            if choice.index not in (0, None):
+        for where, choice in fields.each_object(chunk, "choices", "chunk"):
+            if fields.raw(choice, "index") not in (0, None):
                 continue
-            delta = choice.delta
+            delta = fields.object(choice, "delta", where)
             if delta is not None:
-                text += delta.content or ""
-                for part in delta.tool_calls or ():
+                at = f"{where}.delta"
+                text += fields.text(delta, "content", at) or ""
+                for path, part in fields.each_object(delta, "tool_calls", at):
+                    index = fields.raw(part, "index")
+                    if index is not None and (
+                        isinstance(index, bool) or not isinstance(index, int)
+                    ):
+                        raise fields.error(f"{path}.index", "an integer", index)
                     slot = self.calls.setdefault(
-                        part.index if part.index is not None else len(self.calls),
+                        index if index is not None else len(self.calls),
                         {"id": "", "name": "", "arguments": ""},
                     )
-                    if part.id:
-                        slot["id"] = part.id
-                    function = part.function
+                    call_id = fields.text(part, "id", path)
+                    if call_id:
+                        slot["id"] = call_id
+                    function = fields.object(part, "function", path)
                     if function is not None:
-                        if function.name and function.name != slot["name"]:
-                            slot["name"] += function.name  # some servers resend the name
-                        if function.arguments:
-                            slot["arguments"] += function.arguments
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
+                        name = fields.text(function, "name", f"{path}.function")
+                        arguments = fields.text(function, "arguments", f"{path}.function")
+                        if name and name != slot["name"]:
+                            slot["name"] += name  # some servers resend the name
+                        if arguments:
+                            slot["arguments"] += arguments
+            finish_reason = fields.text(choice, "finish_reason", where)
+            if finish_reason:
+                self.finish_reason = finish_reason
         self.streamed_text = self.streamed_text or bool(text)
         return ChatResponse(AssistantMessage(content=text)) if text else None
 
@@ -417,6 +465,9 @@ class _StreamState:
                 retryable=True,
             )
         real = self.names.real if self.names is not None else str
+        for index, slot in self.calls.items():
+            if not slot["name"]:
+                raise _FIELDS.error(f"the streamed tool call {index}'s name", "a tool name", "")
         calls = tuple(
             ToolCall(
                 id=slot["id"] or new_call_id(),
@@ -455,6 +506,18 @@ def translate_openai_error(exc: Exception, provider: str = PROVIDER) -> Provider
             return ProviderAuthenticationError(provider, str(exc))
         return ProviderError(provider, str(exc))
     return None
+
+
+def translate_openai_answer_error(exc: Exception, provider: str = PROVIDER) -> ProviderError | None:
+    """:func:`translate_openai_error` for the chat adapters, which also map the SDK's
+    failure to parse a 200 answer (a body that is not JSON; bytes with a UTF-16 BOM decode
+    as UTF-16) to a :class:`ProviderError` saying so (issue 47). The embedders keep their
+    own handling of such answers."""
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+        return ProviderError(
+            provider, f"malformed answer: the body is not JSON ({exc})", retryable=False
+        )
+    return translate_openai_error(exc, provider)
 
 
 _MISSING_KEY = "OPENAI_API_KEY"

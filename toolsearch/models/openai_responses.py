@@ -59,7 +59,7 @@ from toolsearch.models._provider import (
     require,
     sdk_arguments,
 )
-from toolsearch.models.openai import OpenAIClients, openai_tools, translate_openai_error
+from toolsearch.models.openai import OpenAIClients, openai_tools, translate_openai_answer_error
 from toolsearch.models.openai_responses_output import (
     ITEMS_METADATA_KEY,
     PROVIDER,
@@ -230,7 +230,7 @@ class OpenAIResponsesChatModel(OpenAIClients, SdkChatModel):
         return ResponsesStreamState(_as_responses_names(names))
 
     def _translate(self, exc: Exception) -> ProviderError | None:
-        return translate_openai_error(exc, PROVIDER)
+        return translate_openai_answer_error(exc, PROVIDER)
 
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""

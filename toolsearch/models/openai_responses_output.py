@@ -13,6 +13,7 @@ from toolsearch.chat.messages import AssistantMessage, ToolCall
 from toolsearch.chat.response import ChatResponse, FinishReason, Usage
 from toolsearch.errors import ProviderError
 from toolsearch.models._provider import new_call_id
+from toolsearch.models.answer_fields import AnswerFields, is_object
 from toolsearch.models.wire_names import OPENAI_NAMES, WireNames
 
 __all__ = [
@@ -55,39 +56,46 @@ class ResponsesNames(WireNames):
         return category if OPENAI_NAMES.accepts(category) else OPENAI_NAMES.rewrite(category)
 
 
-def usage_from_responses(usage: Any) -> tuple[Usage | None, dict[str, Any]]:
+_FIELDS = AnswerFields(PROVIDER)
+
+
+def usage_from_responses(usage: Any, where: str = "usage") -> tuple[Usage | None, dict[str, Any]]:
     """Our ``Usage`` (input tokens include the cached ones, as OpenAI counts) and the raw
-    details; ``None`` when the answer carried no usage."""
+    details; ``None`` when the answer carried no usage. A count that is not a non-negative
+    integer is a :class:`ProviderError` naming it."""
     if usage is None:
         return None, {}
-    details = getattr(usage, "input_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
-    raw = usage.model_dump(exclude_none=True) if hasattr(usage, "model_dump") else {}
+    if not is_object(usage):
+        raise _FIELDS.error(where, "an object", usage)
+    details = _FIELDS.object(usage, "input_tokens_details", where)
+    cached = (
+        _FIELDS.count(details, "cached_tokens", f"{where}.input_tokens_details")
+        if details is not None
+        else 0
+    )
     return (
         Usage(
-            prompt_tokens=usage.input_tokens or 0,
-            completion_tokens=usage.output_tokens or 0,
+            prompt_tokens=_FIELDS.count(usage, "input_tokens", where),
+            completion_tokens=_FIELDS.count(usage, "output_tokens", where),
             cached_tokens=cached,
         ),
-        raw,
+        _FIELDS.dump(usage),
     )
 
 
 def _finish(response: Any, has_calls: bool) -> str:
-    status = getattr(response, "status", None)
+    status = _FIELDS.text(response, "status", "")
     if status == "incomplete":
-        details = getattr(response, "incomplete_details", None)
-        reason = getattr(details, "reason", None)
+        details = _FIELDS.object(response, "incomplete_details", "")
+        reason = _FIELDS.text(details, "reason", "incomplete_details") if details else None
         return FinishReason.LENGTH if reason == "max_output_tokens" else str(reason or "length")
     return FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
 
 
-def _dump(item: Any) -> dict[str, Any]:
-    return item.model_dump(exclude_none=True) if hasattr(item, "model_dump") else dict(item)
-
-
 class _Output:
-    """Output items folded into text, calls and the items to send back."""
+    """Output items folded into text, calls and the items to send back. An item or field
+    of the wrong type is a :class:`ProviderError` naming its path (``output[2].call_id``):
+    the SDK hands the answer on unvalidated (issue 47)."""
 
     def __init__(self, names: ResponsesNames) -> None:
         self.names = names
@@ -95,31 +103,41 @@ class _Output:
         self.calls: list[ToolCall] = []
         self.echoed: list[dict[str, Any]] = []
 
-    def add(self, item: Any, *, with_text: bool = True) -> None:
-        kind = getattr(item, "type", None)
+    def _name(self, item: Any, where: str) -> str:
+        name = _FIELDS.text(item, "name", where)
+        if not name:
+            raise _FIELDS.error(f"{where}.name", "a tool name", name)
+        return name
+
+    def add(self, item: Any, *, with_text: bool = True, where: str = "output item") -> None:
+        if not is_object(item):
+            raise _FIELDS.error(where, "an object", item)
+        kind = _FIELDS.text(item, "type", where)
         if kind == "message" and with_text:
-            for part in getattr(item, "content", None) or ():
-                if getattr(part, "type", None) == "output_text":
-                    self.text.append(part.text)
+            for at, part in _FIELDS.each_object(item, "content", where):
+                if _FIELDS.text(part, "type", at) == "output_text":
+                    self.text.append(_FIELDS.text(part, "text", at) or "")
         elif kind == "function_call":
             self.calls.append(
                 ToolCall(
-                    id=item.call_id or new_call_id(),
-                    name=self.names.real(item.name),
-                    arguments=item.arguments or "{}",
+                    id=_FIELDS.text(item, "call_id", where) or new_call_id(),
+                    name=self.names.real(self._name(item, where)),
+                    arguments=_FIELDS.text(item, "arguments", where) or "{}",
                 )
             )
-        elif kind == "tool_search_call" and getattr(item, "execution", None) == "client":
-            arguments = item.arguments if isinstance(item.arguments, dict) else {}
+        elif kind == "tool_search_call" and _FIELDS.raw(item, "execution") == "client":
+            arguments = _FIELDS.raw(item, "arguments")
+            arguments = _FIELDS.dump(arguments) if is_object(arguments) else {}
+            call_id = _FIELDS.text(item, "call_id", where) or _FIELDS.text(item, "id", where)
             self.calls.append(
                 ToolCall(
-                    id=item.call_id or item.id or new_call_id(),
+                    id=call_id or new_call_id(),
                     name=self.names.search_tool or "tool_search",
-                    arguments=json.dumps(arguments, ensure_ascii=False),
+                    arguments=json.dumps(arguments, ensure_ascii=False, default=str),
                 )
             )
         elif kind in _ECHOED_FIELDS:  # the server's own search: sent back as it came
-            raw = _dump(item)
+            raw = _FIELDS.dump(item)
             self.echoed.append({k: raw[k] for k in _ECHOED_FIELDS[kind] if k in raw})
 
     def message(self, text: str | None = None) -> AssistantMessage:
@@ -130,16 +148,27 @@ class _Output:
         )
 
 
+def _metadata(response: Any) -> dict[str, Any]:
+    return {
+        "provider": PROVIDER,
+        "model": _FIELDS.text(response, "model", ""),
+        "id": _FIELDS.text(response, "id", ""),
+        "provider_finish_reason": _FIELDS.text(response, "status", ""),
+    }
+
+
 def response_from_responses(response: Any, names: ResponsesNames) -> ChatResponse:
-    """A ``Response`` as our ``ChatResponse``: its text, calls and usage."""
+    """A ``Response`` as our ``ChatResponse``: its text, calls and usage. A body that is
+    not an object, or an item or field of the wrong type, is a :class:`ProviderError`
+    naming it."""
+    _FIELDS.root(response)
     output = _Output(names)
-    for item in getattr(response, "output", None) or ():
-        output.add(item)
-    usage, raw = usage_from_responses(getattr(response, "usage", None))
-    metadata: dict[str, Any] = {"provider": PROVIDER, "model": response.model, "id": response.id}
+    for where, item in _FIELDS.each_object(response, "output", ""):
+        output.add(item, where=where)
+    usage, raw = usage_from_responses(_FIELDS.raw(response, "usage"))
+    metadata = _metadata(response)
     if raw:
         metadata["usage"] = raw
-    metadata["provider_finish_reason"] = getattr(response, "status", None)
     return ChatResponse(output.message(), _finish(response, bool(output.calls)), usage, metadata)
 
 
@@ -153,17 +182,20 @@ class ResponsesStreamState:
         self.metadata: dict[str, Any] = {"provider": PROVIDER}
 
     def feed(self, event: Any) -> ChatResponse | None:
-        kind = getattr(event, "type", "")
-        if kind == "response.output_text.delta" and event.delta:
-            return ChatResponse(AssistantMessage(content=event.delta))
+        _FIELDS.root(event, "a stream event")
+        kind = _FIELDS.text(event, "type", "event") or ""
+        if kind == "response.output_text.delta":
+            delta = _FIELDS.text(event, "delta", "event")
+            return ChatResponse(AssistantMessage(content=delta)) if delta else None
         if kind == "response.output_item.done":
-            self.output.add(event.item, with_text=False)
+            self.output.add(_FIELDS.raw(event, "item"), with_text=False, where="event.item")
         elif kind in ("response.completed", "response.incomplete"):
-            self.final = event.response
+            self.final = _FIELDS.root(_FIELDS.raw(event, "response"), "event.response")
         elif kind in ("response.failed", "error"):
-            error = getattr(getattr(event, "response", None), "error", None) or event
-            message = getattr(error, "message", None) or "the response failed"
-            raise ProviderError(PROVIDER, str(message), retryable=True)
+            response = _FIELDS.raw(event, "response")
+            error = (_FIELDS.raw(response, "error") if is_object(response) else None) or event
+            message = _FIELDS.raw(error, "message") if is_object(error) else None
+            raise ProviderError(PROVIDER, str(message or "the response failed"), retryable=True)
         return None
 
     def finish(self) -> ChatResponse:
@@ -171,13 +203,8 @@ class ResponsesStreamState:
             raise ProviderError(
                 PROVIDER, "the stream ended before the response completed", retryable=True
             )
-        usage, raw = usage_from_responses(getattr(self.final, "usage", None))
-        metadata = {
-            **self.metadata,
-            "model": self.final.model,
-            "id": self.final.id,
-            "provider_finish_reason": getattr(self.final, "status", None),
-        }
+        usage, raw = usage_from_responses(_FIELDS.raw(self.final, "usage"), "response.usage")
+        metadata = {**self.metadata, **_metadata(self.final)}
         if raw:
             metadata["usage"] = raw
         return ChatResponse(

@@ -504,7 +504,13 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         delegated: list[int] = []
         answers: dict[int, str] = {}
         through: dict[int, ToolCall] = {}  # calls of the call tool, as calls of their tool
+        cap = self.tool_calling_manager.limits.per_answer  # issue 47: before any lookup
         for i, call in enumerate(message.tool_calls):
+            if cap is not None and i >= cap:
+                answers[i] = self.tool_calling_manager.too_many_calls_message(
+                    len(message.tool_calls), cap
+                )
+                continue
             if loop.call_tool is not None and run.real(call.name) == self.call_tool_name:
                 decision, arguments = run.unwrap_call(call.arguments)
                 if decision.allowed:

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -173,6 +174,21 @@ class SessionRegistry:
         self.max_local_sessions = max_local_sessions
         self._sessions: OrderedDict[str, SessionState] = OrderedDict()  # least recent first
         self._lock = threading.RLock()
+        self._forget_listeners: list[weakref.WeakMethod[Callable[[str], None]]] = []
+
+    def add_forget_listener(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(session_id)`` whenever this process forgets a session (evicted,
+        dropped by the store, pushed out of ``max_local_sessions``), so state kept beside
+        the registry per session (the loaded-tools views of every front door sharing it)
+        goes with it: without this, each evicted conversation's view stayed in memory up
+        to the tracker's own bound of 10,000 sessions whatever the eviction cap (issue 47).
+
+        ``listener`` must be a bound method; it is held weakly (a front door created per
+        request and then dropped does not stay alive, nor grow this list, through it).
+        """
+        with self._lock:
+            self._forget_listeners = [ref for ref in self._forget_listeners if ref() is not None]
+            self._forget_listeners.append(weakref.WeakMethod(listener))
 
     @property
     def eviction_strategy(self) -> EvictionStrategy | None:
@@ -443,8 +459,13 @@ class SessionRegistry:
             excess -= 1
 
     def _forget(self, session_id: str) -> None:
-        """Forget this process's state of the session and clear all its index keys."""
+        """Forget this process's state of the session, clear all its index keys, and tell
+        the forget listeners (:meth:`add_forget_listener`)."""
         state = self._sessions.pop(session_id, None)
+        for ref in self._forget_listeners:
+            listener = ref()
+            if listener is not None:
+                listener(session_id)
         if state is None:
             return
         keys = list(state.tool_sets)

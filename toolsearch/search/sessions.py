@@ -174,7 +174,9 @@ class ToolSearchSessions:
         self._listeners: list[SearchListener] = list(search_listeners)
         self._definitions: dict[tuple[str, ...], ToolDefinition] = {}
         self.loaded_tools = LoadedTracker(token_counter)
-        """The latest tools each session's model saw (:meth:`loaded`)."""
+        """The latest tools each session's model saw (:meth:`loaded`); a session's view
+        goes when the registry forgets the session (issue 47: bounded by the eviction)."""
+        self.registry.add_forget_listener(self.loaded_tools.forget)
 
     @property
     def index(self) -> ToolIndex:
