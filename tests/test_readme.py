@@ -84,6 +84,8 @@ def test_the_readme_links_name_files_that_exist():
     local = [t.partition("#")[0] for t in targets if "://" not in t and not t.startswith("#")]
     assert local
     assert [t for t in local if not (ROOT / t).exists()] == []
+
+
 def test_the_layout_names_only_folders_that_exist():
     """Issue 46: the layout listed toolsearch/bench/, which had moved to the harness. Every
     folder it names exists: top-level ones at the root, indented ones under the top-level
@@ -104,5 +106,6 @@ def test_the_layout_names_only_folders_that_exist():
         for entry in entries.split():
             if entry.endswith("/") and top is not None:
                 named.append(top + entry)
-    assert "toolsearch/integrations/" in named and "benchmarks/harness/" in named, named
+    assert "toolsearch/integrations/" in named, named
+    assert "benchmarks/harness/" in named, named
     assert [n for n in named if not (ROOT / n).is_dir()] == []
