@@ -22,7 +22,7 @@ from typing import Any, Literal, Unpack
 
 from pydantic import ValidationError
 
-from toolsearch.chat.messages import ToolCall, ToolResponse, ToolResponseMessage
+from toolsearch.chat.messages import ToolCall, ToolResponse, ToolResponseMessage, UserMessage
 from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ToolDefinitionError
 from toolsearch.loop.advisor import (
@@ -40,6 +40,7 @@ from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import (
     Injection,
+    LoadAll,
     SearchChoice,
     ToolSearchOptions,
     ToolSearchOptionsDict,
@@ -54,6 +55,8 @@ from toolsearch.search.search_tool import ToolSearchTool
 from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_index
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.search.warm import WarmSetSource
+from toolsearch.search.working_set import ChangeTracker
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
@@ -99,6 +102,10 @@ class _SearchLoop:
     call_tool: CallTool | None = None
     native: bool = False
     """``search="native"`` on a model with a tool search of its own: every tool deferred."""
+    load_all: bool = False
+    """The working set holds every tool: the plain loop's requests, no search tool."""
+    changes: ChangeTracker = field(default_factory=ChangeTracker)
+    """The run's additions and removals, for the requests' ``tool_changes``."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +180,10 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             added to ``options.pinned_tools``.
         token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate
             words by default; ``BpeTokenCounter`` from ``toolsearch.tokens`` is exact
-            for OpenAI's encodings).
+            for OpenAI's encodings); the working-set policy weighs the same counts.
+        warm_set: Where the working set finds the warm tools held after the search tool
+            when that pays (:class:`~toolsearch.search.warm.WarmSetSource`: the usage
+            memory, or ``StaticWarmSet([...])``); see :mod:`toolsearch.search.working_set`.
         options: The plain-data options as one object (the defaults when omitted).
         **kwargs: The options one by one (see :class:`ToolSearchOptions`), and further
             :class:`ToolCallingAdvisor` options (``max_iterations``, ``stream_mode``,
@@ -192,6 +202,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         search_listeners: Sequence[SearchListener] = (),
         search_log: SearchLog | None = None,
         token_counter: TokenCounter | None = None,
+        warm_set: WarmSetSource | None = None,
         **kwargs: Unpack[ToolSearchAdvisorKwargs],
     ) -> None:
         fields = ToolSearchOptions.model_fields
@@ -235,6 +246,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             search_log=search_log,
             door="advisor",
             token_counter=token_counter,
+            warm_set=warm_set,
         )
         self._pinned_callbacks = pinned_callbacks
 
@@ -317,6 +329,30 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     def unload_at(self) -> UnloadMoment:
         return self.options.unload_at
 
+    @property
+    def preload_results(self) -> int:
+        return self.options.preload_results
+
+    @property
+    def preload_min_score(self) -> float:
+        return self.options.preload_min_score
+
+    @property
+    def load_all(self) -> LoadAll:
+        return self.options.load_all
+
+    @property
+    def cost_model(self) -> str:
+        return self.options.cost_model
+
+    @property
+    def traffic_seconds(self) -> float:
+        return self.options.traffic_seconds
+
+    @property
+    def warm_tools(self) -> int:
+        return self.options.warm_tools
+
     # -- session lifetime around each loop ------------------------------------------------
 
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
@@ -383,7 +419,13 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         loop = _SearchLoop(run, registered, native=self._native(chain))
         if not registered or loop.native:  # the plain advisor's loop (native: the provider's)
             return request.with_context(**{_STATE_KEY: loop})
+        before = self.sessions.loaded(run.session_id)
         run.register([cb.definition for cb in registered.values()])
+        if run.plan.load_all:  # the working set holds every tool: the plain loop
+            loop.load_all = True
+            return request.with_context(**{_STATE_KEY: loop})
+        loop.changes = ChangeTracker(before.names if before is not None else ())
+        run.preload(_last_user_text(request))
         loop.search_tool = run.search_tool()
         loop.call_tool = run.call_tool(loop.registered.get)
         _log.debug(
@@ -406,14 +448,22 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
                 native_tool_search=True,
             )
             return request.with_prompt(request.prompt.with_options(options))
+        if loop.load_all:
+            options = request.prompt.options.replace(tool_callbacks=list(loop.registered.values()))
+            return request.with_prompt(request.prompt.with_options(options))
         if loop.search_tool is None:  # the request registered no tools
             return request
-        visible = [
+        visible: list[ToolCallback] = [
             loop.search_tool,
             *([loop.call_tool] if loop.call_tool is not None else []),
             *(loop.registered[n] for n in loop.run.visible_names() if n in loop.registered),
         ]
+        changes = loop.changes.update(
+            [cb.definition.name for cb in visible], len(request.prompt.messages)
+        )
         options = request.prompt.options.replace(tool_callbacks=visible)
+        if changes:
+            options = options.replace(tool_changes=changes)
         return request.with_prompt(request.prompt.with_options(options))
 
     def do_execute_tool_calls(
@@ -589,3 +639,11 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             .replace("{categories}", ", ".join(categories) or "none")
             .replace("{tool_count}", str(len(registered)))
         )
+
+
+def _last_user_text(request: ChatClientRequest) -> str:
+    """The text of the request's latest user message (what pre-retrieval searches)."""
+    for message in reversed(request.prompt.messages):
+        if isinstance(message, UserMessage):
+            return message.text or ""
+    return ""

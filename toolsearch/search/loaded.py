@@ -97,10 +97,10 @@ class LoadedTracker:
             if before is not None and before.names == names:
                 return before
         pinned_names = set(pinned)
-        tools = [LoadedTool(search_tool.name, self._count(search_tool), "search")]
-        tools += [LoadedTool(d.name, self._count(d), "call") for d in extra]
+        tools = [LoadedTool(search_tool.name, self.count(search_tool), "search")]
+        tools += [LoadedTool(d.name, self.count(d), "call") for d in extra]
         tools += [
-            LoadedTool(d.name, self._count(d), "pinned" if d.name in pinned_names else "discovered")
+            LoadedTool(d.name, self.count(d), "pinned" if d.name in pinned_names else "discovered")
             for d in definitions
         ]
         view = LoadedTools(session_id, tuple(tools), self.counter.name)
@@ -125,7 +125,8 @@ class LoadedTracker:
         with self._lock:
             self._views.pop(session_id, None)
 
-    def _count(self, definition: ToolDefinition) -> int:
+    def count(self, definition: ToolDefinition) -> int:
+        """A definition's tokens on its compact JSON (cached by fingerprint)."""
         key = definition.fingerprint
         with self._lock:
             found = self._tokens.get(key)

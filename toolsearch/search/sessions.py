@@ -50,6 +50,7 @@ from toolsearch.search.search_tool import search_tool_definition
 from toolsearch.search.session_ref import SessionRef, resolve_session, run_in_thread
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.search.warm import WarmSetSource
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.definition import ToolDefinition
 
@@ -127,6 +128,9 @@ class ToolSearchSessions:
         door: The front door's name, as events and spans report it.
         token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate
             words by default).
+        warm_set: The working set's warm-set source
+            (:class:`~toolsearch.search.warm.WarmSetSource`); the options' ``warm_tools``
+            caps it.
     """
 
     def __init__(
@@ -141,6 +145,7 @@ class ToolSearchSessions:
         search_log: SearchLog | None = None,
         door: str = "",
         token_counter: TokenCounter | None = None,
+        warm_set: WarmSetSource | None = None,
     ) -> None:
         if registry is not None and (
             index is not None or store is not None or eviction_strategy is not None
@@ -170,6 +175,13 @@ class ToolSearchSessions:
         self._definitions: dict[tuple[str, ...], ToolDefinition] = {}
         self.loaded_tools = LoadedTracker(token_counter)
         """The latest tools each session's model saw (:meth:`loaded`)."""
+        self.warm_set = warm_set
+        """Where the working set finds each tool set's warm tools (the usage memory, a
+        :class:`~toolsearch.search.warm.StaticWarmSet`), or ``None``."""
+
+    def count_tokens(self, definition: ToolDefinition) -> int:
+        """A definition's tokens, as the loaded view counts them (cached by fingerprint)."""
+        return self.loaded_tools.count(definition)
 
     @property
     def index(self) -> ToolIndex:

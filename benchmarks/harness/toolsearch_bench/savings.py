@@ -11,10 +11,11 @@ tool definitions and conversation.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolsearch.costs import Traffic
 from toolsearch.loop.client import ChatClient
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.models.function import FunctionChatModel
@@ -44,17 +45,6 @@ CANNED_RESULT = '{"status": "ok"}'
 
 
 @dataclass(frozen=True)
-class Traffic:
-    """When the simulated requests are made, for the prompt cache's TTL: one conversation
-    (task) starts every ``conversation_gap`` seconds, and within one the model answers
-    every ``step`` seconds. The defaults are steady traffic: every request within a
-    5-minute TTL of the one before it, in its conversation and across conversations."""
-
-    conversation_gap: float = 30.0
-    step: float = 5.0
-
-
-@dataclass(frozen=True)
 class TaskOutcome:
     """One task in one mode; ``billed_tokens`` is its input with the prompt cache on, in
     fresh-token equivalents (``None`` when no cache shape was given)."""
@@ -70,6 +60,21 @@ class TaskOutcome:
     cache_written_tokens: int = 0
 
 
+WORKING_SET: dict[str, Any] = {"preload_results": 3, "preload_min_score": 0.5, "load_all": "auto"}
+"""The working-set settings the bench runs tool search with (chosen on development sets:
+docs/working-set.md); the cost model is the request shape's and the traffic the run's."""
+
+
+def working_set_options(provider: str, traffic: Traffic | None = None) -> dict[str, Any]:
+    """The advisor options of the bench's working set for ``provider``'s request shape."""
+    shape = CACHE_SHAPES.get(provider)
+    options = dict(WORKING_SET)
+    if shape is not None:
+        options["cost_model"] = shape.family or provider
+    options["traffic_seconds"] = (traffic or Traffic()).conversation_gap
+    return options
+
+
 def run_tasks(
     catalog: Catalog,
     queries: QuerySet | Sequence[Query],
@@ -83,6 +88,7 @@ def run_tasks(
     on_task: Callable[[TaskOutcome], Any] | None = None,
     cache: CacheShape | Literal["provider"] | None = "provider",
     traffic: Traffic | None = None,
+    advisor_options: Mapping[str, Any] | None = None,
 ) -> list[TaskOutcome]:
     """Run every query through the loop in ``mode``; ``index_factory`` for ``"search"``.
 
@@ -102,6 +108,8 @@ def run_tasks(
             max_results=max_results,
             multi_query=bool(policy and policy.multi_query),
             injection=INJECTIONS.get(provider, "tools"),  # type: ignore[arg-type]
+            token_counter=counter,
+            **{**working_set_options(provider, traffic), **(advisor_options or {})},
         )
     else:
         advisor = ToolCallingAdvisor()
