@@ -75,6 +75,7 @@ MISS_CAUSES = (
     "tool added",
     "tool removed",
     "system changed",
+    "history changed",
     "ttl",
     "under the minimum",
 )
@@ -311,19 +312,17 @@ class PromptCache:
             if old.key != new.key:
                 break
             shared += 1
-        shared_tokens = sizes[shared - 1] if shared else 0
-        if read >= shared_tokens - max(self.shape.step, 1) + 1 and shared:
-            return None
-        if shared < min(len(before), len(blocks)):
-            kind = blocks[shared].kind if shared < len(blocks) else before[shared].kind
-            old_kind = before[shared].kind
-            if "tool" in (kind, old_kind):
+        if shared < len(before):  # this request does not extend the one before
+            differs = [b.kind for b in (before[shared], *blocks[shared : shared + 1])]
+            if "tool" in differs:
                 old_tools = {b.key for b in before if b.kind == "tool"}
                 new_tools = {b.key for b in blocks if b.kind == "tool"}
                 return "tool added" if new_tools - old_tools else "tool removed"
-            if "system" in (kind, old_kind):
+            if "system" in differs:
                 return "system changed"
-        return "ttl" if read < shared_tokens else None
+            return "history changed"
+        shared_tokens = sizes[shared - 1] if shared else 0
+        return "ttl" if read < shared_tokens - max(self.shape.step, 1) + 1 else None
 
     def _longest_hit(self, prefix: list[Any], ends: list[int], now: float) -> int:
         """Blocks of the longest live cached prefix this request can read (0: none)."""
