@@ -312,6 +312,7 @@ class ToolSearchSessions:
             definitions,
             run.pinned,
             call_tool=self.call_definition(),
+            wire=run.wire,
         )
 
     def note_loaded(
