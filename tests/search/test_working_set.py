@@ -72,9 +72,11 @@ def test_a_warm_set_is_held_when_it_reaches_the_minimum_and_not_on_breakpoints()
     held = plan(158, 150, warm=warm)
     assert held.warm == tuple(f"tool_{i}" for i in range(10))  # 100 + 1,500 >= 1,024
     small = plan(158, 150, warm=warm[:3])  # 550 tokens: billed fresh every request
-    assert small.warm == () and small.reason == "warm set too small to cache"
+    assert small.warm == ()
+    assert small.reason == "warm set too small to cache"
     anthropic = plan(158, 150, family="claude", warm=warm)
-    assert anthropic.warm == () and anthropic.reason == "no breakpoint after the warm set"
+    assert anthropic.warm == ()
+    assert anthropic.reason == "no breakpoint after the warm set"
 
 
 def test_change_tracker_records_additions_and_removals_at_their_positions() -> None:
@@ -170,7 +172,8 @@ def test_a_discovery_is_a_tool_change_on_the_next_request() -> None:
     assert seen[1][1] == (ToolChange("add", ("get_weather",), 4),)
     assert seen[2][1] == seen[1][1]  # the run's changes so far, in order
     view = advisor.loaded("s")
-    assert view is not None and view.cache_miss is None  # the last request changed nothing
+    assert view is not None
+    assert view.cache_miss is None
     assert view.wire_names == view.names == ["toolSearchTool", "get_weather"]
 
 
