@@ -136,14 +136,14 @@ def main() -> None:
     parser.add_argument("--catalog", default="acme", choices=["acme", "bfcl"])
     parser.add_argument("--out", type=Path)
     parser.add_argument(
-        "--loops", help="comma-separated search loops to run (default: every one of POLICIES)"
+        "--loops", help="search loops to run, separated by semicolons (default: every one of POLICIES)"
     )
     args = parser.parse_args()
     catalog, queries = load_bundled() if args.catalog == "acme" else load_bfcl()
     every = max(1, len(queries) // args.tasks)
     tasks = list(queries)[::every][: args.tasks]
     full = run_loop("full", tasks, catalog, args.provider)
-    chosen = args.loops.split(",") if args.loops else list(POLICIES)
+    chosen = args.loops.split(";") if args.loops else list(POLICIES)
     rows = [full] + [
         run_loop(name, tasks, catalog, args.provider, POLICIES[name]) for name in chosen
     ]

@@ -305,8 +305,6 @@ class PromptCache:
         before = self._last.get(conversation)
         if before is None:
             return "new prefix" if read == 0 else None
-        if sum(b.tokens for b in before) < self.shape.minimum and read == 0:
-            return "under the minimum"  # the request before was too short to be cached
         shared = 0
         for old, new in zip(before, blocks, strict=False):
             if old.key != new.key:
@@ -322,7 +320,11 @@ class PromptCache:
                 return "system changed"
             return "history changed"
         shared_tokens = sizes[shared - 1] if shared else 0
-        return "ttl" if read < shared_tokens - max(self.shape.step, 1) + 1 else None
+        if read >= shared_tokens - max(self.shape.step, 1) + 1:
+            return None
+        if sum(b.tokens for b in before) < self.shape.minimum:
+            return "under the minimum"  # the request before was too short to be cached
+        return "ttl"
 
     def _longest_hit(self, prefix: list[Any], ends: list[int], now: float) -> int:
         """Blocks of the longest live cached prefix this request can read (0: none)."""

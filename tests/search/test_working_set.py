@@ -192,3 +192,16 @@ def test_a_configured_warm_set_is_held_after_the_search_tool() -> None:
     )
     ChatClient.builder(chat).default_advisors(advisor).build().prompt("hi").tools(big).call()
     assert seen[0][0] == ["toolSearchTool", "tool_3", "tool_7"]
+
+
+def test_a_change_that_would_rewrite_a_long_history_loads_every_tool_instead() -> None:
+    """GPT-5.6 (writes 1.25x, reads 0.1x), 23,000 tokens of tools, 1,000 held: with a
+    short history a change costs (1,000 + 500) x 1.15 / 3 = 575 a request, less than the
+    22,000 extra tokens at 0.1x (2,200): change. With 5,000 tokens of history: 2,300 >
+    2,200: load every tool. Under the minimum nothing is cached, so nothing is lost."""
+    from toolsearch.search.working_set import change_costs_more
+
+    shape = MODEL_FAMILIES["gpt-5.6"]
+    assert not change_costs_more(held=1000, history=500, full=23000, shape=shape)
+    assert change_costs_more(held=1000, history=5000, full=23000, shape=shape)
+    assert not change_costs_more(held=300, history=500, full=23000, shape=shape)

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from toolsearch.chat.messages import ToolCall, ToolResponse, ToolResponseMessage, UserMessage
 from toolsearch.chat.response import ChatResponse
+from toolsearch.costs import cache_shape
 from toolsearch.errors import ToolDefinitionError
 from toolsearch.loop.advisor import (
     AdvisorChain,
@@ -56,7 +57,7 @@ from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_in
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.search.warm import WarmSetSource
-from toolsearch.search.working_set import ChangeTracker
+from toolsearch.search.working_set import ChangeTracker, change_costs_more
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
@@ -453,10 +454,14 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             return request.with_prompt(request.prompt.with_options(options))
         if loop.search_tool is None:  # the request registered no tools
             return request
+        names = loop.run.visible_names()
+        if self.options.load_all == "auto" and self._change_costs_more(loop, request, names):
+            loop.run.mark_discovered(list(loop.registered))  # every tool, for good
+            names = loop.run.visible_names()
         visible: list[ToolCallback] = [
             loop.search_tool,
             *([loop.call_tool] if loop.call_tool is not None else []),
-            *(loop.registered[n] for n in loop.run.visible_names() if n in loop.registered),
+            *(loop.registered[n] for n in names if n in loop.registered),
         ]
         changes = loop.changes.update(
             [cb.definition.name for cb in visible], len(request.prompt.messages)
@@ -625,6 +630,27 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             call_counts=dict(result.call_counts if result else (prior_call_counts or {})),
         )
 
+    def _change_costs_more(
+        self, loop: _SearchLoop, request: ChatClientRequest, names: list[str]
+    ) -> bool:
+        """Whether this request's tool change would cost more than holding every tool from
+        now on (:func:`~toolsearch.search.working_set.change_costs_more`, over the
+        options' cost model): the history it would rewrite has grown too long."""
+        run = loop.run
+        own = [self.search_tool_name, *([self.call_tool_name] if loop.call_tool else [])]
+        if loop.call_tool is not None or not loop.changes.differs([*own, *names]):
+            return False
+        if len(names) >= len(run.tools):
+            return False
+        count = self.sessions.count_tokens
+        held = sum(count(run.tools[n]) for n in names if n in run.tools)
+        full = sum(count(d) for d in run.tools.values())
+        counter = self.sessions.loaded_tools.counter
+        history = sum(counter.count(_message_text(m)) for m in request.prompt.messages)
+        return change_costs_more(
+            held=held, history=history, full=full, shape=cache_shape(self.cost_model)
+        )
+
     def _suffix(self, registered: Mapping[str, ToolCallback]) -> str:
         categories = sorted(
             {cb.definition.category for cb in registered.values() if cb.definition.category}
@@ -647,3 +673,12 @@ def _last_user_text(request: ChatClientRequest) -> str:
         if isinstance(message, UserMessage):
             return message.text or ""
     return ""
+
+
+def _message_text(message: Any) -> str:
+    """What a message weighs in the prompt, roughly: its text, its calls' arguments and
+    its tool results (for the working set's estimate of the history a change rewrites)."""
+    parts = [getattr(message, "text", "") or ""]
+    parts += [f"{c.name} {c.arguments}" for c in getattr(message, "tool_calls", ())]
+    parts += [r.response_data for r in getattr(message, "responses", ())]
+    return " ".join(p for p in parts if isinstance(p, str))

@@ -41,7 +41,7 @@ from toolsearch.costs import CacheShape, Traffic, hold_cost
 from toolsearch.search.warm import WarmTool
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["ChangeTracker", "WorkingSetPlan", "plan_working_set"]
+__all__ = ["ChangeTracker", "WorkingSetPlan", "change_costs_more", "plan_working_set"]
 
 EXPECTED_REQUESTS = 3.0
 """Requests of a typical conversation turn (a search, a call, an answer): the horizon
@@ -106,6 +106,27 @@ def plan_working_set(
     return WorkingSetPlan(False, (), full_cost, search_cost, reason=reason)
 
 
+def change_costs_more(
+    *, held: int, history: int, full: int, shape: CacheShape, rate: float = 1 / EXPECTED_REQUESTS
+) -> bool:
+    """Whether, at a point where the tool list is about to change, loading every tool
+    for the rest of the session costs less than going on changing it.
+
+    On a tools-first cache a change rewrites everything after the tools: the held list
+    and the whole history (``held + history`` tokens, at the write price instead of the
+    read price). Going on costs that about once every ``1/rate`` requests; every tool,
+    held from now on, costs its extra tokens at the read price on every request::
+
+        rate * (held + history) * (write - read)  >  (full - held) * read
+
+    Early in a conversation the history is short and changing wins; once it grows, one
+    last rewrite to the full list pays (measured on 30 Acme tasks in one conversation:
+    docs/working-set.md)."""
+    if held + history < shape.minimum:
+        return False  # nothing cached to lose
+    return rate * (held + history) * (shape.write - shape.read) > (full - held) * shape.read
+
+
 class ChangeTracker:
     """The additions and removals of one run's tool list, in order, each at the message
     position where it first showed (:class:`~toolsearch.chat.options.ToolChange`).
@@ -117,6 +138,10 @@ class ChangeTracker:
     def __init__(self, base: Sequence[str] = ()) -> None:
         self._held: list[str] | None = list(base) if base else None
         self.changes: list[ToolChange] = []
+
+    def differs(self, names: Sequence[str]) -> bool:
+        """Whether ``names`` would change the list the model held on the request before."""
+        return self._held is not None and list(names) != self._held
 
     def update(self, names: Sequence[str], messages: int) -> tuple[ToolChange, ...]:
         """Record the tool list of a request with ``messages`` messages; return every
