@@ -136,7 +136,7 @@ def main() -> None:
     parser.add_argument("--catalog", default="acme", choices=["acme", "bfcl"])
     parser.add_argument("--out", type=Path)
     parser.add_argument(
-        "--loops", help="search loops to run, separated by semicolons (default: every one of POLICIES)"
+        "--loops", help="search loops to run, separated by semicolons (default: all)"
     )
     args = parser.parse_args()
     catalog, queries = load_bundled() if args.catalog == "acme" else load_bfcl()

@@ -535,6 +535,8 @@ class SearchRun:
         if not self._unloading:
             return []
         held = set(self.held())
+        if len(self.discovered) >= len(self.tools):
+            return []  # the working set loaded every tool for good: nothing to unload
         candidates = [n for n in self.discovered if n not in held]
         if not candidates:
             return []
