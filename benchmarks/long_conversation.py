@@ -6,9 +6,9 @@ and the discovered tools pile up, raw and with the provider's prompt cache on.
 another in **one conversation**: a ``ChatClient`` with a ``MessageChatMemoryAdvisor``
 inside the tool loop (it keeps tool calls and results, as an agent's memory does) and
 either the plain tool loop or the tool-search advisor (BM25), the latter without unloading
-and with each unloading policy of ``POLICIES``, and with the working set (pre-retrieval,
-every tool when that costs less; docs/working-set.md), with and without unloading idle tools
-where the tool list changes anyway.
+and with each unloading policy of ``POLICIES``, and with the working set (pre-retrieval, every tool
+when that costs less, from the start or once the history a change would rewrite has grown;
+docs/working-set.md).
 The benchmark's simulated agent plays the model, one agent per task, reading the
 conversation from that task's own request on. Every request of every task is rendered by
 the ``--provider`` adapter, counted with ``o200k_base`` and billed under that provider's
@@ -53,8 +53,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "search, cap 10": {"max_loaded_tools": 10},
     "search, idle 3 turns, at turn start": {"unload_idle_turns": 3, "unload_at": "turn"},
     "search, injection results": {"injection": "results"},
-    "search, working set": {**WORKING_SET, "unload_idle_turns": 1},
-    "search, working set, no unloading": dict(WORKING_SET),
+    "search, working set": dict(WORKING_SET),
 }
 """The search loops measured: no unloading, then each unloading policy (advisor options)."""
 
