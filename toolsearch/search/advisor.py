@@ -635,7 +635,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     ) -> bool:
         """Whether this request's tool change would cost more than holding every tool from
         now on (:func:`~toolsearch.search.working_set.change_costs_more`, over the
-        options' cost model): the history it would rewrite has grown too long."""
+        options' cost model): the earlier turns it would rewrite have grown too long."""
         run = loop.run
         own = [self.search_tool_name, *([self.call_tool_name] if loop.call_tool else [])]
         if loop.call_tool is not None or not loop.changes.differs([*own, *names]):
@@ -646,7 +646,13 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         held = sum(count(run.tools[n]) for n in names if n in run.tools)
         full = sum(count(d) for d in run.tools.values())
         counter = self.sessions.loaded_tools.counter
-        history = sum(counter.count(_message_text(m)) for m in request.prompt.messages)
+        messages = list(request.prompt.messages)
+        last_user = max(
+            (i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=0
+        )
+        # earlier turns only: within a turn the search loop's changes are its own cost,
+        # and a one-turn conversation ends before holding every tool could pay back
+        history = sum(counter.count(_message_text(m)) for m in messages[:last_user])
         return change_costs_more(
             held=held, history=history, full=full, shape=cache_shape(self.cost_model)
         )

@@ -312,6 +312,8 @@ class SearchRun:
             shown: list[str] = []
         elif self.options.reference_tool_name_accumulation:
             shown = self.discovered
+            if len(shown) >= len(self.tools):  # every tool loaded: the canonical order,
+                shown = list(self.tools)  # the same list in every session (cacheable)
         else:
             with self._lock:
                 shown = [n for n in self._last_round if n in self.tools]
