@@ -107,6 +107,8 @@ class _SearchLoop:
     """The working set holds every tool: the plain loop's requests, no search tool."""
     changes: ChangeTracker = field(default_factory=ChangeTracker)
     """The run's additions and removals, for the requests' ``tool_changes``."""
+    earlier: bool = False
+    """Whether the session's model had requests before this run (earlier turns)."""
 
 
 @dataclass(frozen=True)
@@ -426,6 +428,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             loop.load_all = True
             return request.with_context(**{_STATE_KEY: loop})
         loop.changes = ChangeTracker(before.names if before is not None else ())
+        loop.earlier = before is not None
         run.preload(_last_user_text(request))
         loop.search_tool = run.search_tool()
         loop.call_tool = run.call_tool(loop.registered.get)
@@ -650,10 +653,11 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         last_user = max(
             (i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=0
         )
-        # earlier turns only: within a turn the search loop's changes are its own cost,
-        # and a one-turn conversation ends before holding every tool could pay back
-        # (measured: weighing the first turn too cost 7 points billed on the Acme bench)
-        if not any(isinstance(m, UserMessage) for m in messages[:last_user]):
+        # only in a session with earlier turns: a one-turn conversation ends before
+        # holding every tool could pay back (measured: weighing one-turn conversations
+        # too cost 7 points billed on the Acme bench); a memory advisor may add the
+        # earlier turns after this advisor, so the session says whether there were any
+        if not loop.earlier:
             return False
         history = sum(counter.count(_message_text(m)) for m in messages[:last_user])
         return change_costs_more(
