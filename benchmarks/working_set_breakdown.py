@@ -43,14 +43,14 @@ def main() -> None:
         groups[key].append((s.billed_tokens or 0.0, f.billed_tokens or 0.0, s.success))
     total = sum(s.billed_tokens or 0.0 for s in search)
     whole = sum(f.billed_tokens or 0.0 for f in full)
-    print(
-        f"`{' '.join(['python benchmarks/working_set_breakdown.py', '--provider', args.provider, '--index', args.index])}`"
-    )
+    command = f"python benchmarks/working_set_breakdown.py --provider {args.provider}"
+    print(f"`{command} --index {args.index}`")
     print()
     print(f"billed saved overall: {100 * (1 - total / whole):.1f} %")
     print()
     print(
-        "| searches | tools needed | tasks | billed per task | full loop | saved % | share of the bill | success % |"
+        "| searches | tools needed | tasks | billed per task | full loop | saved % "
+        "| share of the bill | success % |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for (searches, gold), rows in sorted(groups.items()):
