@@ -205,3 +205,30 @@ def test_a_change_that_would_rewrite_a_long_history_loads_every_tool_instead() -
     assert not change_costs_more(held=1000, history=500, full=23000, shape=shape)
     assert change_costs_more(held=1000, history=5000, full=23000, shape=shape)
     assert not change_costs_more(held=300, history=500, full=23000, shape=shape)
+
+
+def test_a_later_turn_loads_every_tool_once_a_change_costs_more_but_a_first_turn_never() -> None:
+    """Sixty tools of ~300 tokens (18,000): the search loop pays at first (a search's five
+    tools fresh cost less than the list at 0.1x). Once twenty are held, bringing ten more
+    would rewrite ~6,000 tokens at 1.25x about once every three requests (2,300 a
+    request), more than holding the other forty at 0.1x (1,200). In the session's first
+    turn the advisor never weighs it (a one-turn conversation cannot pay it back); in the
+    next turn it loads every tool instead, in the tool set's own order."""
+    big = [function_tool(f"tool_{i}", f"Tool number {i} " + "word " * 300) for i in range(60)]
+
+    def script(messages, names):
+        done = sum(isinstance(m, ToolResponseMessage) for m in messages)
+        if done < 2:
+            query = json.dumps({"query": "tool_", "maxResults": 10})
+            return AssistantMessage(
+                tool_calls=[ToolCall(id=f"s{done}", name="toolSearchTool", arguments=query)]
+            )
+        return AssistantMessage(content="done")
+
+    chat, seen = recording(script)
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), load_all="auto")
+    client = ChatClient.builder(chat).default_advisors(advisor).build()
+    for _ in range(2):
+        client.prompt("go").tools(big).advisors(lambda a: a.param(CONVERSATION_ID, "s")).call()
+    assert [len(names) for names, _ in seen] == [1, 11, 21, 21, 61, 61]
+    assert seen[4][0] == ["toolSearchTool", *(f"tool_{i}" for i in range(60))]
