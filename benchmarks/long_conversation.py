@@ -6,7 +6,9 @@ and the discovered tools pile up, raw and with the provider's prompt cache on.
 another in **one conversation**: a ``ChatClient`` with a ``MessageChatMemoryAdvisor``
 inside the tool loop (it keeps tool calls and results, as an agent's memory does) and
 either the plain tool loop or the tool-search advisor (BM25), the latter without unloading
-and with each unloading policy of ``POLICIES``.
+and with each unloading policy of ``POLICIES``, and with the working set (pre-retrieval, every tool
+when that costs less, from the start or once the history a change would rewrite has grown;
+docs/working-set.md).
 The benchmark's simulated agent plays the model, one agent per task, reading the
 conversation from that task's own request on. Every request of every task is rendered by
 the ``--provider`` adapter, counted with ``o200k_base`` and billed under that provider's
@@ -37,7 +39,7 @@ from toolsearch_bench.cache import CACHE_SHAPES, PromptCache
 from toolsearch_bench.live import SyntheticTool
 from toolsearch_bench.loaders import load_bfcl, load_bundled
 from toolsearch_bench.render import count_request
-from toolsearch_bench.savings import CANNED_RESULT, prompt_blocks
+from toolsearch_bench.savings import CANNED_RESULT, WORKING_SET, prompt_blocks
 
 STEP = 5.0
 """Seconds between two model answers."""
@@ -51,6 +53,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "search, cap 10": {"max_loaded_tools": 10},
     "search, idle 3 turns, at turn start": {"unload_idle_turns": 3, "unload_at": "turn"},
     "search, injection results": {"injection": "results"},
+    "search, working set": dict(WORKING_SET),
 }
 """The search loops measured: no unloading, then each unloading policy (advisor options)."""
 
@@ -71,8 +74,12 @@ def run_loop(
         return current[-1](messages[start:], offered, earlier=messages[:start])
 
     model = FunctionChatModel(model_function)
+    options = dict(options or {})
+    if "preload_results" in options:  # the working set weighs this provider's prices
+        options["cost_model"] = CACHE_SHAPES[provider].family or provider
+        options["traffic_seconds"] = PAUSE
     advisor: ToolCallingAdvisor = (
-        ToolSearchToolCallingAdvisor(tool_index=Bm25ToolIndex(), **(options or {}))
+        ToolSearchToolCallingAdvisor(tool_index=Bm25ToolIndex(), token_counter=counter, **options)
         if mode != "full"
         else ToolCallingAdvisor()
     )
@@ -127,17 +134,22 @@ def main() -> None:
     parser.add_argument("--provider", default="openai", choices=sorted(CACHE_SHAPES))
     parser.add_argument("--catalog", default="acme", choices=["acme", "bfcl"])
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--loops", help="search loops to run, separated by semicolons (default: all)"
+    )
     args = parser.parse_args()
     catalog, queries = load_bundled() if args.catalog == "acme" else load_bfcl()
     every = max(1, len(queries) // args.tasks)
     tasks = list(queries)[::every][: args.tasks]
     full = run_loop("full", tasks, catalog, args.provider)
+    chosen = args.loops.split(";") if args.loops else list(POLICIES)
     rows = [full] + [
-        run_loop(name, tasks, catalog, args.provider, options) for name, options in POLICIES.items()
+        run_loop(name, tasks, catalog, args.provider, POLICIES[name]) for name in chosen
     ]
     command = (
         f"python benchmarks/long_conversation.py --tasks {args.tasks} "
         f"--provider {args.provider} --catalog {args.catalog}"
+        + (f" --loops '{args.loops}'" if args.loops else "")
     )
     lines = [
         f"# {args.tasks} tasks in one conversation ({args.catalog}, {len(catalog)} tools; "

@@ -22,6 +22,10 @@ RECORD_ID = {
 tool = partial(tool_definition, schema=RECORD_ID)
 
 
+SEARCH_ONLY = {"preload_results": 0, "load_all": "never"}
+"""The search loop alone: these tests are about its searches (the working set on this
+tiny catalog would load every tool; it is tested in tests/search/test_working_set.py)."""
+
 CATALOG = Catalog(
     "tiny",
     (
@@ -98,7 +102,12 @@ def test_full_and_search_modes_succeed_and_search_is_cheaper():
     counter = WhitespaceTokenCounter()
     full_outcomes = run_tasks(CATALOG, queries, mode="full", counter=counter)
     search_outcomes = run_tasks(
-        CATALOG, queries, mode="search", counter=counter, index_factory=RegexToolIndex
+        CATALOG,
+        queries,
+        mode="search",
+        counter=counter,
+        index_factory=RegexToolIndex,
+        advisor_options=SEARCH_ONLY,
     )
     assert all(o.success for o in full_outcomes)
     assert all(o.success for o in search_outcomes)
@@ -132,6 +141,7 @@ def test_a_tool_never_discovered_is_never_called():
         mode="search",
         counter=WhitespaceTokenCounter(),
         index_factory=RegexToolIndex,
+        advisor_options=SEARCH_ONLY,
     )
     assert not outcome.success
     assert outcome.searches == 1
@@ -158,7 +168,7 @@ def test_the_loops_are_billed_under_the_providers_prompt_cache():
         ),
     )
     counter = WhitespaceTokenCounter()
-    shape = replace(CACHE_SHAPES["openai"], minimum=1, step=1)  # the catalog is tiny
+    shape = replace(CACHE_SHAPES["openai"], minimum=1, step=1, write=1.0)  # tiny; no fee
     raw = run_tasks(CATALOG, queries, mode="full", counter=counter, cache=None)
     full = run_tasks(CATALOG, queries, mode="full", counter=counter, cache=shape)
     assert [o.prompt_tokens for o in full] == [o.prompt_tokens for o in raw]
@@ -176,6 +186,7 @@ def test_the_loops_are_billed_under_the_providers_prompt_cache():
         counter=counter,
         index_factory=RegexToolIndex,
         cache=shape,
+        advisor_options=SEARCH_ONLY,
     )
     common = {"dataset": "t", "provider": "openai", "tokenizer": "w"}
     full_summary = summarize(full, mode="full", index="-", **common)
@@ -212,6 +223,7 @@ def test_the_results_shape_calls_discovered_tools_through_the_call_tool(monkeypa
         counter=WhitespaceTokenCounter(),
         index_factory=RegexToolIndex,
         provider="openai-results",
+        advisor_options=SEARCH_ONLY,
     )
     assert outcome.success
     assert {tuple(names) for names in captured} == {("toolSearchTool", "callTool")}

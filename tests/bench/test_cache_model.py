@@ -8,7 +8,10 @@ import itertools
 
 import pytest
 
-from toolsearch_bench.cache import CACHE_SHAPES, Block, PromptCache, request_blocks
+from toolsearch_bench.cache import CACHE_SHAPES, MODEL_FAMILIES, Block, PromptCache, request_blocks
+
+GPT5 = MODEL_FAMILIES["gpt-5"]
+"""OpenAI before GPT-5.6: no write fee (the current family is pinned in test_costs.py)."""
 
 
 def blocks(*spec: tuple[str, int]) -> list[Block]:
@@ -20,11 +23,11 @@ S = ("system", 100)
 M1, M2, M3 = ("user:1", 200), ("assistant:2", 100), ("tool-result:3", 100)
 
 
-# -- OpenAI: any prefix, 128-token steps, no write fee -----------------------------------
+# -- OpenAI (GPT-5 to 5.5): any prefix, 128-token steps, no write fee ----------------
 
 
 def test_openai_reads_the_shared_prefix_in_128_token_steps() -> None:
-    cache = PromptCache(CACHE_SHAPES["openai"])
+    cache = PromptCache(GPT5)
     first = cache.request(blocks(("a", 1000), ("b", 200)), now=0)
     assert (first.read, first.written, first.billed) == (0, 0, 1200)
     second = cache.request(blocks(("a", 1000), ("b", 200), ("c", 300)), now=5)
@@ -34,7 +37,7 @@ def test_openai_reads_the_shared_prefix_in_128_token_steps() -> None:
 
 
 def test_openai_cache_expires_after_its_ttl_of_inactivity() -> None:
-    cache = PromptCache(CACHE_SHAPES["openai"])
+    cache = PromptCache(GPT5)
     request = blocks(("a", 1000), ("b", 200))
     cache.request(request, now=0)
     assert cache.request(request, now=200).read == 1152  # a hit refreshes: alive to 500
@@ -44,7 +47,7 @@ def test_openai_cache_expires_after_its_ttl_of_inactivity() -> None:
 
 
 def test_openai_prefix_below_the_minimum_is_never_cached() -> None:
-    cache = PromptCache(CACHE_SHAPES["openai"])
+    cache = PromptCache(GPT5)
     request = blocks(("a", 500), ("b", 300))
     cache.request(request, now=0)
     again = cache.request(request, now=1)
@@ -52,14 +55,14 @@ def test_openai_prefix_below_the_minimum_is_never_cached() -> None:
 
 
 def test_openai_shares_a_prefix_across_conversations() -> None:
-    cache = PromptCache(CACHE_SHAPES["openai"])
+    cache = PromptCache(GPT5)
     cache.request(blocks(T1, T2, ("user:x", 50)), now=0, conversation="x")
     other = cache.request(blocks(T1, T2, ("user:y", 60)), now=30, conversation="y")
     assert other.read == 1152  # the 1,200 tool tokens, in 128-token steps
 
 
 def test_a_block_that_differs_is_not_read_even_where_its_first_tokens_match() -> None:
-    cache = PromptCache(CACHE_SHAPES["openai"])
+    cache = PromptCache(GPT5)
     cache.request(blocks(("a", 1100), ("b", 900)), now=0)
     assert cache.request(blocks(("a", 1100), ("b-changed", 900)), now=1).read == 1024
 
@@ -128,7 +131,7 @@ def test_gemini_reads_at_a_quarter_from_2048_tokens() -> None:
 
 
 def test_exact_totals_keep_the_tokens_outside_blocks_fresh() -> None:
-    cache = PromptCache(CACHE_SHAPES["openai"])
+    cache = PromptCache(GPT5)
     request = blocks(("a", 2048))
     cache.request(request, now=0, total=2060)
     again = cache.request(request, now=1, total=2060)

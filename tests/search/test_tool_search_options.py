@@ -58,6 +58,12 @@ NON_DEFAULTS: dict[str, Any] = {
     "max_loaded_tools": 12,
     "unload_idle_turns": 3,
     "unload_at": "turn",
+    "preload_results": 3,
+    "preload_min_score": 0.7,
+    "load_all": "auto",
+    "cost_model": "claude",
+    "traffic_seconds": 120.0,
+    "warm_tools": 5,
 }
 SETTINGS_ONLY = {
     "enabled",

@@ -23,8 +23,9 @@ from typing import Any, Literal, Unpack
 from pydantic import ValidationError
 
 from toolsearch._first_use import preload
-from toolsearch.chat.messages import ToolCall, ToolResponse, ToolResponseMessage
+from toolsearch.chat.messages import ToolCall, ToolResponse, ToolResponseMessage, UserMessage
 from toolsearch.chat.response import ChatResponse
+from toolsearch.costs import cache_shape
 from toolsearch.errors import ToolDefinitionError
 from toolsearch.loop.advisor import (
     AdvisorChain,
@@ -41,6 +42,7 @@ from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import (
     Injection,
+    LoadAll,
     SearchChoice,
     ToolSearchOptions,
     ToolSearchOptionsDict,
@@ -55,6 +57,8 @@ from toolsearch.search.search_tool import ToolSearchTool
 from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_index
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.search.warm import WarmSetSource
+from toolsearch.search.working_set import ChangeTracker, change_costs_more
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
@@ -100,6 +104,12 @@ class _SearchLoop:
     call_tool: CallTool | None = None
     native: bool = False
     """``search="native"`` on a model with a tool search of its own: every tool deferred."""
+    load_all: bool = False
+    """The working set holds every tool: the plain loop's requests, no search tool."""
+    changes: ChangeTracker = field(default_factory=ChangeTracker)
+    """The run's additions and removals, for the requests' ``tool_changes``."""
+    earlier: bool = False
+    """Whether the session's model had requests before this run (earlier turns)."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +184,10 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             added to ``options.pinned_tools``.
         token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate
             words by default; ``BpeTokenCounter`` from ``toolsearch.tokens`` is exact
-            for OpenAI's encodings).
+            for OpenAI's encodings); the working-set policy weighs the same counts.
+        warm_set: Where the working set finds the warm tools held after the search tool
+            when that pays (:class:`~toolsearch.search.warm.WarmSetSource`: the usage
+            memory, or ``StaticWarmSet([...])``); see :mod:`toolsearch.search.working_set`.
         options: The plain-data options as one object (the defaults when omitted).
         **kwargs: The options one by one (see :class:`ToolSearchOptions`), and further
             :class:`ToolCallingAdvisor` options (``max_iterations``, ``stream_mode``,
@@ -193,6 +206,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         search_listeners: Sequence[SearchListener] = (),
         search_log: SearchLog | None = None,
         token_counter: TokenCounter | None = None,
+        warm_set: WarmSetSource | None = None,
         **kwargs: Unpack[ToolSearchAdvisorKwargs],
     ) -> None:
         fields = ToolSearchOptions.model_fields
@@ -236,6 +250,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             search_log=search_log,
             door="advisor",
             token_counter=token_counter,
+            warm_set=warm_set,
         )
         self._pinned_callbacks = pinned_callbacks
         preload()  # what a first acall would import on the event loop (jsonschema, otel)
@@ -319,6 +334,30 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     def unload_at(self) -> UnloadMoment:
         return self.options.unload_at
 
+    @property
+    def preload_results(self) -> int:
+        return self.options.preload_results
+
+    @property
+    def preload_min_score(self) -> float:
+        return self.options.preload_min_score
+
+    @property
+    def load_all(self) -> LoadAll:
+        return self.options.load_all
+
+    @property
+    def cost_model(self) -> str:
+        return self.options.cost_model
+
+    @property
+    def traffic_seconds(self) -> float:
+        return self.options.traffic_seconds
+
+    @property
+    def warm_tools(self) -> int:
+        return self.options.warm_tools
+
     # -- session lifetime around each loop ------------------------------------------------
 
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
@@ -385,7 +424,14 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         loop = _SearchLoop(run, registered, native=self._native(chain))
         if not registered or loop.native:  # the plain advisor's loop (native: the provider's)
             return request.with_context(**{_STATE_KEY: loop})
+        before = self.sessions.loaded(run.session_id)
         run.register([cb.definition for cb in registered.values()])
+        if run.plan.load_all:  # the working set holds every tool: the plain loop
+            loop.load_all = True
+            return request.with_context(**{_STATE_KEY: loop})
+        loop.changes = ChangeTracker(before.names if before is not None else ())
+        loop.earlier = before is not None
+        run.preload(_last_user_text(request))
         loop.search_tool = run.search_tool()
         loop.call_tool = run.call_tool(loop.registered.get)
         _log.debug(
@@ -408,14 +454,26 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
                 native_tool_search=True,
             )
             return request.with_prompt(request.prompt.with_options(options))
+        if loop.load_all:
+            options = request.prompt.options.replace(tool_callbacks=list(loop.registered.values()))
+            return request.with_prompt(request.prompt.with_options(options))
         if loop.search_tool is None:  # the request registered no tools
             return request
-        visible = [
+        names = loop.run.visible_names()
+        if self.options.load_all == "auto" and self._change_costs_more(loop, request, names):
+            loop.run.mark_discovered(list(loop.registered))  # every tool, for good
+            names = loop.run.visible_names()
+        visible: list[ToolCallback] = [
             loop.search_tool,
             *([loop.call_tool] if loop.call_tool is not None else []),
-            *(loop.registered[n] for n in loop.run.visible_names() if n in loop.registered),
+            *(loop.registered[n] for n in names if n in loop.registered),
         ]
+        changes = loop.changes.update(
+            [cb.definition.name for cb in visible], len(request.prompt.messages)
+        )
         options = request.prompt.options.replace(tool_callbacks=visible)
+        if changes:
+            options = options.replace(tool_changes=changes)
         return request.with_prompt(request.prompt.with_options(options))
 
     def do_execute_tool_calls(
@@ -583,6 +641,37 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             call_counts=dict(result.call_counts if result else (prior_call_counts or {})),
         )
 
+    def _change_costs_more(
+        self, loop: _SearchLoop, request: ChatClientRequest, names: list[str]
+    ) -> bool:
+        """Whether this request's tool change would cost more than holding every tool from
+        now on (:func:`~toolsearch.search.working_set.change_costs_more`, over the
+        options' cost model): the earlier turns it would rewrite have grown too long."""
+        run = loop.run
+        own = [self.search_tool_name, *([self.call_tool_name] if loop.call_tool else [])]
+        if loop.call_tool is not None or not loop.changes.differs([*own, *names]):
+            return False
+        if len(names) >= len(run.tools):
+            return False
+        count = self.sessions.count_tokens
+        held = sum(count(run.tools[n]) for n in names if n in run.tools)
+        full = sum(count(d) for d in run.tools.values())
+        counter = self.sessions.loaded_tools.counter
+        messages = list(request.prompt.messages)
+        last_user = max(
+            (i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=0
+        )
+        # only in a session with earlier turns: a one-turn conversation ends before
+        # holding every tool could pay back (measured: weighing one-turn conversations
+        # too cost 7 points billed on the Acme bench); a memory advisor may add the
+        # earlier turns after this advisor, so the session says whether there were any
+        if not loop.earlier:
+            return False
+        history = sum(counter.count(_message_text(m)) for m in messages[:last_user])
+        return change_costs_more(
+            held=held, history=history, full=full, shape=cache_shape(self.cost_model)
+        )
+
     def _suffix(self, registered: Mapping[str, ToolCallback]) -> str:
         categories = sorted(
             {cb.definition.category for cb in registered.values() if cb.definition.category}
@@ -597,3 +686,20 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             .replace("{categories}", ", ".join(categories) or "none")
             .replace("{tool_count}", str(len(registered)))
         )
+
+
+def _last_user_text(request: ChatClientRequest) -> str:
+    """The text of the request's latest user message (what pre-retrieval searches)."""
+    for message in reversed(request.prompt.messages):
+        if isinstance(message, UserMessage):
+            return message.text or ""
+    return ""
+
+
+def _message_text(message: Any) -> str:
+    """What a message weighs in the prompt, roughly: its text, its calls' arguments and
+    its tool results (for the working set's estimate of the history a change rewrites)."""
+    parts = [getattr(message, "text", "") or ""]
+    parts += [f"{c.name} {c.arguments}" for c in getattr(message, "tool_calls", ())]
+    parts += [r.response_data for r in getattr(message, "responses", ())]
+    return " ".join(p for p in parts if isinstance(p, str))

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from cachetools import LRUCache
 
@@ -45,6 +45,14 @@ class LoadedTool:
     name: str
     tokens: int
     reason: str
+    wire_name: str = ""
+    """The name the provider sees (a provider's name rule may rewrite it; the tool's own
+    name when none does)."""
+
+    @property
+    def sent_as(self) -> str:
+        """The wire name, or the own name when none was recorded."""
+        return self.wire_name or self.name
 
 
 @dataclass(frozen=True)
@@ -55,10 +63,34 @@ class LoadedTools:
     tools: tuple[LoadedTool, ...]
     counter: str
     """The tokenizer that counted (``approximate-words`` unless one was given)."""
+    added: tuple[str, ...] = ()
+    """Tools this request holds that the one before did not (own names)."""
+    removed: tuple[str, ...] = ()
+    """Tools the request before held that this one does not."""
+
+    @property
+    def cache_miss(self) -> str | None:
+        """Why a tools-first prompt cache cannot read past the tool list on this request:
+        ``"tool removed"`` or ``"tool added"`` when the list changed (the adapters that
+        carry :class:`~toolsearch.chat.options.ToolChange` records keep the prefix
+        instead), ``None`` when it did not. What the provider actually read, wrote and
+        billed is on the model span (``toolsearch.cache.*``)."""
+        if self.removed:
+            return "tool removed"
+        if self.added:
+            return "tool added"
+        return None
 
     @property
     def names(self) -> list[str]:
+        """The tools' own names (as registered), in the order sent."""
         return [tool.name for tool in self.tools]
+
+    @property
+    def wire_names(self) -> list[str]:
+        """The names the provider sees, in the order sent (beside :attr:`names`: a
+        provider's name rule may rewrite a name, ``weather.get`` to ``weather_get``)."""
+        return [tool.sent_as for tool in self.tools]
 
     @property
     def tokens(self) -> int:
@@ -88,26 +120,38 @@ class LoadedTracker:
         pinned: Sequence[str],
         *,
         call_tool: ToolDefinition | None = None,
+        wire: Callable[[str], str] | None = None,
     ) -> LoadedTools:
-        """Record what the session's model sees now; log the change if there is one."""
+        """Record what the session's model sees now; log the change if there is one.
+        ``wire`` maps an own name to the provider's (the run's name rule)."""
         extra = [call_tool] if call_tool is not None else []
         names = [search_tool.name, *(d.name for d in [*extra, *definitions])]
         with self._lock:
             before = self._views.get(session_id)
             if before is not None and before.names == names:
+                if before.added or before.removed:  # this request changed nothing
+                    before = self._views[session_id] = replace(before, added=(), removed=())
                 return before
         pinned_names = set(pinned)
-        tools = [LoadedTool(search_tool.name, self._count(search_tool), "search")]
-        tools += [LoadedTool(d.name, self._count(d), "call") for d in extra]
+        named = wire or (lambda name: name)
+        tools = [LoadedTool(search_tool.name, self.count(search_tool), "search")]
+        tools += [LoadedTool(d.name, self.count(d), "call") for d in extra]
         tools += [
-            LoadedTool(d.name, self._count(d), "pinned" if d.name in pinned_names else "discovered")
+            LoadedTool(d.name, self.count(d), "pinned" if d.name in pinned_names else "discovered")
             for d in definitions
         ]
-        view = LoadedTools(session_id, tuple(tools), self.counter.name)
-        with self._lock:
-            self._views[session_id] = view
+        tools = [replace(t, wire_name=named(t.name)) for t in tools]
         added = [n for n in names if before is None or n not in before.names]
         removed = [n for n in (before.names if before else ()) if n not in names]
+        view = LoadedTools(
+            session_id,
+            tuple(tools),
+            self.counter.name,
+            added=tuple(added) if before is not None else (),
+            removed=tuple(removed),
+        )
+        with self._lock:
+            self._views[session_id] = view
         _log.info(
             "tool search session %s: %d tools loaded, ~%d tokens (%s)",
             hash_session_id(session_id),
@@ -125,7 +169,8 @@ class LoadedTracker:
         with self._lock:
             self._views.pop(session_id, None)
 
-    def _count(self, definition: ToolDefinition) -> int:
+    def count(self, definition: ToolDefinition) -> int:
+        """A definition's tokens on its compact JSON (cached by fingerprint)."""
         key = definition.fingerprint
         with self._lock:
             found = self._tokens.get(key)

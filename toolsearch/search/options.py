@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from toolsearch.loop.advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolsearch.memory.memory import CONVERSATION_ID
@@ -28,6 +28,7 @@ from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_
 
 __all__ = [
     "Injection",
+    "LoadAll",
     "SearchChoice",
     "ToolSearchOptions",
     "ToolSearchOptionsDict",
@@ -39,6 +40,7 @@ UndiscoveredToolPolicy = Literal["execute", "hint"]
 UnloadMoment = Literal["discovery", "turn"]
 Injection = Literal["tools", "results"]
 SearchChoice = Literal["toolsearch", "native"]
+LoadAll = Literal["auto", "never", "always"]
 
 
 class ToolSearchOptions(BaseModel):
@@ -111,6 +113,38 @@ class ToolSearchOptions(BaseModel):
     and the unloads are batched there; ``"turn"``: also when a turn starts, which breaks
     the cached prefix whenever something unloads (for uncached providers)."""
 
+    preload_results: int = Field(default=0, ge=0, le=MAX_RESULTS_CAP)
+    """Pre-retrieval: before the first model call of a turn, the user's message is
+    searched (the whole message, then its clauses), and up to this many confident hits
+    per query are loaded up front, so the model can act without a search round trip (the
+    search tool stays). ``0``: off. See :mod:`toolsearch.search.working_set`."""
+    preload_min_score: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A pre-retrieved hit is confident when its score is at least this share of the
+    query's best hit's score."""
+    load_all: LoadAll = "never"
+    """Send every tool, without the search tool, when the cost model says the full list
+    (a stable, cached prefix) costs less than the search loop (``"auto"``: a small
+    catalog gets the full list, so tool search never bills more than the full loop);
+    ``"always"``; ``"never"``."""
+    cost_model: str = "gpt-5.6"
+    """The model family whose cache prices the working-set policy weighs
+    (:data:`toolsearch.costs.MODEL_FAMILIES`: ``gpt-5.6``, ``claude``, ``claude-1h``,
+    ``gemini-2.5``...) or a request shape (``openai``, ``anthropic``, ``gemini``)."""
+    traffic_seconds: float = Field(default=30.0, gt=0)
+    """The working-set policy's traffic assumption: a conversation starts every this many
+    seconds (a cache entry outlives the gap when it is under the TTL)."""
+    warm_tools: int = Field(default=10, ge=0, le=100)
+    """At most this many tools of the warm set (the advisor's ``warm_set`` source) held
+    after the search tool, when holding them pays."""
+
+    @field_validator("cost_model")
+    @classmethod
+    def _known_cost_model(cls, value: str) -> str:
+        from toolsearch.costs import cache_shape
+
+        cache_shape(value)  # ValueError naming the known families
+        return value
+
     def replace(self, **changes: Any) -> ToolSearchOptions:
         """A copy with ``changes`` applied and validated (``model_copy`` does not validate)."""
         fields = type(self).model_fields
@@ -142,6 +176,12 @@ class ToolSearchOptionsDict(TypedDict, total=False):
     max_loaded_tools: int | None
     unload_idle_turns: int | None
     unload_at: UnloadMoment
+    preload_results: int
+    preload_min_score: float
+    load_all: LoadAll
+    cost_model: str
+    traffic_seconds: float
+    warm_tools: int
 
 
 def options_error(error: ValidationError) -> ValueError:

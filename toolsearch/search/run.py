@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol
 
 import toolsearch.observe as hooks
 from toolsearch.chat.messages import ToolSearchHit
+from toolsearch.costs import Traffic, cache_shape
 from toolsearch.errors import InvalidToolArgumentsError, ToolDefinitionError, ToolIndexError
 from toolsearch.models.wire_names import NameRule, WireNames
 from toolsearch.search.call_tool import CallTool, unwrap_call
@@ -36,6 +37,8 @@ from toolsearch.search.session_ref import (
 )
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
 from toolsearch.search.unloading import choose_unloads
+from toolsearch.search.warm import WarmSetSource
+from toolsearch.search.working_set import WorkingSetPlan, plan_working_set
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.definition import ToolDefinition
 
@@ -131,6 +134,11 @@ class RunOwner(Protocol):
 
     def forget_loaded(self, session_id: str) -> None: ...
 
+    @property
+    def warm_set(self) -> WarmSetSource | None: ...
+
+    def count_tokens(self, definition: ToolDefinition) -> int: ...
+
 
 class SearchRun:
     """One run on one session: its tools, what the model sees, its searches and calls.
@@ -162,6 +170,8 @@ class SearchRun:
         self._fingerprints: frozenset[str] | None = None
         self.turn: int | None = None
         """The session's turn this run is (counted once, at the first registration)."""
+        self.plan: WorkingSetPlan = WorkingSetPlan(False)
+        """The working set this run's tool set starts from (every tool, or a warm set)."""
         sessions.registry.acquire(self.session_id, tracked=not self.ephemeral)
 
     # -- registration -----------------------------------------------------------------------
@@ -215,8 +225,59 @@ class SearchRun:
             self._fingerprints = fingerprints
             self._discovered = list(discovered)
             self._names = WireNames(self.rule, [*own_tools, *definitions]) if self.rule else None
+        self.plan = self._plan()
         if self.options.unload_at == "turn":
             self.unload_idle()
+
+    def _plan(self) -> WorkingSetPlan:
+        """The working set of this tool set (:func:`~toolsearch.search.working_set.
+        plan_working_set`), over the options' cost model and traffic."""
+        options = self.options
+        if options.load_all == "never" and (
+            not options.warm_tools or self.sessions.warm_set is None
+        ):
+            return WorkingSetPlan(False)
+        definitions = list(self.tools.values())
+        warm = []
+        source = self.sessions.warm_set
+        if source is not None and options.warm_tools:
+            try:
+                warm = list(source.warm_tools(definitions, limit=options.warm_tools))
+            except Exception:  # a source never breaks a run: no warm set then
+                _log.warning("warm set source %r failed", source, exc_info=True)
+        return plan_working_set(
+            definitions,
+            search_definition=self.sessions.search_definition(),
+            tokens=self.sessions.count_tokens,
+            shape=cache_shape(options.cost_model),
+            traffic=Traffic(options.traffic_seconds),
+            max_results=options.max_results,
+            load_all=options.load_all,
+            warm=warm,
+        )
+
+    def preload(self, text: str) -> list[str]:
+        """Pre-retrieval: search the user's message (the whole text, then its clauses)
+        before the first model call and load the confident hits (each query's hits
+        scoring at least ``preload_min_score`` of its best one, ``preload_results`` at
+        most); returns the tools newly loaded. Nothing when the option is off, every tool
+        is loaded, or the text is empty."""
+        from toolsearch.indexes.clauses import split_clauses
+
+        limit = self.options.preload_results
+        text = text.strip()
+        if not limit or self.plan.load_all or not text or self.index_key is None:
+            return []
+        queries = list(dict.fromkeys([text, *split_clauses(text)]))
+        ratio = self.options.preload_min_score
+        wanted: list[str] = []
+        for query in queries:
+            hits, error, _ = self._search_one(query, limit)
+            if error is not None or not hits:
+                continue
+            best = hits[0].score or 0.0
+            wanted += [h.name for h in hits if best <= 0 or (h.score or 0.0) >= ratio * best]
+        return self.mark_discovered(wanted)
 
     # -- what the model sees ----------------------------------------------------------------
 
@@ -229,9 +290,18 @@ class SearchRun:
     def loaded(self) -> list[str]:
         """The tools the model keeps seeing whatever it searches next: pinned, plus the
         discovered ones when accumulation is on (without it, a new round replaces them)."""
+        held = self.held()
         if not self.options.reference_tool_name_accumulation:
-            return list(self.pinned)
-        return [*self.pinned, *(n for n in self.discovered if n not in self.pinned)]
+            return held
+        return [*held, *(n for n in self.discovered if n not in held)]
+
+    def held(self) -> list[str]:
+        """The tools held whatever the model searches: the pinned ones, then the warm set
+        (when the working set holds one), or every tool when it loads them all."""
+        if self.plan.load_all:
+            return [*self.pinned, *(n for n in self.tools if n not in self.pinned)]
+        warm = [n for n in self.plan.warm if n in self.tools and n not in self.pinned]
+        return [*self.pinned, *warm]
 
     def visible_names(self) -> list[str]:
         """This request's tools besides the search tool: the pinned ones, then the
@@ -242,10 +312,13 @@ class SearchRun:
             shown: list[str] = []
         elif self.options.reference_tool_name_accumulation:
             shown = self.discovered
+            if len(shown) >= len(self.tools):  # every tool loaded: the canonical order,
+                shown = list(self.tools)  # the same list in every session (cacheable)
         else:
             with self._lock:
                 shown = [n for n in self._last_round if n in self.tools]
-        names = [*self.pinned, *(n for n in shown if n not in self.pinned)]
+        held = self.held()
+        names = [*held, *(n for n in shown if n not in held)]
         self.visible_count = len(names) + (1 if self.sessions.call_tool_name is None else 2)
         self.loaded_view = self.sessions.report_loaded(self, names)
         return names
@@ -463,7 +536,10 @@ class SearchRun:
         equals). Returns the tools unloaded (the store's answer)."""
         if not self._unloading:
             return []
-        candidates = [n for n in self.discovered if n not in self.pinned]
+        held = set(self.held())
+        if len(self.discovered) >= len(self.tools):
+            return []  # the working set loaded every tool for good: nothing to unload
+        candidates = [n for n in self.discovered if n not in held]
         if not candidates:
             return []
         doomed = choose_unloads(

@@ -50,6 +50,7 @@ from toolsearch.search.search_tool import search_tool_definition
 from toolsearch.search.session_ref import SessionRef, resolve_session, run_in_thread
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.search.warm import WarmSetSource
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.definition import ToolDefinition
 
@@ -132,6 +133,9 @@ class ToolSearchSessions:
         door: The front door's name, as events and spans report it.
         token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate
             words by default).
+        warm_set: The working set's warm-set source
+            (:class:`~toolsearch.search.warm.WarmSetSource`); the options' ``warm_tools``
+            caps it.
     """
 
     def __init__(
@@ -146,6 +150,7 @@ class ToolSearchSessions:
         search_log: SearchLog | None = None,
         door: str = "",
         token_counter: TokenCounter | None = None,
+        warm_set: WarmSetSource | None = None,
     ) -> None:
         if registry is not None and (
             index is not None or store is not None or eviction_strategy is not None
@@ -177,6 +182,13 @@ class ToolSearchSessions:
         """The latest tools each session's model saw (:meth:`loaded`); a session's view
         goes when the registry forgets the session (issue 47: bounded by the eviction)."""
         self.registry.add_forget_listener(self.loaded_tools.forget)
+        self.warm_set = warm_set
+        """Where the working set finds each tool set's warm tools (the usage memory, a
+        :class:`~toolsearch.search.warm.StaticWarmSet`), or ``None``."""
+
+    def count_tokens(self, definition: ToolDefinition) -> int:
+        """A definition's tokens, as the loaded view counts them (cached by fingerprint)."""
+        return self.loaded_tools.count(definition)
 
     @property
     def index(self) -> ToolIndex:
@@ -307,6 +319,7 @@ class ToolSearchSessions:
             definitions,
             run.pinned,
             call_tool=self.call_definition(),
+            wire=run.wire,
         )
 
     def note_loaded(

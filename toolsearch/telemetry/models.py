@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from toolsearch.models.providers import PROVIDERS
 from toolsearch.telemetry import capture_content
 from toolsearch.telemetry._runtime import otel
+from toolsearch.telemetry.cache import cache_record
 from toolsearch.telemetry.spans import (
     SpanRecorder,
     current_span,
@@ -263,6 +264,7 @@ class _ModelCall:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cached_tokens = 0
+        self.metadata: dict[str, Any] = {}
         self.tool_calls = 0
         self.chunks: list[ChatResponse] | None = [] if capture_content() else None
 
@@ -312,6 +314,8 @@ class _ModelCall:
         if getattr(response, "finish_reason", None):
             self.finish_reason = str(response.finish_reason)
         metadata = getattr(response, "metadata", None) or {}
+        if isinstance(metadata, dict):
+            self.metadata.update(metadata)
         if isinstance(metadata.get("model"), str):
             self.response_model = metadata["model"]
         if isinstance(metadata.get("id"), str):
@@ -340,6 +344,15 @@ class _ModelCall:
                 "gen_ai.usage.output_tokens": self.output_tokens,
                 "gen_ai.usage.cache_read.input_tokens": self.cached_tokens or None,
                 "toolsearch.response.tool_calls": self.tool_calls,
+                **cache_record(
+                    input_tokens=self.input_tokens,
+                    read=self.cached_tokens,
+                    metadata=self.metadata,
+                    tool_changes=self.options.tool_changes,
+                    messages=len(self.prompt.messages),
+                    model=self.response_model or self.request_model,
+                    provider=self.provider or "",
+                ),
             }
         )
         if self.chunks:

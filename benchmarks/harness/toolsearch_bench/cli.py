@@ -68,8 +68,14 @@ def bench_app() -> Any:
             min=0.0,
             max=1.0,
             help="price of a cached input token as a share of a fresh one (default: the "
-            "provider's: openai 0.1 as GPT-5, anthropic 0.1, gemini 0.25)",
+            "provider's current family: openai 0.1 as GPT-5.6, anthropic 0.1, gemini 0.25)",
             show_default=False,
+        ),
+        traffic: float = typer.Option(
+            30.0,
+            min=1.0,
+            help="seconds between two conversations, for the cache's TTL (the report also "
+            "bills every 2, 4 and 10 minutes)",
         ),
         max_rounds: int = typer.Option(12, min=1, help="searches per task at most"),
         max_results: int = typer.Option(5, min=1, max=10, help="tools per search"),
@@ -171,7 +177,7 @@ def bench_app() -> Any:
             if (base_url is not None or live_search != "toolsearch") and live is None:
                 raise usage_error("--base-url and --live-search go with --live")
             model_factory = live_model_factory(live, base_url) if live is not None else None
-            from toolsearch_bench.cache import cache_shape
+            from toolsearch_bench.cache import Traffic, cache_shape
 
             counter, specs, loaders = prepare_run(
                 datasets,
@@ -215,6 +221,7 @@ def bench_app() -> Any:
                         on_task=progress.advance,
                         memory=memory,
                         cache=cache_shape(provider, cache_read),
+                        traffic=Traffic(traffic),
                     )
                     if search_log is not None:
                         record_log(

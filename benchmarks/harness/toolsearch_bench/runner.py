@@ -18,12 +18,15 @@ from toolsearch.errors import MissingExtraError
 from toolsearch.search.types import ToolIndex
 from toolsearch.tokens import TokenCounter
 from toolsearch_bench.agent import QueryPolicy
-from toolsearch_bench.cache import CacheShape
+from toolsearch_bench.cache import TRAFFIC, CacheShape, Traffic
 from toolsearch_bench.data import Catalog, QuerySet
 from toolsearch_bench.index_names import PEERS, index_factory, peer_factories
 from toolsearch_bench.render import Provider
 from toolsearch_bench.retrieval import evaluate_index
-from toolsearch_bench.savings import run_tasks, summarize
+from toolsearch_bench.savings import LearnedWarmSet, run_tasks, summarize
+
+SENSITIVITY: tuple[Traffic, ...] = (TRAFFIC["2min"], TRAFFIC["4min"], TRAFFIC["10min"])
+"""The traffic levels every run also bills under (a conversation every 2, 4, 10 minutes)."""
 
 __all__ = [
     "PEERS",
@@ -82,6 +85,15 @@ class BenchRecord:
     (:mod:`toolsearch_bench.cache`)."""
     cached_savings_pct: float | None = None
     """Savings against the full loop with the prompt cache on for both."""
+    traffic_gap_s: float | None = None
+    """The traffic the billing assumed: a conversation every this many seconds."""
+    sensitivity_gaps_s: tuple[float, ...] = ()
+    """The other traffic levels billed (a conversation every ... seconds)."""
+    billed_by_traffic: tuple[float, ...] = ()
+    cached_savings_by_traffic: tuple[float, ...] = ()
+    miss_causes: tuple[tuple[str, int], ...] = ()
+    """Requests per cache-miss cause (tool added, tool removed, ttl, under the minimum,
+    system changed, new prefix)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -124,6 +136,8 @@ def run_dataset(
     memory: bool = False,
     on_phase: Callable[[str, int | None], Any] | None = None,
     cache: CacheShape | Literal["provider"] | None = "provider",
+    traffic: Traffic | None = None,
+    sensitivity: Sequence[Traffic] = SENSITIVITY,
 ) -> list[BenchRecord]:
     """Full loop once, then tool search and retrieval for each index (timings ``runs``
     times: medians of the per-run latency percentiles are reported).
@@ -140,7 +154,13 @@ def run_dataset(
 
     ``cache``: the prompt cache every loop is billed under as well (``"provider"``: the
     provider's shape; ``None``: raw tokens only), one per loop and index, shared by its tasks.
+    ``traffic``: when the conversations come (a conversation every 30 s by default);
+    ``sensitivity``: other traffic levels the same requests are billed under as well.
+    Tool search runs with the bench's working set
+    (:data:`~toolsearch_bench.savings.WORKING_SET`, a warm set learned from the run's
+    earlier tasks).
     """
+    traffic = traffic or Traffic()
     if not len(queries):
         raise ValueError(f"dataset {catalog.name!r} has no queries to run")
     policy = policy or QueryPolicy()
@@ -167,9 +187,15 @@ def run_dataset(
         provider=provider,
         on_task=task,
         cache=cache,
+        traffic=traffic,
+        sensitivity=sensitivity,
     )
     full = summarize(full_outcomes, mode="full", index="-", full=None, **common)
-    records = [_record(full, peer=False, tools=len(catalog))]
+    gaps = {
+        "traffic_gap_s": traffic.conversation_gap,
+        "sensitivity_gaps_s": tuple(t.conversation_gap for t in sensitivity),
+    }
+    records = [_record(full, peer=False, tools=len(catalog), **gaps)]
     for spec in indexes:
         step(f"tool search: {spec.name} ({tasks})", len(queries))
         outcomes = run_tasks(
@@ -183,6 +209,9 @@ def run_dataset(
             max_results=max_results,
             on_task=task,
             cache=cache,
+            traffic=traffic,
+            sensitivity=sensitivity,
+            warm_set=LearnedWarmSet(),
         )
         summary = summarize(outcomes, mode="search", index=spec.name, full=full, **common)
         step(
@@ -214,6 +243,7 @@ def run_dataset(
                 p99_us=round(1000 * statistics.median(t.search_p99_ms for t in timings), 1),
                 build_s=round(statistics.median(t.build_seconds for t in timings), 4),
                 peak_rss_mb=peak,
+                **gaps,
             )
         )
     return records
@@ -249,6 +279,9 @@ def _record(summary: Any, *, peer: bool, tools: int, **retrieval: Any) -> BenchR
         success_rate=summary.success_rate,
         billed_tokens_mean=summary.billed_tokens_mean,
         cached_savings_pct=summary.cached_savings_pct,
+        billed_by_traffic=summary.billed_by_traffic,
+        cached_savings_by_traffic=summary.cached_savings_by_traffic,
+        miss_causes=summary.miss_causes,
         searches_per_task=summary.searches_per_task,
         iterations_per_task=summary.iterations_per_task,
         **retrieval,

@@ -11,15 +11,17 @@ tool definitions and conversation.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolsearch.costs import Traffic
 from toolsearch.loop.client import ChatClient
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.models.function import FunctionChatModel
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.types import ToolIndex
+from toolsearch.search.warm import WarmTool
 from toolsearch.tokens import TokenCounter
 from toolsearch_bench.agent import QueryPolicy, SimulatedAgent, called_tools
 from toolsearch_bench.cache import CACHE_SHAPES, Block, CacheShape, PromptCache, request_blocks
@@ -44,17 +46,6 @@ CANNED_RESULT = '{"status": "ok"}'
 
 
 @dataclass(frozen=True)
-class Traffic:
-    """When the simulated requests are made, for the prompt cache's TTL: one conversation
-    (task) starts every ``conversation_gap`` seconds, and within one the model answers
-    every ``step`` seconds. The defaults are steady traffic: every request within a
-    5-minute TTL of the one before it, in its conversation and across conversations."""
-
-    conversation_gap: float = 30.0
-    step: float = 5.0
-
-
-@dataclass(frozen=True)
 class TaskOutcome:
     """One task in one mode; ``billed_tokens`` is its input with the prompt cache on, in
     fresh-token equivalents (``None`` when no cache shape was given)."""
@@ -68,6 +59,52 @@ class TaskOutcome:
     billed_tokens: float | None = None
     cache_read_tokens: int = 0
     cache_written_tokens: int = 0
+    billed_by_traffic: tuple[float, ...] = ()
+    """Billed input again under each of the run's ``sensitivity`` traffic levels."""
+    miss_causes: tuple[tuple[str, int], ...] = ()
+    """Requests per cache-miss cause (:data:`toolsearch.costs.MISS_CAUSES`)."""
+
+
+WORKING_SET: dict[str, Any] = {"preload_results": 3, "preload_min_score": 0.5, "load_all": "auto"}
+"""The working-set settings the bench runs tool search with (chosen on development sets:
+docs/working-set.md); the cost model is the request shape's and the traffic the run's."""
+
+
+class LearnedWarmSet:
+    """A warm set learned from use during the run, as the usage memory would learn it:
+    the tools the earlier tasks called, most called first, re-read every ``every`` tasks
+    (so the warm prefix stays byte-identical between re-reads and the cache can keep it).
+    Only tasks already run feed it; the first ``every`` tasks run without a warm set."""
+
+    def __init__(self, every: int = 50) -> None:
+        self.every = every
+        self._counts: dict[str, int] = {}
+        self._snapshot: list[str] = []
+        self._tasks = 0
+
+    def record(self, called: set[str]) -> None:
+        for name in called:
+            self._counts[name] = self._counts.get(name, 0) + 1
+        self._tasks += 1
+        if self._tasks % self.every == 0:
+            ranked = sorted(self._counts.items(), key=lambda item: (-item[1], item[0]))
+            self._snapshot = [name for name, _ in ranked]
+
+    def warm_tools(
+        self, tools: Sequence[Any], *, tenant: str | None = None, limit: int = 10
+    ) -> list[WarmTool]:
+        present = {tool.name for tool in tools}
+        return [WarmTool(n) for n in self._snapshot if n in present][: max(0, limit)]
+
+
+def working_set_options(provider: str, traffic: Traffic | None = None) -> dict[str, Any]:
+    """The advisor options of the bench's working set for ``provider``'s request shape."""
+    shape = CACHE_SHAPES.get(provider)
+    options = dict(WORKING_SET)
+    if shape is not None:
+        options["cost_model"] = shape.family or provider
+    options["traffic_seconds"] = (traffic or Traffic()).conversation_gap
+    return options
 
 
 def run_tasks(
@@ -83,16 +120,22 @@ def run_tasks(
     on_task: Callable[[TaskOutcome], Any] | None = None,
     cache: CacheShape | Literal["provider"] | None = "provider",
     traffic: Traffic | None = None,
+    advisor_options: Mapping[str, Any] | None = None,
+    warm_set: LearnedWarmSet | None = None,
+    sensitivity: Sequence[Traffic] = (),
 ) -> list[TaskOutcome]:
     """Run every query through the loop in ``mode``; ``index_factory`` for ``"search"``.
 
     ``cache``: the prompt cache the requests are billed under (``"provider"``: the
     provider's shape from :data:`~toolsearch_bench.cache.CACHE_SHAPES`; ``None``: none), one
-    cache for the whole run, each task a conversation made at the times ``traffic`` says."""
+    cache for the whole run, each task a conversation made at the times ``traffic`` says;
+    the same requests are billed again under each traffic of ``sensitivity`` (a cache of
+    its own each)."""
     tools = [SyntheticTool(definition, CANNED_RESULT) for definition in catalog.tools]
     shape = CACHE_SHAPES[provider] if cache == "provider" else cache
     prompt_cache = PromptCache(shape) if shape is not None else None
     traffic = traffic or Traffic()
+    others = [(t, PromptCache(shape)) for t in sensitivity] if shape is not None else []
     block_counts: dict[Any, Any] = {}
     if mode == "search":
         if index_factory is None:
@@ -102,6 +145,9 @@ def run_tasks(
             max_results=max_results,
             multi_query=bool(policy and policy.multi_query),
             injection=INJECTIONS.get(provider, "tools"),  # type: ignore[arg-type]
+            token_counter=counter,
+            warm_set=warm_set,
+            **{**working_set_options(provider, traffic), **(advisor_options or {})},
         )
     else:
         advisor = ToolCallingAdvisor()
@@ -113,12 +159,16 @@ def run_tasks(
         client = ChatClient.builder(model).default_advisors(advisor).build()
         client.prompt(query.text).tools(tools).call()
         called = {name for prompt in model.requests for name in called_tools(prompt.messages)}
+        if warm_set is not None:
+            warm_set.record(called & set(query.gold))
         counts = [
             count_request(prompt, provider, counter, cache=definition_counts)
             for prompt in model.requests
         ]
         billed: float | None = None
         read = written = 0
+        causes: dict[str, int] = {}
+        by_traffic = [0.0] * len(others)
         if prompt_cache is not None:
             start = number * traffic.conversation_gap
             billed = 0.0
@@ -134,6 +184,16 @@ def run_tasks(
                 billed += cost.billed
                 read += cost.read
                 written += cost.written
+                if cost.cause is not None:
+                    causes[cost.cause] = causes.get(cost.cause, 0) + 1
+                for i, (level, cache_at_level) in enumerate(others):
+                    by_traffic[i] += cache_at_level.request(
+                        blocks,
+                        now=number * level.conversation_gap + step * level.step,
+                        conversation=query.id,
+                        breakpoints=breakpoints,
+                        total=tokens.total,
+                    ).billed
         outcome = TaskOutcome(
             query_id=query.id,
             success=set(query.gold) <= called,
@@ -144,6 +204,8 @@ def run_tasks(
             billed_tokens=billed,
             cache_read_tokens=read,
             cache_written_tokens=written,
+            billed_by_traffic=tuple(by_traffic),
+            miss_causes=tuple(sorted(causes.items())),
         )
         outcomes.append(outcome)
         if on_task is not None:
@@ -198,6 +260,12 @@ class ModeSummary:
     """Input per task with the prompt cache on, in fresh-token equivalents."""
     cached_savings_pct: float | None = None
     """Savings against the full loop, both billed with the prompt cache on."""
+    billed_by_traffic: tuple[float, ...] = ()
+    """Billed input per task under each sensitivity traffic level (the run's order)."""
+    cached_savings_by_traffic: tuple[float, ...] = ()
+    """Billed savings against the full loop under each sensitivity traffic level."""
+    miss_causes: tuple[tuple[str, int], ...] = ()
+    """Requests per cache-miss cause over every task."""
 
     def as_row(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -227,7 +295,24 @@ def summarize(
     cached_savings = None
     if billed_mean is not None and full is not None and full.billed_tokens_mean:
         cached_savings = round(100.0 * (1.0 - billed_mean / full.billed_tokens_mean), 2)
+    levels = min((len(o.billed_by_traffic) for o in outcomes), default=0)
+    by_traffic = tuple(
+        round(statistics.fmean(o.billed_by_traffic[i] for o in outcomes), 1) for i in range(levels)
+    )
+    savings_by_traffic: tuple[float, ...] = ()
+    if full is not None and len(full.billed_by_traffic) == levels:
+        savings_by_traffic = tuple(
+            round(100.0 * (1.0 - mine / theirs), 2) if theirs else 0.0
+            for mine, theirs in zip(by_traffic, full.billed_by_traffic, strict=True)
+        )
+    causes: dict[str, int] = {}
+    for outcome in outcomes:
+        for cause, count in outcome.miss_causes:
+            causes[cause] = causes.get(cause, 0) + count
     return ModeSummary(
+        billed_by_traffic=by_traffic,
+        cached_savings_by_traffic=savings_by_traffic,
+        miss_causes=tuple(sorted(causes.items())),
         dataset=dataset,
         mode=mode,
         index=index,

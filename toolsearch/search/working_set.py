@@ -1,0 +1,161 @@
+"""The working set: which tools a session's model holds, chosen by what they cost.
+
+One policy over one cost model (:mod:`toolsearch.costs`, the one the benchmark bills with)
+decides, per session and tool set:
+
+* **load everything** when the full tool list, held as a stable cached prefix, costs less
+  than the search loop's small, changing lists (a small catalog: tool search must never
+  bill more than the full loop). The comparison is per request, in fresh-token
+  equivalents: the full list at the cache's read price (its write spread over the
+  conversation, or paid per conversation when the traffic lets it expire) against the
+  search tool plus a search's worth of tools (``max_results`` definitions of the tool
+  set's mean size), which change at each discovery and are mostly under the minimum a
+  provider caches, so billed fresh.
+* a **warm set** (from a :class:`~toolsearch.search.warm.WarmSetSource`: the usage
+  memory, or configured names) held right after the search tool as a stable prefix, when
+  it pays: when the search tool and the warm tools together reach the cache's minimum
+  (under it they would be billed fresh on every request for nothing), and the warm tools
+  cost less to hold than the full list. Not on a breakpoint cache (Anthropic): the
+  adapter's breakpoints fall at the end of the whole tool list, never at the end of the
+  warm tools, so the warm prefix would be written and never read across conversations
+  (measured: 30.6 % billed saved with a warm set of 10 against 56.8 % without, on Acme).
+* **pre-retrieval**: the user's message is searched before the first model call (the
+  whole message, then its clauses) and the confident hits are loaded up front, so the
+  model can act on its first request; the search tool stays for the rest
+  (:meth:`~toolsearch.search.run.SearchRun.preload`).
+* **changes that keep the prefix**: additions are appended (the tool list only grows at
+  its end); removals wait for a point where the prefix is rewritten anyway (a discovery);
+  each change is a :class:`~toolsearch.chat.options.ToolChange` on the request, for the
+  adapters that can carry it without moving the cached prefix.
+
+:func:`plan_working_set` is pure: the run calls it once per tool set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from toolsearch.chat.options import ToolChange
+from toolsearch.costs import CacheShape, Traffic, hold_cost
+from toolsearch.search.warm import WarmTool
+from toolsearch.tools.definition import ToolDefinition
+
+__all__ = ["ChangeTracker", "WorkingSetPlan", "change_costs_more", "plan_working_set"]
+
+EXPECTED_REQUESTS = 3.0
+"""Requests of a typical conversation turn (a search, a call, an answer): the horizon
+over which holding a list is weighed against changing it."""
+
+
+@dataclass(frozen=True)
+class WorkingSetPlan:
+    """What a session's model holds before any search: every tool, or the warm ones.
+
+    ``full_cost`` and ``search_cost`` are the per-request estimates the choice compared
+    (fresh-token equivalents), kept for the loaded view and for tests."""
+
+    load_all: bool
+    warm: tuple[str, ...] = ()
+    full_cost: float = 0.0
+    search_cost: float = 0.0
+    reason: str = ""
+
+
+def plan_working_set(
+    definitions: Sequence[ToolDefinition],
+    *,
+    search_definition: ToolDefinition,
+    tokens: Callable[[ToolDefinition], int],
+    shape: CacheShape,
+    traffic: Traffic,
+    max_results: int,
+    load_all: str = "auto",
+    warm: Sequence[WarmTool] = (),
+) -> WorkingSetPlan:
+    """Choose a session's starting working set (see the module docstring)."""
+    if not definitions:
+        return WorkingSetPlan(False, reason="no tools")
+    sizes = [tokens(d) for d in definitions]
+    full = sum(sizes)
+    mean = full / len(sizes)
+    search = tokens(search_definition)
+    requests = EXPECTED_REQUESTS
+    full_cost = hold_cost(full, shape, requests, traffic) / requests
+    search_cost = search + min(max_results, len(sizes)) * mean
+    if load_all == "always" or (load_all == "auto" and full_cost <= search_cost):
+        return WorkingSetPlan(
+            True,
+            full_cost=full_cost,
+            search_cost=search_cost,
+            reason="always" if load_all == "always" else "the full list costs less",
+        )
+    by_name = {d.name: size for d, size in zip(definitions, sizes, strict=True)}
+    names = [w.name for w in warm if w.name in by_name]
+    if names and shape.breakpoints:  # no breakpoint ends the warm tools: nothing to read
+        return WorkingSetPlan(
+            False, (), full_cost, search_cost, reason="no breakpoint after the warm set"
+        )
+    held = search + sum(by_name[n] for n in names)
+    warm_cost = hold_cost(held, shape, requests, traffic) / requests
+    if names and held >= shape.minimum and warm_cost < full_cost:
+        return WorkingSetPlan(
+            False, tuple(names), full_cost, search_cost, reason="warm set held as a prefix"
+        )
+    reason = "warm set too small to cache" if names else "search"
+    return WorkingSetPlan(False, (), full_cost, search_cost, reason=reason)
+
+
+def change_costs_more(
+    *, held: int, history: int, full: int, shape: CacheShape, rate: float = 1 / EXPECTED_REQUESTS
+) -> bool:
+    """Whether, at a point where the tool list is about to change, loading every tool
+    for the rest of the session costs less than going on changing it.
+
+    On a tools-first cache a change rewrites everything after the tools: the held list
+    and the whole history (``held + history`` tokens, at the write price instead of the
+    read price). Going on costs that about once every ``1/rate`` requests; every tool,
+    held from now on, costs its extra tokens at the read price on every request::
+
+        rate * (held + history) * (write - read)  >  (full - held) * read
+
+    Early in a conversation the history is short and changing wins; once it grows, one
+    last rewrite to the full list pays (measured on 30 Acme tasks in one conversation:
+    docs/working-set.md)."""
+    if held + history < shape.minimum:
+        return False  # nothing cached to lose
+    return rate * (held + history) * (shape.write - shape.read) > (full - held) * shape.read
+
+
+class ChangeTracker:
+    """The additions and removals of one run's tool list, in order, each at the message
+    position where it first showed (:class:`~toolsearch.chat.options.ToolChange`).
+
+    The run's first request starts from what the session's model held before (``base``):
+    its tools are not changes; anything new is an addition and anything gone a removal,
+    at that request's position."""
+
+    def __init__(self, base: Sequence[str] = ()) -> None:
+        self._held: list[str] | None = list(base) if base else None
+        self.changes: list[ToolChange] = []
+
+    def differs(self, names: Sequence[str]) -> bool:
+        """Whether ``names`` would change the list the model held on the request before."""
+        return self._held is not None and list(names) != self._held
+
+    def update(self, names: Sequence[str], messages: int) -> tuple[ToolChange, ...]:
+        """Record the tool list of a request with ``messages`` messages; return every
+        change of the run so far."""
+        if self._held is None:
+            self._held = list(names)
+            return tuple(self.changes)
+        current = set(names)
+        before = set(self._held)
+        removed = tuple(n for n in self._held if n not in current)
+        added = tuple(n for n in names if n not in before)
+        if removed:
+            self.changes.append(ToolChange("remove", removed, messages))
+        if added:
+            self.changes.append(ToolChange("add", added, messages))
+        self._held = list(names)
+        return tuple(self.changes)
