@@ -431,6 +431,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             return request.with_context(**{_STATE_KEY: loop})
         loop.changes = ChangeTracker(before.names if before is not None else ())
         loop.earlier = before is not None
+        run.note_request(_last_user_text(request))
         run.preload(_last_user_text(request))
         loop.search_tool = run.search_tool()
         loop.call_tool = run.call_tool(loop.registered.get)

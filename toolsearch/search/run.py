@@ -154,6 +154,10 @@ class SearchRun:
         self.rule = rule
         self.index_key: str | None = None
         """Where the run's tools are indexed (the session's key for this tool set)."""
+        self.user_request: str | None = None
+        """The user's request of the current turn, when the front door knows it: the search
+        log carries it beside each search, so learning from use can learn the user's own
+        words for a tool the model found by searching in other words."""
         self.tools: dict[str, ToolDefinition] = {}
         self.pinned: list[str] = []
         self.visible_count: int | None = None
@@ -255,6 +259,10 @@ class SearchRun:
             load_all=options.load_all,
             warm=warm,
         )
+
+    def note_request(self, text: str | None) -> None:
+        """Remember the user's request of the turn (see :attr:`user_request`)."""
+        self.user_request = (text or "").strip() or None
 
     def preload(self, text: str) -> list[str]:
         """Pre-retrieval: search the user's message (the whole text, then its clauses)

@@ -110,6 +110,7 @@ class LoggedSearch:
         *,
         tools: Sequence[ToolDefinition] = (),
         loaded: Iterable[str] = (),
+        request: str | None = None,
     ) -> LoggedSearch:
         return cls(
             time=event.timestamp,
@@ -127,6 +128,7 @@ class LoggedSearch:
             error=event.error,
             tools=tuple(tools),
             anonymous=is_anonymous(event.session_id),
+            request=request,
         )
 
     @property

@@ -281,7 +281,9 @@ class ToolSearchSessions:
         if self.search_log is not None:
             try:
                 self.search_log.record_search(
-                    LoggedSearch.from_event(event, tools=run.definitions, loaded=loaded)
+                    LoggedSearch.from_event(
+                        event, tools=run.definitions, loaded=loaded, request=run.user_request
+                    )
                 )
             except Exception:
                 _log.warning("search log %r failed", self.search_log, exc_info=True)
