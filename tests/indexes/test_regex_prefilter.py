@@ -169,3 +169,18 @@ def test_token_index_finds_tokens_containing_a_literal_and_counts_occurrences() 
     assert occurrences.tolist() == [1] * len(names)
     long_tokens, _ = index.tokens_containing("getUsers")
     assert [index.vocabulary[t] for t in long_tokens.tolist()] == ["getUsers"]
+
+
+def test_natural_scores_computed_in_c_equal_the_match_by_match_scores() -> None:
+    from toolsearch.indexes.regex import _score_matches
+
+    ranker = RegexRanker(mode="natural")
+    session = ranker.prepare(SessionTools.of(_corpus(200)))
+    for query in NATURAL:
+        finder = ranker._compile(query)
+        if finder is None:
+            continue
+        crowded = ("user " * 150, "users user " * 120, "the user " * 130)  # over the cap
+        for fields in [*session.fields, crowded]:
+            fast = finder.score(session.cap, *fields)  # type: ignore[attr-defined]
+            assert fast == _score_matches(finder, session.cap, *fields), query

@@ -20,10 +20,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
+
+from cachetools import LRUCache
 
 from toolsearch.errors import InvalidPatternError, MissingExtraError, PatternTooLongError
 from toolsearch.indexes.ranker import Ranking
@@ -101,6 +104,15 @@ stays far under a second). Natural mode matches escaped words only, so its cap i
 
 
 def _score(finder: Finder, cap: int, name_text: str, description: str, parameters: str) -> float:
+    fast = getattr(finder, "score", None)
+    if fast is not None:
+        return float(fast(cap, name_text, description, parameters))
+    return _score_matches(finder, cap, name_text, description, parameters)
+
+
+def _score_matches(
+    finder: Finder, cap: int, name_text: str, description: str, parameters: str
+) -> float:
     score = 0.0
     name_hits = list(itertools.islice(finder(name_text), cap))
     if name_hits:
@@ -112,8 +124,40 @@ def _score(finder: Finder, cap: int, name_text: str, description: str, parameter
     return score
 
 
+class _NaturalFinder:
+    """A natural-mode pattern (Python ``re``): the match starts of a text, and the same
+    score as :func:`_score_matches` computed in C: the number of matches is ``findall``'s
+    length capped, the first match's start ``search``'s (matches come in text order)."""
+
+    def __init__(self, compiled: re.Pattern[str]) -> None:
+        self._compiled = compiled
+
+    def __call__(self, text: str) -> Iterable[int]:
+        return (m.start() for m in self._compiled.finditer(text))
+
+    def score(self, cap: int, name_text: str, description: str, parameters: str) -> float:
+        compiled = self._compiled
+        score = 0.0
+        count = min(len(compiled.findall(name_text)), cap)
+        if count:
+            first = compiled.search(name_text)
+            assert first is not None
+            score += 2.0 * count + 1.0 / (1.0 + first.start() * 0.1)
+        count = min(len(compiled.findall(description)), cap)
+        if count:
+            first = compiled.search(description)
+            assert first is not None
+            score += count + 0.5 / (1.0 + first.start() * 0.1)
+        score += 0.5 * min(len(compiled.findall(parameters)), cap)
+        return score
+
+
 _Fields = tuple[str, str, str]
 """Name text (whole name, split words, category), description, parameter text."""
+
+TERM_CACHE_SIZE = 512
+"""Query words whose postings a large session keeps (least recently used go first)."""
+_TERM_LOCK = threading.Lock()
 
 PREFILTER_MIN_TOOLS = 1000
 """Sessions with at least this many tools search through the prefilter
@@ -162,6 +206,26 @@ class _Session:
         """Tokens of the case-folded fields (pattern mode's case-insensitive literals)."""
         return TokenIndex([tuple(fold(text) for text in texts) for texts in self.fields])
 
+    @cached_property
+    def _term_cache(self) -> LRUCache[str, tuple[Any, Any]]:
+        return LRUCache(TERM_CACHE_SIZE)
+
+    def _term_postings(self, term: str) -> tuple[Any, Any]:
+        """The fields holding ``term`` and its occurrences in each (at most the number of
+        non-overlapping ones: a bound), kept for the session's next queries: words recur
+        across queries, and finding them is most of a search's index work."""
+        cache = self._term_cache
+        with _TERM_LOCK:  # cachetools caches are not thread-safe
+            found = cache.get(term)
+        if found is None:
+            index = self._index
+            tokens, occurrences = index.tokens_containing(term)
+            keys, counts, owner = index.postings(tokens)
+            found = (keys, counts * occurrences[owner])
+            with _TERM_LOCK:
+                cache[term] = found
+        return found
+
     def _rank_natural(
         self, finder: Finder, terms: list[str], limit: int, allowed: Sequence[int] | None
     ) -> Ranking:
@@ -172,12 +236,10 @@ class _Session:
         index = self._index
         keys_parts, weight_parts = [], []
         for term in terms:
-            tokens, occurrences = index.tokens_containing(term)
-            if not len(tokens):
-                continue
-            keys, counts, owner = index.postings(tokens)
-            keys_parts.append(keys)
-            weight_parts.append(counts * occurrences[owner])
+            keys, weights = self._term_postings(term)
+            if len(keys):
+                keys_parts.append(keys)
+                weight_parts.append(weights)
         if not keys_parts:
             return Ranking()
         width = index.width
@@ -297,8 +359,7 @@ class RegexRanker:
             pattern = natural_language_pattern(query)
             if pattern is None:
                 return None
-            compiled = re.compile(pattern)  # terms and texts are lower-cased already
-            return lambda text: (m.start() for m in compiled.finditer(text))
+            return _NaturalFinder(re.compile(pattern))  # terms and texts are lower-cased
         return _compile_model_pattern(query)
 
 
