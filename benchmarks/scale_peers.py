@@ -269,6 +269,15 @@ def main(sizes: list[int], kinds: list[str], catalog: Path, work: Path, results:
             row["wall_s"] = time.perf_counter() - started
             print(json.dumps(row), flush=True)
             rows.append(row)
+    previous = results / "scale-peers.json"
+    if previous.exists():  # rows of kinds not run now stay, labelled with their run
+        earlier = json.loads(previous.read_text(encoding="utf-8"))
+        kept = [r for r in earlier["rows"] if r["kind"] not in kinds and r["size"] in sizes]
+        for row in kept:
+            row.setdefault("run", earlier["meta"]["started"])
+        if kept:
+            meta["kept_from"] = sorted({r["run"] for r in kept})
+            rows = sorted(kept + rows, key=lambda r: (r["size"], ORDER.index(r["kind"])))
     meta["imports"] = import_times()
     meta["loadavg_after"] = Path("/proc/loadavg").read_text().strip()
     (results / "scale-peers.json").write_text(
@@ -297,6 +306,16 @@ def write_report(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) -
         "for what each row runs). CPU time throughout; each row is one fresh process, the "
         "rows of one size measured one after another in this run.",
         "",
+        *(
+            [
+                f"Rows marked with a run time come from that earlier run of the same script "
+                f"(kinds not re-run since: {', '.join(meta['kept_from'])}); their ratios pair "
+                "rows of that one run.",
+                "",
+            ]
+            if meta.get("kept_from")
+            else []
+        ),
         "| tools | kind | build CPU s | peak MiB | disk KiB/tool | query CPU p50 ms "
         "| p99 ms | mean ms | note |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---|",
@@ -310,6 +329,8 @@ def write_report(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) -
             note = f"HNSW recall@10 {r['hnsw_recall_at_10']:.3f} (efSearch {r['hnsw_ef_search']})"
         elif r.get("vector_index"):
             note = str(r["vector_index"])
+        if r.get("run"):
+            note = f"{note} (run {r['run']})".strip()
         query = (
             f"{r['query_cpu_p50_ms']:.2f} | {r['query_cpu_p99_ms']:.2f} | "
             f"{r['query_cpu_mean_ms']:.2f}"
