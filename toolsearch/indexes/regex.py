@@ -264,10 +264,19 @@ class _Session:
         step = 64
         for start in range(0, len(order), step):  # in chunks: most searches stop early
             chunk = order[start : start + step]
-            for i, ceiling in zip(chunk.tolist(), bound[chunk].tolist(), strict=True):
+            present = (sums[chunk] > 0).tolist()  # fields without any word: no match, no scan
+            rows = zip(chunk.tolist(), bound[chunk].tolist(), present, strict=True)
+            for i, ceiling, holds in rows:
                 if len(best) >= limit and (ceiling, -i) < best[0]:
                     break  # no tool from here on can enter the top `limit`
-                score = _score(finder, self.cap, *self.fields[i])
+                name_text, description, parameters = self.fields[i]
+                score = _score(
+                    finder,
+                    self.cap,
+                    name_text if holds[0] else "",
+                    description if holds[1] else "",
+                    parameters if holds[2] else "",
+                )
                 if len(best) < limit:
                     heapq.heappush(best, (score, -i))
                 elif (score, -i) > best[0]:
