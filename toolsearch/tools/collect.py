@@ -29,14 +29,31 @@ def tool_callbacks(*objects: Any) -> list[ToolCallback]:
     return found
 
 
+_VALIDATED: dict[int, tuple[ToolCallback, ...]] = {}
+"""Tuples of callbacks already found unique, by identity (each kept alive here, so its id
+cannot be reused while it is a key). Options objects are rebuilt many times per request
+(``replace``, ``merged_with``) with the same tuple: it is checked once."""
+_VALIDATED_LIMIT = 256
+
+
 def ensure_unique_names(callbacks: Iterable[ToolCallback]) -> None:
-    """Raise :class:`DuplicateToolNameError` naming the first repeated tool name."""
+    """Raise :class:`DuplicateToolNameError` naming the first repeated tool name.
+
+    A tuple (immutable, and its callbacks' definitions are frozen) is checked once: the
+    same tuple object passed again returns at once.
+    """
+    if type(callbacks) is tuple and _VALIDATED.get(id(callbacks)) is callbacks:
+        return
     seen: set[str] = set()
     for callback in callbacks:
         name = callback.definition.name
         if name in seen:
             raise DuplicateToolNameError(name)
         seen.add(name)
+    if type(callbacks) is tuple and len(callbacks) > 1:
+        if len(_VALIDATED) >= _VALIDATED_LIMIT:
+            _VALIDATED.clear()
+        _VALIDATED[id(callbacks)] = callbacks
 
 
 def _collect(obj: Any, out: list[ToolCallback]) -> None:
