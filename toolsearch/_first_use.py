@@ -18,19 +18,27 @@ __all__ = ["freeze_loaded_objects", "preload", "warm_index"]
 _MODULES = ("toolsearch.settings",)
 
 
-def freeze_loaded_objects() -> None:
+_FROZEN: set[str] = set()
+
+
+def freeze_loaded_objects(occasion: str = "door") -> None:
     """Move every object alive now (the frameworks' modules, a loaded model's objects) out
     of the cyclic garbage collector's view (``gc.freeze()``, a constant-time move): a full
     collection then walks only what the application allocates afterwards, instead of
     holding the interpreter, and an async app's event loop, for 0.2-1.8 s
-    (``benchmarks/loop_stall.py``). Frozen objects are still freed by reference counting;
-    a cycle that was garbage already when this ran is kept. ``TOOLSEARCH_GC_FREEZE=0``
-    turns it off."""
+    (``benchmarks/loop_stall.py``). Frozen objects are still freed by reference counting,
+    but a cycle that was garbage already when this ran is kept for good: so it runs at most
+    once per ``occasion`` per process (``"door"``: the first front door built; ``"model"``:
+    the first packaged model loaded), never once per door an application builds per
+    request. ``TOOLSEARCH_GC_FREEZE=0`` turns it off."""
     import gc
     import os
 
     if os.environ.get("TOOLSEARCH_GC_FREEZE", "1").strip().lower() in {"0", "false", "no"}:
         return
+    if occasion in _FROZEN:
+        return
+    _FROZEN.add(occasion)
     gc.freeze()
 
 

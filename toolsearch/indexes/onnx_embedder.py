@@ -94,7 +94,7 @@ def _freeze_loaded_objects() -> None:
     an async app's event loop for 0.4-1.8 s)."""
     from toolsearch._first_use import freeze_loaded_objects
 
-    freeze_loaded_objects()
+    freeze_loaded_objects("model")
 
 
 def _packaged() -> tuple[Path, str]:
