@@ -65,6 +65,7 @@ from toolsearch.models.anthropic_changes import (
     insert_tool_changes,
     refuses_tool_changes,
     with_beta_header,
+    without_referenced_additions,
 )
 from toolsearch.models.anthropic_deferral import refuses_deferral, without_deferral
 from toolsearch.models.anthropic_errors import translate_anthropic_error
@@ -399,7 +400,9 @@ def anthropic_request_body(
             "ChatOptions(deferred_tools=[...])"
         )
     native = bool(options.native_tool_search) and native_search is not None
-    changes = options.tool_changes if tool_changes else ()
+    # the beta's additions reference deferred tools: a model on tool_search="none" (one that
+    # refused deferral, or configured so) gets the request's tools as they are instead
+    changes = options.tool_changes if tool_changes and tool_search != "none" else ()
     builder = AnthropicRequestBuilder(
         tools=[callback.definition for callback in options.tool_callbacks],
         defer_loading=tool_search == "defer_loading" or native,
@@ -466,6 +469,7 @@ class AnthropicRequestBuilder:
     deferred: set[str] = field(default_factory=set)
     _catalog: dict[str, ToolDefinition] = field(default_factory=dict)
     _searchers: set[str] = field(default_factory=set)
+    _referenced: set[str] = field(default_factory=set)
     _added: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -543,8 +547,9 @@ class AnthropicRequestBuilder:
         for turn in out:
             if turn["role"] == "user":  # tool results first in their turn, then any text
                 turn["content"].sort(key=lambda block: block.get("type") != "tool_result")
-        if self.changes:
-            out = insert_tool_changes(messages, out, turn_of, self.changes, self._wire)
+        changes = without_referenced_additions(self.changes, self._referenced)
+        if changes:
+            out = insert_tool_changes(messages, out, turn_of, changes, self._wire)
         return system, out
 
     def _result_content(self, response: ToolResponse) -> str | list[dict[str, Any]]:
@@ -558,6 +563,7 @@ class AnthropicRequestBuilder:
         if not names or any(n not in self._catalog or n == response.name for n in names):
             return wire_result_text(response, self.names)  # only references the API resolves
         self.deferred.update(names)
+        self._referenced.update(names)
         return [{"type": "tool_reference", "tool_name": self._wire(n)} for n in names]
 
     def _wire(self, name: str) -> str:

@@ -51,7 +51,7 @@ Where the documents read here are silent, this module chooses, and says so:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any
 
 from toolsearch.chat.messages import AssistantMessage, Message
@@ -64,6 +64,7 @@ __all__ = [
     "refuses_tool_changes",
     "tool_change_message",
     "with_beta_header",
+    "without_referenced_additions",
 ]
 
 TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"
@@ -96,6 +97,26 @@ def tool_change_message(change: ToolChange, wire: Callable[[str], str]) -> dict[
             for n in change.names
         ],
     }
+
+
+def without_referenced_additions(
+    changes: Sequence[ToolChange], referenced: Set[str]
+) -> list[ToolChange]:
+    """``changes`` without the additions a rendered ``tool_reference`` already makes (in
+    defer-loading mode a search result's references load the tools it names, so a
+    ``tool_addition`` for them would say it twice); an addition after a removal of the
+    same tool stays, since the removal unloaded it."""
+    removed: set[str] = set()
+    out: list[ToolChange] = []
+    for change in changes:
+        if change.kind == "remove":
+            removed.update(change.names)
+            out.append(change)
+            continue
+        names = tuple(n for n in change.names if n in removed or n not in referenced)
+        if names:
+            out.append(ToolChange("add", names, change.after_message))
+    return out
 
 
 def insert_tool_changes(
