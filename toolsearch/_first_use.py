@@ -15,7 +15,7 @@ from typing import Any
 
 __all__ = ["freeze_loaded_objects", "preload", "warm_index"]
 
-_MODULES = ("toolsearch.settings",)
+_MODULES = ("toolsearch.settings", "toolsearch.indexes.clauses")
 
 
 _FROZEN: set[str] = set()
@@ -46,11 +46,11 @@ def preload() -> None:
     """Import what the first tool call and the first search import lazily (each one that
     is installed), then :func:`freeze_loaded_objects`: front doors call it when they are
     built, after their framework is imported. A second call costs little."""
-    from toolsearch.telemetry._runtime import otel
+    from toolsearch.observe import warm_up_observer
     from toolsearch.tools.validation import preload as preload_validator
 
     preload_validator()
-    otel()
+    warm_up_observer()
     for module in _MODULES:
         try:
             importlib.import_module(module)

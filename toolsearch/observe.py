@@ -44,6 +44,7 @@ __all__ = [
     "annotate_tool_span",
     "attach_observer",
     "attached_observer",
+    "warm_up_observer",
     "chat_client_acall",
     "chat_client_astream",
     "chat_client_call",
@@ -178,6 +179,15 @@ def attach_observer(observer: Observer | None) -> Observer | None:
         for cls in known:
             observer.model_class_defined(cls)
     return previous
+
+
+def warm_up_observer() -> None:
+    """Let the attached observer load what its first hook would load lazily (an optional
+    ``warm_up()`` method: OpenTelemetry's API), so a front door's first request loads
+    nothing on an event loop. Nothing when no observer is attached or it has none."""
+    warm = getattr(_observer, "warm_up", None)
+    if callable(warm):
+        warm()
 
 
 def attached_observer() -> Observer | None:

@@ -243,7 +243,8 @@ def test_learning_live_through_the_advisor_helps_the_next_session():
 
     client = ChatClient.builder(FunctionChatModel(script)).default_advisors(advisor).build()
     for session in ("user-1", "user-2", "user-3", "user-4"):
-        client.prompt("help").tools(callbacks).advisors(
+        # the user asks in the words the model searches with (the log carries the request)
+        client.prompt("payment for the customer invoice").tools(callbacks).advisors(
             lambda a, s=session: a.param(CONVERSATION_ID, s)
         ).call()
     assert seen[0] == ["create_invoice", "refund_payment"]  # BM25 alone

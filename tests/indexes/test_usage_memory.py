@@ -231,7 +231,9 @@ def chat(advisor: ToolSearchToolCallingAdvisor, steps: Sequence[tuple[str, str]]
         )
 
     client = ChatClient.builder(FunctionChatModel(script)).default_advisors(advisor).build()
-    client.prompt("help").tools(tools()).advisors(
+    # the user asks in the words of the first search (the search log carries the request)
+    request = next((text for kind, text in steps if kind == "search"), "help")
+    client.prompt(request).tools(tools()).advisors(
         lambda a: a.param(CONVERSATION_ID, session)
     ).call()
 
@@ -280,7 +282,9 @@ def test_the_async_loop_records_outcomes_too():
         )
 
     client = ChatClient.builder(FunctionChatModel(script)).default_advisors(advisor).build()
-    request = client.prompt("help").tools(tools()).advisors(lambda a: a.param(CONVERSATION_ID, "u"))
+    request = (
+        client.prompt("weather").tools(tools()).advisors(lambda a: a.param(CONVERSATION_ID, "u"))
+    )
     asyncio.run(request.acall())
     digest = catalog_digest(cb.definition for cb in tools())
     assert [(r.tool, r.text) for r in memory.requests(digest)] == [("get_forecast", "weather")]

@@ -240,10 +240,11 @@ def test_cache_prompt_places_breakpoints_on_tools_system_and_newest_message() ->
 # -- client-side tool search: defer_loading + tool_reference ------------------------------------
 
 
-def _search_loop(mode: str) -> Server:
+def _search_loop(mode: str, **model_options: Any) -> Server:
     server = Server("message_search.json", "message_tool_use.json", "message_final.json")
     advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), max_results=3)
-    client = ChatClient.builder(server.model(tool_search=mode)).default_advisors(advisor).build()
+    model = server.model(tool_search=mode, **model_options)
+    client = ChatClient.builder(model).default_advisors(advisor).build()
     text = (
         client.prompt("Weather in Paris?")
         .system("Answer briefly.")
@@ -334,12 +335,27 @@ def test_another_400_is_not_retried_without_deferral() -> None:
     assert model.tool_search == "defer_loading"
 
 
-def test_without_defer_loading_the_tools_list_changes_between_turns() -> None:
-    server = _search_loop("none")
+def test_without_defer_loading_or_the_beta_the_tools_list_changes_between_turns() -> None:
+    server = _search_loop("none", tool_changes_beta=False)
     second = server.requests[1]
     assert second["messages"][2]["content"][0]["content"] == '["get_weather"]'
     assert [t["name"] for t in second["tools"]] == ["toolSearchTool", "get_weather"]
     assert all("defer_loading" not in t for t in second["tools"])
+
+
+def test_without_defer_loading_the_beta_adds_a_discovery_after_the_cached_history() -> None:
+    server = _search_loop("none")
+    first, second = server.requests[:2]
+    assert second["messages"][2]["content"][0]["content"] == '["get_weather"]'
+    # the tool is declared deferred and added by a change message after the history
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    assert second["messages"][-1] == {
+        "role": "system",
+        "content": [
+            {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "get_weather"}}
+        ],
+    }
+    assert [t["name"] for t in second["tools"] if not t.get("defer_loading")] == ["toolSearchTool"]
 
 
 def test_forced_deferred_tools_and_catalog_definitions() -> None:

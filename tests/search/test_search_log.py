@@ -79,7 +79,9 @@ class Scripted:
 
 def run(advisor: ToolSearchToolCallingAdvisor, steps, session: str | None = "user-1") -> None:
     client = ChatClient.builder(FunctionChatModel(Scripted(steps))).default_advisors(advisor)
-    request = client.build().prompt("help me").tools(callbacks())
+    # the user asks in the words of the first search (the search log carries the request)
+    words = next((text for kind, text in steps if kind == "search"), "help me")
+    request = client.build().prompt(words).tools(callbacks())
     if session is not None:
         request = request.advisors(lambda a: a.param(CONVERSATION_ID, session))
     request.call()

@@ -400,9 +400,7 @@ def anthropic_request_body(
             "ChatOptions(deferred_tools=[...])"
         )
     native = bool(options.native_tool_search) and native_search is not None
-    # the beta's additions reference deferred tools: a model on tool_search="none" (one that
-    # refused deferral, or configured so) gets the request's tools as they are instead
-    changes = options.tool_changes if tool_changes and tool_search != "none" else ()
+    changes = options.tool_changes if tool_changes else ()
     builder = AnthropicRequestBuilder(
         tools=[callback.definition for callback in options.tool_callbacks],
         defer_loading=tool_search == "defer_loading" or native,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from toolsearch import observe
 from toolsearch.telemetry import hooks
+from toolsearch.telemetry._runtime import otel
 from toolsearch.telemetry.models import instrument_model_class
 
 __all__ = ["OpenTelemetryObserver", "instrument", "uninstrument"]
@@ -25,6 +26,11 @@ class OpenTelemetryObserver:
     tool_span = staticmethod(hooks.tool_span)
     annotate_tool_span = staticmethod(hooks.annotate_tool_span)
     search_span = staticmethod(hooks.search_span)
+
+    @staticmethod
+    def warm_up() -> None:
+        """Load the OpenTelemetry API now (the hooks load it at their first use)."""
+        otel()
 
 
 _OBSERVER = OpenTelemetryObserver()
