@@ -39,7 +39,12 @@ from toolsearch_bench.cache import CACHE_SHAPES, PromptCache
 from toolsearch_bench.live import SyntheticTool
 from toolsearch_bench.loaders import load_bfcl, load_bundled
 from toolsearch_bench.render import count_request
-from toolsearch_bench.savings import CANNED_RESULT, WORKING_SET, prompt_blocks
+from toolsearch_bench.savings import (
+    CANNED_RESULT,
+    WORKING_SET,
+    prompt_blocks,
+    working_set_options,
+)
 
 STEP = 5.0
 """Seconds between two model answers."""
@@ -76,7 +81,7 @@ def run_loop(
     model = FunctionChatModel(model_function)
     options = dict(options or {})
     if "preload_results" in options:  # the working set weighs this provider's prices
-        options["cost_model"] = CACHE_SHAPES[provider].family or provider
+        options.update(working_set_options(provider))
         options["traffic_seconds"] = PAUSE
     advisor: ToolCallingAdvisor = (
         ToolSearchToolCallingAdvisor(tool_index=Bm25ToolIndex(), token_counter=counter, **options)
