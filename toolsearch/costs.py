@@ -111,9 +111,10 @@ class CacheShape:
     False for a tools-first request (OpenAI chat completions, Anthropic with every tool
     in full): the tool list comes first, so a change rewrites everything after it. True
     where a discovered or added tool travels in the messages and the ``tools`` array
-    stays put (Anthropic's ``defer_loading`` tool search, whose ``tool_reference``
-    blocks expand in place; its ``mid-conversation-tool-changes`` beta, whose
-    ``tool_addition`` blocks are appended): a change then costs its own tokens."""
+    stays put (Anthropic's ``mid-conversation-tool-changes`` beta, whose ``tool_addition``
+    blocks are appended): a change then costs its own tokens. Not Anthropic's
+    ``defer_loading`` search alone: a tool a search result names expands in place, but a
+    tool the working set loads itself (pre-retrieval) joins the ``tools`` array in full."""
 
     def with_prices(self, *, read: float | None = None, write: float | None = None) -> CacheShape:
         """This shape at other prices (another model's)."""
@@ -150,9 +151,7 @@ CACHE_SHAPES: dict[str, CacheShape] = {
     "anthropic": MODEL_FAMILIES["claude"],
     "gemini": MODEL_FAMILIES["gemini-2.5"],
 }
-CACHE_SHAPES["anthropic-defer"] = replace(
-    CACHE_SHAPES["anthropic"], provider="anthropic-defer", changes_keep_prefix=True
-)
+CACHE_SHAPES["anthropic-defer"] = replace(CACHE_SHAPES["anthropic"], provider="anthropic-defer")
 CACHE_SHAPES["anthropic-changes"] = replace(
     CACHE_SHAPES["anthropic"], provider="anthropic-changes", changes_keep_prefix=True
 )
@@ -160,7 +159,7 @@ CACHE_SHAPES["openai-results"] = replace(CACHE_SHAPES["openai"], provider="opena
 CACHE_SHAPES["openai-responses"] = replace(CACHE_SHAPES["openai"], provider="openai-responses")
 """The benchmark's request shapes at each provider's current prices (the Anthropic
 ``defer_loading`` and ``mid-conversation-tool-changes`` shapes are billed as Anthropic
-bills, and their tool changes keep the prefix; the OpenAI variants as OpenAI)."""
+bills, and the latter's tool changes keep the prefix; the OpenAI variants as OpenAI)."""
 
 
 def family_of(model: str | None, provider: str = "openai") -> CacheShape:

@@ -235,18 +235,19 @@ def test_a_later_turn_loads_every_tool_once_a_change_costs_more_but_a_first_turn
 
 
 def test_a_change_never_costs_more_where_changes_keep_the_prefix() -> None:
-    """On Anthropic's ``defer_loading`` and mid-conversation tool-change shapes an added
-    tool travels in the messages and the tools array stays put: a change rewrites
-    nothing, so the history that makes a tools-first change too dear (5,000 tokens above)
-    never makes the working set load every tool there."""
+    """On Anthropic's mid-conversation tool-change shape an added tool travels in the
+    messages and the tools array stays put: a change rewrites nothing, so the history that
+    makes a tools-first change too dear (5,000 tokens above) never makes the working set
+    load every tool there. ``defer_loading`` alone is not such a shape: the working set's
+    own pre-retrieved tools join its tools array in full."""
     from toolsearch.costs import CACHE_SHAPES
     from toolsearch.search.working_set import change_costs_more
 
     assert change_costs_more(held=1000, history=5000, full=23000, shape=CACHE_SHAPES["anthropic"])
-    for name in ("anthropic-defer", "anthropic-changes"):
-        shape = CACHE_SHAPES[name]
-        assert shape.changes_keep_prefix
-        assert not change_costs_more(held=1000, history=50_000, full=23000, shape=shape)
+    shape = CACHE_SHAPES["anthropic-changes"]
+    assert shape.changes_keep_prefix
+    assert not change_costs_more(held=1000, history=50_000, full=23000, shape=shape)
+    assert not CACHE_SHAPES["anthropic-defer"].changes_keep_prefix
 
 
 def test_a_later_turn_keeps_changing_when_the_cost_model_keeps_the_prefix() -> None:

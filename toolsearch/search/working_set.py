@@ -124,9 +124,8 @@ def change_costs_more(
     docs/working-set.md).
 
     Where a change leaves the prefix in place (``shape.changes_keep_prefix``: Anthropic's
-    ``defer_loading`` search or its mid-conversation tool changes, where an added tool
-    travels in the messages) a change rewrites nothing, so going on is always cheaper:
-    False."""
+    mid-conversation tool changes, where an added tool travels in the messages) a change
+    rewrites nothing, so going on is always cheaper: False."""
     if shape.changes_keep_prefix:
         return False  # the tools array stays put: a change costs only its own tokens
     if held + history < shape.minimum:

@@ -52,8 +52,11 @@ Provider = Literal[
 ]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
 """The providers, each rendered by its adapter with its default settings, except that
-``anthropic`` is the adapter with ``tool_search="none"`` (every tool in full; its default
-since issue 31 is ``anthropic-defer``)."""
+``anthropic`` is the adapter with ``tool_search="none"`` and ``tool_changes=False`` (every
+tool in full; its default since issue 31 is ``anthropic-defer``). The Anthropic shapes
+other than ``anthropic-changes`` leave ``ChatOptions.tool_changes`` out, so each shape
+measures one way of carrying a discovery: the tools array (``anthropic``), ``tool_reference``
+blocks (``anthropic-defer``), ``tool_addition`` blocks (``anthropic-changes``)."""
 REQUEST_SHAPES: tuple[Provider, ...] = (
     *PROVIDERS,
     "anthropic-defer",
@@ -115,9 +118,11 @@ def adapter_request_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
     if provider == "openai-responses":
         return openai_responses_request_body(prompt, model=_MODEL)
     if provider == "anthropic":
-        return anthropic_request_body(prompt, model=_MODEL, tool_search="none")
+        return anthropic_request_body(prompt, model=_MODEL, tool_search="none", tool_changes=False)
     if provider == "anthropic-defer":
-        return anthropic_request_body(prompt, model=_MODEL, tool_search="defer_loading")
+        return anthropic_request_body(
+            prompt, model=_MODEL, tool_search="defer_loading", tool_changes=False
+        )
     if provider == "anthropic-changes":
         return anthropic_request_body(prompt, model=_MODEL, tool_search="none", tool_changes=True)
     if provider == "gemini":
@@ -131,7 +136,10 @@ def prompt_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
     names (Anthropic expands it where the reference sits), so both are counted where
     they are read. For ``anthropic-changes`` likewise: a deferred tool is read where a
     ``tool_addition`` block adds it (the block's ``tool`` reference carries its
-    definition), and a ``tool_removal`` block costs its own tokens only."""
+    definition), and a ``tool_removal`` block costs its own tokens only. On
+    ``anthropic-defer``, where the adapter renders both, a tool a search result names and
+    a change adds is counted at both places (whether the API expands it twice is not
+    documented; counted twice, the search loop is billed at most, never less)."""
     body = adapter_request_body(prompt, provider)
     if provider not in ("anthropic-defer", "anthropic-changes"):
         return body
