@@ -39,7 +39,12 @@ from toolsearch_bench.cache import CACHE_SHAPES, PromptCache
 from toolsearch_bench.live import SyntheticTool
 from toolsearch_bench.loaders import load_bfcl, load_bundled
 from toolsearch_bench.render import count_request
-from toolsearch_bench.savings import CANNED_RESULT, WORKING_SET, prompt_blocks
+from toolsearch_bench.savings import (
+    CANNED_RESULT,
+    WORKING_SET,
+    prompt_blocks,
+    working_set_options,
+)
 
 STEP = 5.0
 """Seconds between two model answers."""
@@ -58,11 +63,45 @@ POLICIES: dict[str, dict[str, Any]] = {
 """The search loops measured: no unloading, then each unloading policy (advisor options)."""
 
 
+def anchored_changes(prompts: list[Any]) -> list[Any]:
+    """``prompts`` with their ``tool_changes`` as the ``ToolChange`` contract asks (every
+    change of the conversation so far, each at the position where it first showed).
+
+    The advisor records a change at the message count it sees, and a chat memory inside
+    the tool loop adds the conversation's messages after it (so it sees the system prompt
+    and the user's message only: every change says ``after_message=2``); and each turn's
+    run starts its changes afresh. Both put the change messages inside the history
+    (rewriting it) and declare the earlier turns' tools in full. Here each change keeps
+    the position of the end of the request where it first showed, and every later
+    request repeats it: what a run that knew the whole conversation would send."""
+    from toolsearch.chat.options import ToolChange
+
+    kept: list[ToolChange] = []
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    out = []
+    for prompt in prompts:
+        for change in prompt.options.tool_changes:
+            key = (change.kind, change.names)
+            if key not in seen:
+                seen.add(key)
+                kept.append(ToolChange(change.kind, change.names, len(prompt.messages)))
+        options = prompt.options.replace(tool_changes=tuple(kept))
+        out.append(prompt.with_options(options))
+    return out
+
+
 def run_loop(
-    mode: str, tasks: list[Any], catalog: Any, provider: str, options: dict[str, Any] | None = None
+    mode: str,
+    tasks: list[Any],
+    catalog: Any,
+    provider: str,
+    options: dict[str, Any] | None = None,
+    *,
+    anchor: bool = False,
 ) -> dict[str, Any]:
     """One conversation of ``tasks`` through the ``mode`` loop (``"full"``, or a search
-    loop with the advisor ``options``); its costs and successes."""
+    loop with the advisor ``options``); its costs and successes. ``anchor``: bill the
+    requests with their tool changes anchored (:func:`anchored_changes`)."""
     counter = BpeTokenCounter()
     tools = [SyntheticTool(d, CANNED_RESULT) for d in catalog.tools]
     current: list[SimulatedAgent] = []
@@ -76,7 +115,7 @@ def run_loop(
     model = FunctionChatModel(model_function)
     options = dict(options or {})
     if "preload_results" in options:  # the working set weighs this provider's prices
-        options["cost_model"] = CACHE_SHAPES[provider].family or provider
+        options.update(working_set_options(provider))
         options["traffic_seconds"] = PAUSE
     advisor: ToolCallingAdvisor = (
         ToolSearchToolCallingAdvisor(tool_index=Bm25ToolIndex(), token_counter=counter, **options)
@@ -103,7 +142,8 @@ def run_loop(
     billed = [0.0] * len(tasks)
     now = 0.0
     previous_task = 0
-    for prompt, task in zip(model.requests, task_of_request, strict=True):
+    requests = anchored_changes(list(model.requests)) if anchor else list(model.requests)
+    for prompt, task in zip(requests, task_of_request, strict=True):
         now += PAUSE if task != previous_task else STEP
         previous_task = task
         tokens = count_request(prompt, provider, counter, cache=counts)  # type: ignore[arg-type]
@@ -137,6 +177,13 @@ def main() -> None:
     parser.add_argument(
         "--loops", help="search loops to run, separated by semicolons (default: all)"
     )
+    parser.add_argument(
+        "--anchor-changes",
+        action="store_true",
+        help="bill the search loops' tool changes at the position where each first showed, "
+        "repeated on every later request (what the ToolChange contract asks; the advisor "
+        "under a chat memory inside the loop does not send that yet)",
+    )
     args = parser.parse_args()
     catalog, queries = load_bundled() if args.catalog == "acme" else load_bfcl()
     every = max(1, len(queries) // args.tasks)
@@ -144,12 +191,14 @@ def main() -> None:
     full = run_loop("full", tasks, catalog, args.provider)
     chosen = args.loops.split(";") if args.loops else list(POLICIES)
     rows = [full] + [
-        run_loop(name, tasks, catalog, args.provider, POLICIES[name]) for name in chosen
+        run_loop(name, tasks, catalog, args.provider, POLICIES[name], anchor=args.anchor_changes)
+        for name in chosen
     ]
     command = (
         f"python benchmarks/long_conversation.py --tasks {args.tasks} "
         f"--provider {args.provider} --catalog {args.catalog}"
         + (f" --loops '{args.loops}'" if args.loops else "")
+        + (" --anchor-changes" if args.anchor_changes else "")
     )
     lines = [
         f"# {args.tasks} tasks in one conversation ({args.catalog}, {len(catalog)} tools; "

@@ -106,6 +106,15 @@ class CacheShape:
     one organisation; a ``prompt_cache_key`` narrows it, see :meth:`PromptCache.request`)."""
     family: str = ""
     """The model family whose prices these are (:data:`MODEL_FAMILIES`)."""
+    changes_keep_prefix: bool = False
+    """Whether a change of the tools the model holds leaves the cached prefix in place.
+    False for a tools-first request (OpenAI chat completions, Anthropic with every tool
+    in full): the tool list comes first, so a change rewrites everything after it. True
+    where a discovered or added tool travels in the messages and the ``tools`` array
+    stays put (Anthropic's ``mid-conversation-tool-changes`` beta, whose ``tool_addition``
+    blocks are appended): a change then costs its own tokens. Not Anthropic's
+    ``defer_loading`` search alone: a tool a search result names expands in place, but a
+    tool the working set loads itself (pre-retrieval) joins the ``tools`` array in full."""
 
     def with_prices(self, *, read: float | None = None, write: float | None = None) -> CacheShape:
         """This shape at other prices (another model's)."""
@@ -143,10 +152,14 @@ CACHE_SHAPES: dict[str, CacheShape] = {
     "gemini": MODEL_FAMILIES["gemini-2.5"],
 }
 CACHE_SHAPES["anthropic-defer"] = replace(CACHE_SHAPES["anthropic"], provider="anthropic-defer")
+CACHE_SHAPES["anthropic-changes"] = replace(
+    CACHE_SHAPES["anthropic"], provider="anthropic-changes", changes_keep_prefix=True
+)
 CACHE_SHAPES["openai-results"] = replace(CACHE_SHAPES["openai"], provider="openai-results")
 CACHE_SHAPES["openai-responses"] = replace(CACHE_SHAPES["openai"], provider="openai-responses")
 """The benchmark's request shapes at each provider's current prices (the Anthropic
-``defer_loading`` shape is billed as Anthropic bills; the OpenAI variants as OpenAI)."""
+``defer_loading`` and ``mid-conversation-tool-changes`` shapes are billed as Anthropic
+bills, and the latter's tool changes keep the prefix; the OpenAI variants as OpenAI)."""
 
 
 def family_of(model: str | None, provider: str = "openai") -> CacheShape:

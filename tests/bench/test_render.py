@@ -319,3 +319,31 @@ def test_the_defer_loading_shape_counts_references_where_they_are_read():
     assert reference["type"] == "tool_reference"
     assert reference["definition"]["name"] == "get_weather"
     assert "defer_loading" not in reference["definition"]
+
+
+def test_the_tool_changes_shape_counts_an_addition_where_it_is_read():
+    """``anthropic-changes``: a tool the working set added mid-conversation is declared
+    deferred by the adapter and left out of the prompt's tools; its ``tool_addition``
+    block (in a system-role message before the next assistant turn) carries the
+    definition, so the tools array before it never moves. A ``tool_removal`` block
+    costs its own tokens only."""
+    from toolsearch.chat.options import ToolChange
+    from toolsearch_bench.render import prompt_body
+
+    prompt = _loop_prompt()
+    changes = (ToolChange("add", ("get_weather",), 4), ToolChange("remove", ("bare",), 6))
+    prompt = prompt.with_options(prompt.options.replace(tool_changes=changes))
+    wire = adapter_request_body(prompt, "anthropic-changes")
+    assert [t["name"] for t in wire["tools"] if t.get("defer_loading")] == ["get_weather"]
+    body = prompt_body(prompt, "anthropic-changes")
+    assert "get_weather" not in [t["name"] for t in body["tools"]]
+    system = [m for m in body["messages"] if m["role"] == "system"]
+    assert [[b["type"] for b in m["content"]] for m in system] == [
+        ["tool_addition"],
+        ["tool_removal"],
+    ]
+    added = system[0]["content"][0]["tool"]
+    assert added["name"] == "get_weather"
+    assert added["definition"]["name"] == "get_weather"
+    assert "defer_loading" not in added["definition"]
+    assert "definition" not in system[1]["content"][0]["tool"]

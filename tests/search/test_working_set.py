@@ -232,3 +232,45 @@ def test_a_later_turn_loads_every_tool_once_a_change_costs_more_but_a_first_turn
         client.prompt("go").tools(big).advisors(lambda a: a.param(CONVERSATION_ID, "s")).call()
     assert [len(names) for names, _ in seen] == [1, 11, 21, 21, 61, 61]
     assert seen[4][0] == ["toolSearchTool", *(f"tool_{i}" for i in range(60))]
+
+
+def test_a_change_never_costs_more_where_changes_keep_the_prefix() -> None:
+    """On Anthropic's mid-conversation tool-change shape an added tool travels in the
+    messages and the tools array stays put: a change rewrites nothing, so the history that
+    makes a tools-first change too dear (5,000 tokens above) never makes the working set
+    load every tool there. ``defer_loading`` alone is not such a shape: the working set's
+    own pre-retrieved tools join its tools array in full."""
+    from toolsearch.costs import CACHE_SHAPES
+    from toolsearch.search.working_set import change_costs_more
+
+    assert change_costs_more(held=1000, history=5000, full=23000, shape=CACHE_SHAPES["anthropic"])
+    shape = CACHE_SHAPES["anthropic-changes"]
+    assert shape.changes_keep_prefix
+    assert not change_costs_more(held=1000, history=50_000, full=23000, shape=shape)
+    assert not CACHE_SHAPES["anthropic-defer"].changes_keep_prefix
+
+
+def test_a_later_turn_keeps_changing_when_the_cost_model_keeps_the_prefix() -> None:
+    """The scenario above under ``cost_model="anthropic-changes"``: the second turn goes on
+    adding ten tools a search instead of loading all sixty, since the shape's changes
+    rewrite no history."""
+    big = [function_tool(f"tool_{i}", f"Tool number {i} " + "word " * 300) for i in range(60)]
+
+    def script(messages, names):
+        done = sum(isinstance(m, ToolResponseMessage) for m in messages)
+        if done < 2:
+            query = json.dumps({"query": "tool_", "maxResults": 10})
+            return AssistantMessage(
+                tool_calls=[ToolCall(id=f"s{done}", name="toolSearchTool", arguments=query)]
+            )
+        return AssistantMessage(content="done")
+
+    chat, seen = recording(script)
+    advisor = ToolSearchToolCallingAdvisor(
+        tool_index=RegexToolIndex(), load_all="auto", cost_model="anthropic-changes"
+    )
+    client = ChatClient.builder(chat).default_advisors(advisor).build()
+    for _ in range(2):
+        client.prompt("go").tools(big).advisors(lambda a: a.param(CONVERSATION_ID, "s")).call()
+    assert [len(names) for names, _ in seen][:4] == [1, 11, 21, 21]
+    assert all(len(names) < 61 for names, _ in seen)

@@ -121,7 +121,13 @@ def change_costs_more(
 
     Early in a conversation the history is short and changing wins; once it grows, one
     last rewrite to the full list pays (measured on 30 Acme tasks in one conversation:
-    docs/working-set.md)."""
+    docs/working-set.md).
+
+    Where a change leaves the prefix in place (``shape.changes_keep_prefix``: Anthropic's
+    mid-conversation tool changes, where an added tool travels in the messages) a change
+    rewrites nothing, so going on is always cheaper: False."""
+    if shape.changes_keep_prefix:
+        return False  # the tools array stays put: a change costs only its own tokens
     if held + history < shape.minimum:
         return False  # nothing cached to lose
     return rate * (held + history) * (shape.write - shape.read) > (full - held) * shape.read

@@ -60,7 +60,8 @@ def bench_app() -> Any:
             "openai",
             help="request shape and prompt cache: openai, openai-results (the advisor's "
             "injection='results'), openai-responses (the Responses API, client tool_search), "
-            "anthropic, anthropic-defer (its defer_loading tool search), gemini",
+            "anthropic, anthropic-defer (its defer_loading tool search), anthropic-changes "
+            "(its mid-conversation tool_addition / tool_removal beta), gemini",
         ),
         tokenizer: str = typer.Option("o200k_base", help="o200k_base or cl100k_base"),
         cache_read: float | None = typer.Option(

@@ -42,15 +42,25 @@ __all__ = [
 ]
 
 Provider = Literal[
-    "openai", "openai-results", "openai-responses", "anthropic", "anthropic-defer", "gemini"
+    "openai",
+    "openai-results",
+    "openai-responses",
+    "anthropic",
+    "anthropic-defer",
+    "anthropic-changes",
+    "gemini",
 ]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
 """The providers, each rendered by its adapter with its default settings, except that
-``anthropic`` is the adapter with ``tool_search="none"`` (every tool in full; its default
-since issue 31 is ``anthropic-defer``)."""
+``anthropic`` is the adapter with ``tool_search="none"`` and ``tool_changes=False`` (every
+tool in full; its default since issue 31 is ``anthropic-defer``). The Anthropic shapes
+other than ``anthropic-changes`` leave ``ChatOptions.tool_changes`` out, so each shape
+measures one way of carrying a discovery: the tools array (``anthropic``), ``tool_reference``
+blocks (``anthropic-defer``), ``tool_addition`` blocks (``anthropic-changes``)."""
 REQUEST_SHAPES: tuple[Provider, ...] = (
     *PROVIDERS,
     "anthropic-defer",
+    "anthropic-changes",
     "openai-results",
     "openai-responses",
 )
@@ -60,13 +70,16 @@ Anthropic adapter with ``tool_search="defer_loading"`` (search results as
 OpenAI adapter with the advisor's ``injection="results"`` (a fixed tool list, search
 results carrying the definitions, calls through the call tool); ``openai-responses``, the
 Responses API adapter with its default client-executed ``tool_search`` (discovered
-definitions in ``tool_search_output`` items, the tools list fixed)."""
+definitions in ``tool_search_output`` items, the tools list fixed); ``anthropic-changes``,
+the Anthropic adapter with ``tool_search="none"`` and its ``mid-conversation-tool-changes``
+beta (the working set's ``ChatOptions.tool_changes`` as system-role messages of
+``tool_addition`` / ``tool_removal`` blocks, the tools they add declared deferred)."""
 
 INJECTIONS: dict[Provider, str] = {"openai-results": "results"}
 """The advisor's ``injection`` a request shape runs with (``"tools"`` when not listed)."""
 
 CONVERSATION_DEPENDENT_TOOLS: frozenset[Provider] = frozenset(
-    {"anthropic-defer", "openai-responses"}
+    {"anthropic-defer", "anthropic-changes", "openai-responses"}
 )
 """Shapes whose rendered tools depend on the conversation (deferred or carried tools)."""
 
@@ -76,6 +89,7 @@ PROMPT_KEYS: dict[Provider, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openai-responses": (("input",), ("tools",)),
     "anthropic": (("system", "messages"), ("tools",)),
     "anthropic-defer": (("system", "messages"), ("tools",)),
+    "anthropic-changes": (("system", "messages"), ("tools",)),
     "gemini": (("systemInstruction", "contents"), ("tools",)),
 }
 """Per provider, the body keys counted as the conversation and as the tool definitions."""
@@ -104,9 +118,13 @@ def adapter_request_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
     if provider == "openai-responses":
         return openai_responses_request_body(prompt, model=_MODEL)
     if provider == "anthropic":
-        return anthropic_request_body(prompt, model=_MODEL, tool_search="none")
+        return anthropic_request_body(prompt, model=_MODEL, tool_search="none", tool_changes=False)
     if provider == "anthropic-defer":
-        return anthropic_request_body(prompt, model=_MODEL, tool_search="defer_loading")
+        return anthropic_request_body(
+            prompt, model=_MODEL, tool_search="defer_loading", tool_changes=False
+        )
+    if provider == "anthropic-changes":
+        return anthropic_request_body(prompt, model=_MODEL, tool_search="none", tool_changes=True)
     if provider == "gemini":
         return gemini_request_body(prompt)
     raise ValueError(f"unknown provider {provider!r}; expected one of {PROVIDERS}")
@@ -116,9 +134,14 @@ def prompt_body(prompt: Prompt, provider: Provider) -> dict[str, Any]:
     """The adapter's body as the model reads it. For ``anthropic-defer``: deferred tools
     are not in the prompt, and each ``tool_reference`` block carries the definition it
     names (Anthropic expands it where the reference sits), so both are counted where
-    they are read."""
+    they are read. For ``anthropic-changes`` likewise: a deferred tool is read where a
+    ``tool_addition`` block adds it (the block's ``tool`` reference carries its
+    definition), and a ``tool_removal`` block costs its own tokens only. On
+    ``anthropic-defer``, where the adapter renders both, a tool a search result names and
+    a change adds is counted at both places (whether the API expands it twice is not
+    documented; counted twice, the search loop is billed at most, never less)."""
     body = adapter_request_body(prompt, provider)
-    if provider != "anthropic-defer":
+    if provider not in ("anthropic-defer", "anthropic-changes"):
         return body
     tools = body.get("tools") or []
     deferred = {t["name"]: t for t in tools if t.get("defer_loading")}
@@ -142,6 +165,12 @@ def _expanded(message: dict[str, Any], deferred: dict[str, dict[str, Any]]) -> d
 
 
 def _reference(block: Any, deferred: dict[str, dict[str, Any]]) -> Any:
+    if isinstance(block, dict) and block.get("type") == "tool_addition":
+        tool = block.get("tool")
+        if not isinstance(tool, dict) or tool.get("name") not in deferred:
+            return block
+        added = {k: v for k, v in deferred[tool["name"]].items() if k != "defer_loading"}
+        return {**block, "tool": {**tool, "definition": added}}
     if not (isinstance(block, dict) and block.get("type") == "tool_reference"):
         return block
     definition = deferred.get(block.get("tool_name", ""))

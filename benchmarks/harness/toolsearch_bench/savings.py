@@ -101,8 +101,8 @@ def working_set_options(provider: str, traffic: Traffic | None = None) -> dict[s
     """The advisor options of the bench's working set for ``provider``'s request shape."""
     shape = CACHE_SHAPES.get(provider)
     options = dict(WORKING_SET)
-    if shape is not None:
-        options["cost_model"] = shape.family or provider
+    if shape is not None:  # a shape whose changes keep the prefix is its own cost model
+        options["cost_model"] = (shape.family if not shape.changes_keep_prefix else "") or provider
     options["traffic_seconds"] = (traffic or Traffic()).conversation_gap
     return options
 
