@@ -53,6 +53,11 @@ def split_name(name: str) -> list[str]:
     digits; any script): ``getHTTPResponse2xx`` gives ``get http response 2 xx``."""
     words: list[str] = []
     for segment in _SEPARATORS.split(name):
+        if segment.isalpha() and (
+            segment.islower() or segment.isupper() or segment[1:].islower()
+        ):  # no digit, no lower-to-upper step, no capital run before a lower: one word
+            words.append(segment)
+            continue
         start = 0
         for i in range(1, len(segment)):
             prev, char = segment[i - 1], segment[i]
