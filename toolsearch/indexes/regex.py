@@ -341,22 +341,24 @@ class _Session:
         if not keys_parts:
             return Ranking()
         width = index.width
+        keys = np.concatenate(keys_parts)
         sums = np.bincount(
-            np.concatenate(keys_parts),
-            weights=np.concatenate(weight_parts),
-            minlength=index.tools * width,
+            keys, weights=np.concatenate(weight_parts), minlength=index.tools * width
         ).reshape(index.tools, width)
-        capped = np.minimum(sums, float(self.cap))
-        name, description, parameters = capped[:, 0], capped[:, 1], capped[:, 2]
-        # the bound adds the parts in _score's order: rounding keeps it above the score
-        bound = (
-            (2.0 * name + (name > 0)) + (description + 0.5 * (description > 0))
-        ) + 0.5 * parameters
+        hit = np.zeros(index.tools, dtype=bool)  # the tools holding a word: all else is 0
+        hit[keys // width] = True
         if allowed is not None:
             inside = np.zeros(index.tools, dtype=bool)
             inside[np.asarray(allowed, dtype=np.int64)] = True
-            bound = np.where(inside, bound, 0.0)
-        candidates = np.flatnonzero(bound > 0)
+            hit &= inside
+        candidates = np.flatnonzero(hit)
+        capped = np.minimum(sums[candidates], float(self.cap))
+        name, description, parameters = capped[:, 0], capped[:, 1], capped[:, 2]
+        # the bound adds the parts in _score's order: rounding keeps it above the score
+        bound = np.zeros(index.tools)
+        bound[candidates] = (
+            (2.0 * name + (name > 0)) + (description + 0.5 * (description > 0))
+        ) + 0.5 * parameters
         counted = finder if isinstance(finder, _NaturalFinder) and finder.countable else None
         conflicted: Any = None
         if counted is not None:  # the fields where two words' occurrences can overlap
