@@ -212,3 +212,19 @@ def test_natural_mode_counts_exactly_where_query_words_overlap() -> None:
         for limit in (1, 4, 1000):
             expected = scanned.rank(query, limit)  # type: ignore[attr-defined]
             assert filtered.rank(query, limit) == expected, query  # type: ignore[attr-defined]
+
+
+def test_suffix_array_orders_positions_as_sorting_their_slices() -> None:
+    import numpy as np
+
+    from toolsearch.indexes.regex_prefilter import _KEY, _suffix_array
+
+    rng = random.Random(8)
+    alphabet = "ab\nc\x00\x01\U0010ffff\u212a\u4e2dzZ"
+    for _ in range(2000):
+        joined = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        expected = sorted(
+            (i for i, char in enumerate(joined) if char != "\n"),
+            key=lambda i: joined[i : i + _KEY],
+        )
+        assert np.array_equal(_suffix_array(joined), expected), repr(joined)
