@@ -352,7 +352,7 @@ class _Session:
             inside[np.asarray(allowed, dtype=np.int64)] = True
             hit &= inside
         candidates = np.flatnonzero(hit)
-        capped = np.minimum(sums[candidates], float(self.cap))
+        capped = np.minimum(np.take(sums, candidates, axis=0), float(self.cap))  # take: 4x []
         name, description, parameters = capped[:, 0], capped[:, 1], capped[:, 2]
         # the bound adds the parts in _score's order: rounding keeps it above the score
         bound = np.zeros(index.tools)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from cachetools import LRUCache
 
@@ -136,33 +136,60 @@ def _summary(description: str, limit: int = 160) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, a plain dict (what JSON gives) decided without the
+    abstract class's check."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _walk_parameters(
     schema: Any, root: Mapping[str, Any], seen: set[str], depth: int = 0
-) -> Iterator[str]:
-    if not isinstance(schema, Mapping) or depth > 8:
+) -> list[str]:
+    """The parameter text of a schema, in document order: names split into words,
+    descriptions and titles below the top, string enum values; local ``$ref`` followed
+    once per path, eight levels at most. Gathered into one list (no generator per level,
+    no call for an absent child): the walk is a large part of a catalog build."""
+    out: list[str] = []
+    if _is_mapping(schema):
+        _collect(schema, root, seen, depth, out)
+    return out
+
+
+def _collect(
+    schema: Mapping[str, Any], root: Mapping[str, Any], seen: set[str], depth: int, out: list[str]
+) -> None:
+    if depth > 8:
         return
-    ref = schema.get("$ref")
+    get = schema.get
+    ref = get("$ref")
     if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
         target: Any = root
         for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, Mapping) else {}
-        yield from _walk_parameters(target, root, seen | {ref}, depth + 1)
-    for key in ("description", "title"):
-        if depth > 0 and isinstance(schema.get(key), str):
-            yield schema[key]
-    for value in schema.get("enum", ()) or ():
+            target = target.get(part, {}) if _is_mapping(target) else {}
+        if _is_mapping(target):
+            _collect(target, root, seen | {ref}, depth + 1, out)
+    if depth > 0:
+        for key in ("description", "title"):
+            value = get(key)
+            if isinstance(value, str):
+                out.append(value)
+    for value in get("enum", ()) or ():
         if isinstance(value, str):
-            yield value
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
+            out.append(value)
+    properties = get("properties")
+    if _is_mapping(properties):
         for name, sub in properties.items():
-            yield " ".join(split_name(str(name)))
-            yield from _walk_parameters(sub, root, seen, depth + 1)
+            out.append(" ".join(split_name(str(name))))
+            if _is_mapping(sub):
+                _collect(sub, root, seen, depth + 1, out)
     for key in ("items", "additionalProperties"):
-        yield from _walk_parameters(schema.get(key), root, seen, depth + 1)
+        sub = get(key)
+        if _is_mapping(sub):
+            _collect(sub, root, seen, depth + 1, out)
     for key in ("anyOf", "oneOf", "allOf"):
-        for sub in schema.get(key, ()) or ():
-            yield from _walk_parameters(sub, root, seen, depth + 1)
+        for sub in get(key, ()) or ():
+            if _is_mapping(sub):
+                _collect(sub, root, seen, depth + 1, out)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
