@@ -35,3 +35,10 @@ def test_split_name_matches_the_rules_on_mixed_scripts_and_cases() -> None:
     for _ in range(20_000):
         name = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
         assert split_name(name) == _by_the_rules(name), name
+
+
+def test_split_name_matches_the_rules_on_ascii_identifiers() -> None:
+    rng = random.Random(6)
+    for _ in range(50_000):
+        name = "".join(rng.choice("aAbBzZ019_-.") for _ in range(rng.randint(0, 12)))
+        assert split_name(name) == _by_the_rules(name), name

@@ -48,11 +48,20 @@ STOP_WORDS = frozenset(
 "tool"/"tools", which every request to a tool search contains)."""
 
 
+_ASCII_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+"""The words of an ASCII segment by :func:`split_name`'s rules: a capital run (its last
+capital starts the next word when a lower-case letter follows), a lower-case run with its
+capital, a digit run."""
+
+
 def split_name(name: str) -> list[str]:
     """Split a tool or parameter name into lower-case words (camelCase, snake, kebab, dots,
     digits; any script): ``getHTTPResponse2xx`` gives ``get http response 2 xx``."""
     words: list[str] = []
     for segment in _SEPARATORS.split(name):
+        if segment.isascii():  # letters and digits only: the rules below, as one regex
+            words.extend(_ASCII_WORDS.findall(segment))
+            continue
         if segment.isalpha() and (
             segment.islower() or segment.isupper() or segment[1:].islower()
         ):  # no digit, no lower-to-upper step, no capital run before a lower: one word
@@ -139,7 +148,12 @@ def _summary(description: str, limit: int = 160) -> str:
 def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """``isinstance(value, Mapping)``, a plain dict (what JSON gives) decided without the
     abstract class's check."""
-    return type(value) is dict or isinstance(value, Mapping)
+    kind = type(value)
+    return kind is dict or (kind not in _PLAIN and isinstance(value, Mapping))
+
+
+_PLAIN = frozenset({type(None), str, list, int, float, bool})
+"""JSON's other types: not mappings, known without the abstract class's check."""
 
 
 def _walk_parameters(
