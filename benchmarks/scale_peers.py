@@ -306,7 +306,9 @@ def write_report(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) -
         f"over the {meta['catalog_tools']:,} converted operations. Regenerate with "
         "`nice python benchmarks/scale_bench.py --peers` (see `benchmarks/scale_peers.py` "
         "for what each row runs). CPU time throughout; each row is one fresh process, the "
-        "rows of one size measured one after another in this run.",
+        "rows of one size measured one after another in this run. Build CPU excludes loading "
+        "each side's libraries: `bm25s` (numpy with it) for the bm25s row, numpy and tantivy "
+        "for the bm25 row (loaded before timing since 2026-12-07 23:04).",
         "",
         *(
             [
