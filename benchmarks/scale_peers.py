@@ -10,7 +10,8 @@ its CPU time and peak memory are its own; the kinds of one size run one after an
 the same invocation, so their ratios are measured side by side on the same machine state.
 
 * ``bm25``: ``CatalogIndex.build(kind="bm25")`` (CPU of the build process and its analysis
-  workers), its folder on disk, ``search_catalog(q, 10)`` CPU per query;
+  workers; numpy and tantivy imported before timing, as the ``bm25s`` row imports bm25s and
+  numpy before its), its folder on disk, ``search_catalog(q, 10)`` CPU per query;
 * ``bm25s``: the same JSONL read into ``name description schema-JSON`` texts, tokenized with
   English stop words and PyStemmer, indexed, saved; ``retrieve(k=10)`` CPU per query
   (tokenizing the query included, as toolsearch's analysis is);
@@ -77,6 +78,7 @@ def records():
 
 CHILDREN: dict[str, str] = {
     "bm25": """
+import numpy, tantivy  # loaded before timing, as bm25s's child loads bm25s (numpy with it)
 from toolsearch.catalog.index import CatalogIndex
 out = os.path.join(work, "ts-bm25"); shutil.rmtree(out, ignore_errors=True)
 start = cpu_all()
@@ -304,7 +306,9 @@ def write_report(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) -
         f"over the {meta['catalog_tools']:,} converted operations. Regenerate with "
         "`nice python benchmarks/scale_bench.py --peers` (see `benchmarks/scale_peers.py` "
         "for what each row runs). CPU time throughout; each row is one fresh process, the "
-        "rows of one size measured one after another in this run.",
+        "rows of one size measured one after another in this run. Build CPU excludes loading "
+        "each side's libraries: `bm25s` (numpy with it) for the bm25s row, numpy and tantivy "
+        "for the bm25 row (loaded before timing since 2026-12-07 23:04).",
         "",
         *(
             [

@@ -184,3 +184,47 @@ def test_natural_scores_computed_in_c_equal_the_match_by_match_scores() -> None:
         for fields in [*session.fields, crowded]:
             fast = finder.score(session.cap, *fields)  # type: ignore[attr-defined]
             assert fast == _score_matches(finder, session.cap, *fields), query
+
+
+def test_natural_mode_counts_exactly_where_query_words_overlap() -> None:
+    """Words that run together (``ab`` / ``bc`` in ``abc``), hold one another (``ab`` in
+    ``abab``) or overlap themselves (``aba`` in ``ababa``): the counts read from the word
+    index and ``str.count`` must still be the regex's matches, field by field."""
+    rng = random.Random(11)
+
+    def text() -> str:
+        return " ".join(
+            "".join(rng.choice("abc") for _ in range(rng.randint(1, 9)))
+            for _ in range(rng.randint(0, 12))
+        )
+
+    tools = [
+        ToolDefinition(f"t{i}_{text().replace(' ', '_')}", text(), {"type": "object"})
+        for i in range(300)
+    ]
+    filtered, scanned = _both("natural", tools)
+    for _ in range(150):
+        words = [
+            "".join(rng.choice("abc") for _ in range(rng.randint(2, 5)))
+            for _ in range(rng.randint(1, 5))
+        ]
+        query = " ".join(words)
+        for limit in (1, 4, 1000):
+            expected = scanned.rank(query, limit)  # type: ignore[attr-defined]
+            assert filtered.rank(query, limit) == expected, query  # type: ignore[attr-defined]
+
+
+def test_suffix_array_orders_positions_as_sorting_their_slices() -> None:
+    import numpy as np
+
+    from toolsearch.indexes.regex_prefilter import _KEY, _suffix_array
+
+    rng = random.Random(8)
+    alphabet = "ab\nc\x00\x01\U0010ffff\u212a\u4e2dzZ"
+    for _ in range(2000):
+        joined = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        expected = sorted(
+            (i for i, char in enumerate(joined) if char != "\n"),
+            key=lambda i: joined[i : i + _KEY],
+        )
+        assert np.array_equal(_suffix_array(joined), expected), repr(joined)

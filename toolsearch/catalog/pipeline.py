@@ -358,6 +358,15 @@ def _die_with_parent() -> None:
             pass
 
 
+def _context() -> Any:
+    """Fork where the platform has it (workers start without importing anything again).
+    Imported only when processes start: a small build analyzes in-process."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
 def analyze_sources(
     sources: Any,
     source_kind: str,
@@ -368,18 +377,14 @@ def analyze_sources(
     """Every source tool analyzed, in order (repeated names not yet dropped)."""
     import collections
     import itertools
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     count = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     paths = _jsonl_only(sources, source_kind)
     tagged: Iterator[tuple[tuple[str, list[Any]], list[_Meta] | None]]
     if paths is not None:  # the workers parse the lines themselves
         tagged = ((batch, None) for batch in _jsonl_batches(paths))
     elif count > 1 and _only_paths(sources):  # files to parse: a reader process of their own
-        tagged = _read_beside(sources, source_kind, progress, context)
+        tagged = _read_beside(sources, source_kind, progress, _context())
     else:
         tagged = _tool_batches(
             iter_source_tools(sources, source_kind=source_kind, progress=progress)
@@ -400,8 +405,10 @@ def analyze_sources(
             for batch, metas in stream:
                 yield from merge(job(batch), metas)
             return
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(
-            max_workers=count, mp_context=context, initializer=_die_with_parent
+            max_workers=count, mp_context=_context(), initializer=_die_with_parent
         ) as pool:
             pending: collections.deque[Any] = collections.deque()
             for batch, metas in stream:

@@ -68,6 +68,10 @@ def natural_language_pattern(query: str, max_length: int = MAX_PATTERN_LENGTH) -
     terms = natural_language_terms(query, max_length)
     if terms is None:
         return None
+    return _alternation(terms)
+
+
+def _alternation(terms: Sequence[str]) -> str:
     return "(" + "|".join(re.escape(term) for term in terms) + ")"
 
 
@@ -124,32 +128,126 @@ def _score_matches(
     return score
 
 
+def _conflicts(words: Sequence[str]) -> tuple[str, ...]:
+    """The texts whose presence lets occurrences of two different ``words`` overlap: a word
+    holding another, and for a word ending with the start of another, the two run together
+    (``"list"`` and ``"store"``: ``"listore"``). A text holding none of them has no such
+    overlap: every occurrence of every word is a match of their alternation."""
+    found: dict[str, None] = {}
+    for a in words:
+        for b in words:
+            if a is b:
+                continue
+            if a in b:
+                found[b] = None
+                continue
+            for size in range(1, min(len(a), len(b))):
+                if a.endswith(b[:size]):
+                    found[a + b[size:]] = None
+    return tuple(found)
+
+
 class _NaturalFinder:
     """A natural-mode pattern (Python ``re``): the match starts of a text, and the same
     score as :func:`_score_matches` computed in C: the number of matches is ``findall``'s
-    length capped, the first match's start ``search``'s (matches come in text order)."""
+    length capped, the first match's start ``search``'s (matches come in text order).
 
-    def __init__(self, compiled: re.Pattern[str]) -> None:
+    In a field where no occurrences of two different words overlap (it holds none of their
+    :func:`_conflicts`), the regex matches every occurrence of every word, each word's as
+    :meth:`str.count` counts them (leftmost, non-overlapping), and the first match is the
+    leftmost :meth:`str.find`: the field is scored from those substring searches, several
+    times cheaper than the regex scan over a long parameter text. Other fields run the
+    regex."""
+
+    def __init__(self, compiled: re.Pattern[str], terms: Sequence[str] = ()) -> None:
         self._compiled = compiled
+        self.terms = list(terms)
+        self._words = tuple(dict.fromkeys(terms))
+        self.conflicts = _conflicts(self._words)
+        self.countable = bool(self._words) and not any(map(_self_overlapping, self._words))
+        """Whether the word index's counts are the match counts (see :meth:`score_counted`)."""
 
     def __call__(self, text: str) -> Iterable[int]:
         return (m.start() for m in self._compiled.finditer(text))
 
-    def score(self, cap: int, name_text: str, description: str, parameters: str) -> float:
+    def _matches(self, text: str, first: bool) -> tuple[int, int]:
+        """How many matches ``text`` holds, and (if ``first``) where the first starts."""
+        if not text:
+            return 0, -1
+        words = self._words
+        if words:
+            count = sum([text.count(w) for w in words])
+            if not count:
+                return 0, -1
+            if not any(c in text for c in self.conflicts):
+                if not first:
+                    return count, -1
+                return count, min([p for p in map(text.find, words) if p >= 0])
+        return self._regex_matches(text, first)
+
+    def _regex_matches(self, text: str, first: bool) -> tuple[int, int]:
         compiled = self._compiled
+        count = len(compiled.findall(text))
+        if not count or not first:
+            return count, -1
+        match = compiled.search(text)
+        assert match is not None
+        return count, match.start()
+
+    def score(self, cap: int, name_text: str, description: str, parameters: str) -> float:
         score = 0.0
-        count = min(len(compiled.findall(name_text)), cap)
+        count, first = self._matches(name_text, True)
+        count = min(count, cap)
         if count:
-            first = compiled.search(name_text)
-            assert first is not None
-            score += 2.0 * count + 1.0 / (1.0 + first.start() * 0.1)
-        count = min(len(compiled.findall(description)), cap)
+            score += 2.0 * count + 1.0 / (1.0 + first * 0.1)
+        count, first = self._matches(description, True)
+        count = min(count, cap)
         if count:
-            first = compiled.search(description)
-            assert first is not None
-            score += count + 0.5 / (1.0 + first.start() * 0.1)
-        score += 0.5 * min(len(compiled.findall(parameters)), cap)
+            score += count + 0.5 / (1.0 + first * 0.1)
+        count, _ = self._matches(parameters, False)
+        score += 0.5 * min(count, cap)
         return score
+
+    def score_counted(
+        self,
+        cap: int,
+        counts: Sequence[float],
+        conflicted: Sequence[bool],
+        name_text: str,
+        description: str,
+        parameters: str,
+    ) -> float:
+        """:meth:`score` from each field's occurrence counts in the word index (exact when
+        :attr:`countable`: no word overlaps itself, so its occurrences are the ones
+        :meth:`str.count` counts) wherever no two words' occurrences can overlap (the field
+        holds none of :attr:`conflicts`; ``conflicted`` says which do: the regex scores
+        those). Only the first match's place is searched for, in the name and description."""
+        score = 0.0
+        words = self._words
+        if conflicted[0]:
+            count, first = self._regex_matches(name_text, True)
+        else:
+            count = int(counts[0])
+            first = min([p for p in map(name_text.find, words) if p >= 0]) if count else -1
+        count = min(count, cap)
+        if count:
+            score += 2.0 * count + 1.0 / (1.0 + first * 0.1)
+        if conflicted[1]:
+            count, first = self._regex_matches(description, True)
+        else:
+            count = int(counts[1])
+            first = min([p for p in map(description.find, words) if p >= 0]) if count else -1
+        count = min(count, cap)
+        if count:
+            score += count + 0.5 / (1.0 + first * 0.1)
+        count = self._regex_matches(parameters, False)[0] if conflicted[2] else int(counts[2])
+        score += 0.5 * min(count, cap)
+        return score
+
+
+def _self_overlapping(word: str) -> bool:
+    """Whether two occurrences of ``word`` can overlap (it ends with its own start)."""
+    return any(word.endswith(word[:size]) for size in range(1, len(word)))
 
 
 _Fields = tuple[str, str, str]
@@ -178,8 +276,8 @@ class _Session:
         if finder is None:
             return Ranking()
         if len(self.fields) >= self.prefilter_min_tools:
-            if self.mode == "natural":
-                terms = natural_language_terms(query)
+            if isinstance(finder, _NaturalFinder):
+                terms = finder.terms
                 if terms and not any(splittable(term) for term in terms):
                     return self._rank_natural(finder, terms, limit, allowed)
             else:
@@ -243,40 +341,53 @@ class _Session:
         if not keys_parts:
             return Ranking()
         width = index.width
+        keys = np.concatenate(keys_parts)
         sums = np.bincount(
-            np.concatenate(keys_parts),
-            weights=np.concatenate(weight_parts),
-            minlength=index.tools * width,
+            keys, weights=np.concatenate(weight_parts), minlength=index.tools * width
         ).reshape(index.tools, width)
-        capped = np.minimum(sums, float(self.cap))
-        name, description, parameters = capped[:, 0], capped[:, 1], capped[:, 2]
-        # the bound adds the parts in _score's order: rounding keeps it above the score
-        bound = (
-            (2.0 * name + (name > 0)) + (description + 0.5 * (description > 0))
-        ) + 0.5 * parameters
+        hit = np.zeros(index.tools, dtype=bool)  # the tools holding a word: all else is 0
+        hit[keys // width] = True
         if allowed is not None:
             inside = np.zeros(index.tools, dtype=bool)
             inside[np.asarray(allowed, dtype=np.int64)] = True
-            bound = np.where(inside, bound, 0.0)
-        candidates = np.flatnonzero(bound > 0)
-        order = candidates[np.lexsort((candidates, -bound[candidates]))]
+            hit &= inside
+        candidates = np.flatnonzero(hit)
+        capped = np.minimum(np.take(sums, candidates, axis=0), float(self.cap))  # take: 4x []
+        name, description, parameters = capped[:, 0], capped[:, 1], capped[:, 2]
+        # the bound adds the parts in _score's order: rounding keeps it above the score
+        bound = np.zeros(index.tools)
+        bound[candidates] = (
+            (2.0 * name + (name > 0)) + (description + 0.5 * (description > 0))
+        ) + 0.5 * parameters
+        counted = finder if isinstance(finder, _NaturalFinder) and finder.countable else None
+        conflicted: Any = None
+        if counted is not None:  # the fields where two words' occurrences can overlap
+            flat = np.zeros(index.tools * width, dtype=bool)
+            for text in counted.conflicts:
+                flat[self._term_postings(text)[0]] = True
+            conflicted = flat.reshape(index.tools, width)
         best: list[tuple[float, int]] = []  # a min-heap of (score, -position)
         step = 64
-        for start in range(0, len(order), step):  # in chunks: most searches stop early
-            chunk = order[start : start + step]
-            present = (sums[chunk] > 0).tolist()  # fields without any word: no match, no scan
-            rows = zip(chunk.tolist(), bound[chunk].tolist(), present, strict=True)
-            for i, ceiling, holds in rows:
+        for chunk in _by_bound(candidates, bound[candidates], max(step, 2 * limit), step):
+            counts = sums[chunk].tolist()  # a field without any word: no match, no scan
+            clashes = conflicted[chunk].tolist() if conflicted is not None else counts
+            rows = zip(chunk.tolist(), bound[chunk].tolist(), counts, clashes, strict=True)
+            for i, ceiling, held, clash in rows:
                 if len(best) >= limit and (ceiling, -i) < best[0]:
                     break  # no tool from here on can enter the top `limit`
                 name_text, description, parameters = self.fields[i]
-                score = _score(
-                    finder,
-                    self.cap,
-                    name_text if holds[0] else "",
-                    description if holds[1] else "",
-                    parameters if holds[2] else "",
-                )
+                if counted is not None:
+                    score = counted.score_counted(
+                        self.cap, held, clash, name_text, description, parameters
+                    )
+                else:
+                    score = _score(
+                        finder,
+                        self.cap,
+                        name_text if held[0] else "",
+                        description if held[1] else "",
+                        parameters if held[2] else "",
+                    )
                 if len(best) < limit:
                     heapq.heappush(best, (score, -i))
                 elif (score, -i) > best[0]:
@@ -329,6 +440,24 @@ class _Session:
         return None
 
 
+def _by_bound(candidates: Any, bounds: Any, head: int, step: int = 64) -> Iterable[Any]:
+    """``candidates`` in decreasing ``bounds`` (ties: increasing position), in chunks of
+    ``step``: the ``head`` highest first (all tied with the last of them included), sorted
+    without sorting the rest, which most searches never reach; then the rest, sorted."""
+    import numpy as np
+
+    if len(candidates) > head:
+        threshold = np.partition(bounds, len(bounds) - head)[len(bounds) - head]
+        top = bounds >= threshold
+        parts = [(candidates[top], bounds[top]), (candidates[~top], bounds[~top])]
+    else:
+        parts = [(candidates, bounds)]
+    for positions, values in parts:
+        order = positions[np.lexsort((positions, -values))]
+        for start in range(0, len(order), step):
+            yield order[start : start + step]
+
+
 class RegexRanker:
     """Regular-expression ranking; see the module docstring for the two modes."""
 
@@ -365,10 +494,11 @@ class RegexRanker:
 
     def _compile(self, query: str) -> Finder | None:
         if self.mode == "natural":
-            pattern = natural_language_pattern(query)
-            if pattern is None:
+            terms = natural_language_terms(query)
+            if terms is None:
                 return None
-            return _NaturalFinder(re.compile(pattern))  # terms and texts are lower-cased
+            # terms and texts are lower-cased
+            return _NaturalFinder(re.compile(_alternation(terms)), terms)
         return _compile_model_pattern(query)
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -138,6 +139,29 @@ is found by binary search alone; a longer one by its first ``_KEY`` characters, 
 checked against each candidate token."""
 
 
+def _suffix_array(joined: str) -> Any:
+    """The positions of ``joined`` that are not separators, ordered as
+    ``sorted(positions, key=lambda i: joined[i : i + _KEY])`` orders them (code point by
+    code point, a shorter slice first, equal slices by position), sorted in numpy: each
+    code point plus one takes 21 bits, three to a 64-bit key (0 past the end, below every
+    character), and the keys of each position sort stably, the first one primary."""
+    import numpy as np
+
+    size = len(joined)
+    padded = np.zeros(size + _KEY, dtype=np.uint64)
+    padded[:size] = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    padded[:size] += 1
+    positions = np.flatnonzero(padded[:size] != ord(_SEPARATOR) + 1)
+    keys = []
+    for start in range(0, _KEY, 3):
+        key = padded[start : start + size] << np.uint64(42)
+        key |= padded[start + 1 : start + 1 + size] << np.uint64(21)
+        key |= padded[start + 2 : start + 2 + size]
+        keys.append(key[positions])
+    del padded
+    return positions[np.lexsort(keys[::-1])]
+
+
 class TokenIndex:
     """The tokens of a session's fields, with postings (see the module docstring).
 
@@ -156,9 +180,9 @@ class TokenIndex:
         self.tools = len(fields)
         self.width = len(fields[0]) if fields else 1
         ids: dict[str, int] = {}
-        keys: list[int] = []
-        counts: list[int] = []
-        owners: list[int] = []
+        keys = array("q")  # machine integers: a third of a list of Python ints' memory
+        counts = array("q")
+        owners = array("q")
         width = self.width
         split = QUERY_SEPARATORS.split
         for tool, texts in enumerate(fields):
@@ -177,19 +201,16 @@ class TokenIndex:
                     keys.append(key)
                     counts.append(count)
         self.vocabulary = list(ids)
-        owner = np.asarray(owners, dtype=np.int64)
+        owner = np.frombuffer(owners, dtype=np.int64)
         order = np.argsort(owner, kind="stable")
-        self.keys = np.asarray(keys, dtype=np.int64)[order]
-        self.counts = np.asarray(counts, dtype=np.float64)[order]
+        self.keys = np.frombuffer(keys, dtype=np.int64)[order]
+        self.counts = np.frombuffer(counts, dtype=np.int64)[order].astype(np.float64)
         self.offsets = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(np.bincount(owner, minlength=len(ids)), out=self.offsets[1:])
         self.joined = _SEPARATOR.join(self.vocabulary)
         lengths = np.fromiter((len(t) + 1 for t in self.vocabulary), np.int64, len(ids))
         self.starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(ids) else lengths
-        joined = self.joined
-        positions = [i for i, char in enumerate(joined) if char != _SEPARATOR]
-        positions.sort(key=lambda i: joined[i : i + _KEY])
-        self.suffixes = np.asarray(positions, dtype=np.int64)
+        self.suffixes = _suffix_array(self.joined)
 
     def tokens_containing(self, literal: str) -> tuple[Any, Any]:
         """The vocabulary tokens that contain ``literal`` (which holds no separator), and

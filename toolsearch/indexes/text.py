@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from cachetools import LRUCache
 
@@ -48,11 +48,25 @@ STOP_WORDS = frozenset(
 "tool"/"tools", which every request to a tool search contains)."""
 
 
+_ASCII_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+"""The words of an ASCII segment by :func:`split_name`'s rules: a capital run (its last
+capital starts the next word when a lower-case letter follows), a lower-case run with its
+capital, a digit run."""
+
+
 def split_name(name: str) -> list[str]:
     """Split a tool or parameter name into lower-case words (camelCase, snake, kebab, dots,
     digits; any script): ``getHTTPResponse2xx`` gives ``get http response 2 xx``."""
     words: list[str] = []
     for segment in _SEPARATORS.split(name):
+        if segment.isascii():  # letters and digits only: the rules below, as one regex
+            words.extend(_ASCII_WORDS.findall(segment))
+            continue
+        if segment.isalpha() and (
+            segment.islower() or segment.isupper() or segment[1:].islower()
+        ):  # no digit, no lower-to-upper step, no capital run before a lower: one word
+            words.append(segment)
+            continue
         start = 0
         for i in range(1, len(segment)):
             prev, char = segment[i - 1], segment[i]
@@ -131,33 +145,65 @@ def _summary(description: str, limit: int = 160) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, a plain dict (what JSON gives) decided without the
+    abstract class's check."""
+    kind = type(value)
+    return kind is dict or (kind not in _PLAIN and isinstance(value, Mapping))
+
+
+_PLAIN = frozenset({type(None), str, list, int, float, bool})
+"""JSON's other types: not mappings, known without the abstract class's check."""
+
+
 def _walk_parameters(
     schema: Any, root: Mapping[str, Any], seen: set[str], depth: int = 0
-) -> Iterator[str]:
-    if not isinstance(schema, Mapping) or depth > 8:
+) -> list[str]:
+    """The parameter text of a schema, in document order: names split into words,
+    descriptions and titles below the top, string enum values; local ``$ref`` followed
+    once per path, eight levels at most. Gathered into one list (no generator per level,
+    no call for an absent child): the walk is a large part of a catalog build."""
+    out: list[str] = []
+    if _is_mapping(schema):
+        _collect(schema, root, seen, depth, out)
+    return out
+
+
+def _collect(
+    schema: Mapping[str, Any], root: Mapping[str, Any], seen: set[str], depth: int, out: list[str]
+) -> None:
+    if depth > 8:
         return
-    ref = schema.get("$ref")
+    get = schema.get
+    ref = get("$ref")
     if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
         target: Any = root
         for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, Mapping) else {}
-        yield from _walk_parameters(target, root, seen | {ref}, depth + 1)
-    for key in ("description", "title"):
-        if depth > 0 and isinstance(schema.get(key), str):
-            yield schema[key]
-    for value in schema.get("enum", ()) or ():
+            target = target.get(part, {}) if _is_mapping(target) else {}
+        if _is_mapping(target):
+            _collect(target, root, seen | {ref}, depth + 1, out)
+    if depth > 0:
+        for key in ("description", "title"):
+            value = get(key)
+            if isinstance(value, str):
+                out.append(value)
+    for value in get("enum", ()) or ():
         if isinstance(value, str):
-            yield value
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
+            out.append(value)
+    properties = get("properties")
+    if _is_mapping(properties):
         for name, sub in properties.items():
-            yield " ".join(split_name(str(name)))
-            yield from _walk_parameters(sub, root, seen, depth + 1)
+            out.append(" ".join(split_name(str(name))))
+            if _is_mapping(sub):
+                _collect(sub, root, seen, depth + 1, out)
     for key in ("items", "additionalProperties"):
-        yield from _walk_parameters(schema.get(key), root, seen, depth + 1)
+        sub = get(key)
+        if _is_mapping(sub):
+            _collect(sub, root, seen, depth + 1, out)
     for key in ("anyOf", "oneOf", "allOf"):
-        for sub in schema.get(key, ()) or ():
-            yield from _walk_parameters(sub, root, seen, depth + 1)
+        for sub in get(key, ()) or ():
+            if _is_mapping(sub):
+                _collect(sub, root, seen, depth + 1, out)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
