@@ -173,3 +173,30 @@ def test_an_evicted_session_forgets_its_changes() -> None:
     assert advisor.sessions.change_tracker("e").changes
     advisor.registry.evict_session("e")
     assert advisor.sessions.change_tracker("e").changes == []
+
+
+def test_throwaway_sessions_leave_no_change_list_behind() -> None:
+    model = FunctionChatModel(_script)
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+    client = ChatClient.builder(model).default_advisors(advisor).build()
+    for _ in range(3):  # no conversation id: a throwaway session per call
+        client.prompt("weather in Paris").tools(TOOLS).call()
+    assert any(p.options.tool_changes for p in model.requests)
+    assert len(advisor.registry) == 0
+    assert advisor.sessions._changes == {}
+
+
+def test_the_tracker_anchors_only_the_latest_requests_new_changes() -> None:
+    from toolsearch.search.working_set import ChangeTracker
+
+    tracker = ChangeTracker(["search"])
+    tracker.update(["search", "a"], 2)
+    assert tracker.anchor(9) == (ToolChange("add", ("a",), 9),)
+    tracker.update(["search", "b"], 2)  # a removal and an addition on one request
+    assert tracker.anchor(13) == (
+        ToolChange("add", ("a",), 9),
+        ToolChange("remove", ("a",), 13),
+        ToolChange("add", ("b",), 13),
+    )
+    tracker.update(["search", "b"], 2)  # nothing new: the earlier places stay
+    assert tracker.anchor(20)[-1] == ToolChange("add", ("b",), 13)

@@ -33,6 +33,7 @@ decides, per session and tool set:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -155,6 +156,7 @@ class ChangeTracker:
         self.changes: list[ToolChange] = []
         self._pending = 0
         """How many of the last ``changes`` still wait for :meth:`anchor`."""
+        self._lock = threading.Lock()  # requests of one conversation may run at once
 
     @property
     def started(self) -> bool:
@@ -168,6 +170,10 @@ class ChangeTracker:
     def update(self, names: Sequence[str], messages: int) -> tuple[ToolChange, ...]:
         """Record the tool list of a request with ``messages`` messages; return every
         change of the session so far (the new ones at ``messages`` until anchored)."""
+        with self._lock:
+            return self._update(names, messages)
+
+    def _update(self, names: Sequence[str], messages: int) -> tuple[ToolChange, ...]:
         self._pending = 0
         if self._held is None:
             self._held = list(names)
@@ -188,6 +194,10 @@ class ChangeTracker:
     def anchor(self, messages: int) -> tuple[ToolChange, ...]:
         """Place the latest request's new changes after ``messages`` messages (the prompt
         as the model receives it); return every change of the session so far."""
+        with self._lock:
+            return self._anchor(messages)
+
+    def _anchor(self, messages: int) -> tuple[ToolChange, ...]:
         if self._pending:
             cut = len(self.changes) - self._pending
             self.changes[cut:] = [ToolChange(c.kind, c.names, messages) for c in self.changes[cut:]]
