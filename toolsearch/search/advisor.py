@@ -37,6 +37,8 @@ from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.observe import hash_session_id
 from toolsearch.search.call_tool import CallTool
+from toolsearch.search.change_anchor import CHANGES_KEY as _CHANGES_KEY
+from toolsearch.search.change_anchor import anchored as _anchored
 from toolsearch.search.events import SearchListener
 from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools
@@ -92,7 +94,6 @@ _log = logging.getLogger(__name__)
 
 _RUN_KEY = "toolsearch.tool_search.run"
 _STATE_KEY = "toolsearch.tool_search.loop"
-_CHANGES_KEY = "toolsearch.tool_search.changes"
 
 
 @dataclass
@@ -701,51 +702,6 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             .replace("{categories}", ", ".join(categories) or "none")
             .replace("{tool_count}", str(len(registered)))
         )
-
-
-class _ChangeAnchor:
-    """The innermost link of the tool-search loop's chain (after every advisor inside the
-    loop, right before the model): it sees the prompt as the model receives it, and places
-    the request's new tool changes after its last message (a chat memory inside the loop
-    adds the conversation's history after the tool-search advisor, which sees only the
-    system prompt and the newest message). Later requests repeat each change there, so
-    the rendered history before it stays byte-identical (the ``ToolChange`` contract)."""
-
-    name = "ToolSearchChangeAnchor"
-    order = 2**31 - 1
-
-    @staticmethod
-    def _anchor(request: ChatClientRequest) -> ChatClientRequest:
-        tracker = request.context.get(_CHANGES_KEY)
-        if not isinstance(tracker, ChangeTracker) or not request.prompt.options.tool_changes:
-            return request
-        changes = tracker.anchor(len(request.prompt.messages))
-        options = request.prompt.options.replace(tool_changes=changes)
-        return request.with_prompt(request.prompt.with_options(options))
-
-    def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
-        return chain.next_call(self._anchor(request))
-
-    async def aadvise_call(
-        self, request: ChatClientRequest, chain: AdvisorChain
-    ) -> ChatClientResponse:
-        return await chain.anext_call(self._anchor(request))
-
-    def advise_stream(
-        self, request: ChatClientRequest, chain: AdvisorChain
-    ) -> Iterator[ChatClientResponse]:
-        yield from chain.next_stream(self._anchor(request))
-
-    async def aadvise_stream(
-        self, request: ChatClientRequest, chain: AdvisorChain
-    ) -> AsyncIterator[ChatClientResponse]:
-        async for chunk in chain.anext_stream(self._anchor(request)):
-            yield chunk
-
-
-def _anchored(chain: AdvisorChain) -> AdvisorChain:
-    """``chain`` (the rest after this advisor) with a :class:`_ChangeAnchor` last."""
-    return AdvisorChain([*chain.remaining, _ChangeAnchor()], chain.model)
 
 
 def _last_user_text(request: ChatClientRequest) -> str:
