@@ -58,13 +58,17 @@ def _client(model: FunctionChatModel, memory_order: int = 400, **options: Any) -
     return ChatClient.builder(model).default_advisors(advisor, memory).build()
 
 
-def _conversation(asks: list[str], *, run_async: bool = False) -> FunctionChatModel:
+def _conversation(
+    asks: list[str], *, run_async: bool = False, stream: bool = False
+) -> FunctionChatModel:
     model = FunctionChatModel(_script)
     client = _client(model)
     for ask in asks:
         spec = client.prompt(ask).tools(TOOLS).advisors(lambda a: a.param(CONVERSATION_ID, "c"))
         if run_async:
             asyncio.run(spec.acall())
+        elif stream:
+            list(spec.stream().content())
         else:
             spec.call()
     return model
@@ -124,6 +128,15 @@ def test_the_async_loop_anchors_the_changes_the_same_way() -> None:
     assert [tuple(p.options.tool_changes) for p in run.requests] == [
         tuple(p.options.tool_changes) for p in sync.requests
     ]
+
+
+def test_the_streaming_loop_anchors_the_changes_the_same_way() -> None:
+    sync = _conversation(list(ASKS)[:2])
+    streamed = _conversation(list(ASKS)[:2], stream=True)
+    assert [tuple(p.options.tool_changes) for p in streamed.requests] == [
+        tuple(p.options.tool_changes) for p in sync.requests
+    ]
+    assert streamed.requests[-1].options.tool_changes[-1].after_message == 10
 
 
 def test_memory_outside_the_loop_counts_the_same_messages_the_model_sees() -> None:
