@@ -37,6 +37,8 @@ from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.observe import hash_session_id
 from toolsearch.search.call_tool import CallTool
+from toolsearch.search.change_anchor import CHANGES_KEY as _CHANGES_KEY
+from toolsearch.search.change_anchor import anchored as _anchored
 from toolsearch.search.events import SearchListener
 from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools
@@ -107,7 +109,8 @@ class _SearchLoop:
     load_all: bool = False
     """The working set holds every tool: the plain loop's requests, no search tool."""
     changes: ChangeTracker = field(default_factory=ChangeTracker)
-    """The run's additions and removals, for the requests' ``tool_changes``."""
+    """The session's additions and removals (one list per conversation, kept by the
+    sessions core), for the requests' ``tool_changes``."""
     earlier: bool = False
     """Whether the session's model had requests before this run (earlier turns)."""
 
@@ -363,7 +366,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
         request, run = self._open(request)
         try:
-            return super().advise_call(request, chain)
+            return super().advise_call(request, _anchored(chain))
         finally:
             run.close()
 
@@ -372,7 +375,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     ) -> Iterator[ChatClientResponse]:
         request, run = self._open(request)
         try:
-            yield from super().advise_stream(request, chain)
+            yield from super().advise_stream(request, _anchored(chain))
         finally:
             run.close()
 
@@ -381,7 +384,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     ) -> ChatClientResponse:
         request, run = await self._aopen(request, chain)
         try:
-            return await super().aadvise_call(request, chain)
+            return await super().aadvise_call(request, _anchored(chain))
         finally:
             await run.aclose()
 
@@ -390,7 +393,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
     ) -> AsyncIterator[ChatClientResponse]:
         request, run = await self._aopen(request, chain)
         try:
-            async for chunk in super().aadvise_stream(request, chain):
+            async for chunk in super().aadvise_stream(request, _anchored(chain)):
                 yield chunk
         finally:
             await run.aclose()
@@ -429,7 +432,9 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         if run.plan.load_all:  # the working set holds every tool: the plain loop
             loop.load_all = True
             return request.with_context(**{_STATE_KEY: loop})
-        loop.changes = ChangeTracker(before.names if before is not None else ())
+        loop.changes = self.sessions.change_tracker(run.session_id)
+        if not loop.changes.started and before is not None:  # what the model held before
+            loop.changes.update(before.names, 0)
         loop.earlier = before is not None
         run.note_request(_last_user_text(request))
         run.preload(_last_user_text(request))
@@ -473,9 +478,19 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             [cb.definition.name for cb in visible], len(request.prompt.messages)
         )
         options = request.prompt.options.replace(tool_callbacks=visible)
-        if changes:
-            options = options.replace(tool_changes=changes)
-        return request.with_prompt(request.prompt.with_options(options))
+        if not changes:
+            return request.with_prompt(request.prompt.with_options(options))
+        # a removed tool stays declared (deferred), as every change must name a declared tool
+        shown = {cb.definition.name for cb in visible}
+        gone = dict.fromkeys(n for c in changes for n in c.names if n not in shown)
+        removed = [loop.registered[n].definition for n in gone if n in loop.registered]
+        options = options.replace(tool_changes=changes)
+        if removed:
+            options = options.replace(deferred_tools=[*options.deferred_tools, *removed])
+        # the changes new on this request are placed once the prompt is whole (_ChangeAnchor)
+        return request.with_prompt(request.prompt.with_options(options)).with_context(
+            **{_CHANGES_KEY: loop.changes}
+        )
 
     def do_execute_tool_calls(
         self,

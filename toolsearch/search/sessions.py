@@ -33,6 +33,7 @@ the telemetry hooks and the sinks; nothing calls back up into the front door.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable, Sequence
 
@@ -51,6 +52,7 @@ from toolsearch.search.session_ref import SessionRef, resolve_session, run_in_th
 from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.search.warm import WarmSetSource
+from toolsearch.search.working_set import ChangeTracker
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.definition import ToolDefinition
 
@@ -181,7 +183,9 @@ class ToolSearchSessions:
         self.loaded_tools = LoadedTracker(token_counter)
         """The latest tools each session's model saw (:meth:`loaded`); a session's view
         goes when the registry forgets the session (issue 47: bounded by the eviction)."""
-        self.registry.add_forget_listener(self.loaded_tools.forget)
+        self._changes: dict[str, ChangeTracker] = {}
+        self._changes_lock = threading.Lock()
+        self.registry.add_forget_listener(self._forget_session)
         self.warm_set = warm_set
         """Where the working set finds each tool set's warm tools (the usage memory, a
         :class:`~toolsearch.search.warm.StaticWarmSet`), or ``None``."""
@@ -340,6 +344,27 @@ class ToolSearchSessions:
 
     def forget_loaded(self, session_id: str) -> None:
         self.loaded_tools.forget(session_id)
+
+    def change_tracker(self, session_id: str) -> ChangeTracker:
+        """The session's tool changes so far (:class:`~toolsearch.search.working_set.
+        ChangeTracker`), created on first use: one list per conversation, so every request
+        repeats every earlier change at its place (the ``ToolChange`` contract).
+
+        Kept in this process beside the loaded view and dropped with it when the registry
+        forgets the session; not in the session store, so with a shared store
+        (``RedisSessionStore``) a conversation that moves to another worker starts a new
+        list there (its next change rewrites the cached prefix once)."""
+        with self._changes_lock:
+            tracker = self._changes.get(session_id)
+            if tracker is None:
+                tracker = self._changes[session_id] = ChangeTracker()
+            return tracker
+
+    def _forget_session(self, session_id: str) -> None:
+        """The registry forgot the session: its loaded view and its changes go too."""
+        self.loaded_tools.forget(session_id)
+        with self._changes_lock:
+            self._changes.pop(session_id, None)
 
     def __repr__(self) -> str:
         return f"ToolSearchSessions({type(self.index).__name__}, door={self.door!r})"

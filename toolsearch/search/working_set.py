@@ -33,6 +33,7 @@ decides, per session and tool set:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -134,16 +135,33 @@ def change_costs_more(
 
 
 class ChangeTracker:
-    """The additions and removals of one run's tool list, in order, each at the message
-    position where it first showed (:class:`~toolsearch.chat.options.ToolChange`).
+    """The additions and removals of one session's tool list, in order, each at the
+    message position where it first showed (:class:`~toolsearch.chat.options.ToolChange`).
 
-    The run's first request starts from what the session's model held before (``base``):
-    its tools are not changes; anything new is an addition and anything gone a removal,
-    at that request's position."""
+    One tracker lives as long as its session (the advisor keeps it beside the session's
+    discovered names, :meth:`~toolsearch.search.sessions.ToolSearchSessions.change_tracker`),
+    so every request of the conversation repeats every change so far, each at its first
+    place, as the ``ToolChange`` contract asks: a change made on an earlier call keeps its
+    ``tool_addition`` in the history, and its tool stays deferred.
+
+    The first request starts from what the model held before (``base``): its tools are not
+    changes; after that anything new is an addition and anything gone a removal. A new
+    change is placed at the request's message count as :meth:`update` sees it, and
+    :meth:`anchor` moves it to the count of the prompt as the model receives it (a chat
+    memory inside the tool loop adds the conversation after the tool-search advisor), once,
+    before that request goes out: later requests re-emit it at that place."""
 
     def __init__(self, base: Sequence[str] = ()) -> None:
         self._held: list[str] | None = list(base) if base else None
         self.changes: list[ToolChange] = []
+        self._pending = 0
+        """How many of the last ``changes`` still wait for :meth:`anchor`."""
+        self._lock = threading.Lock()  # requests of one conversation may run at once
+
+    @property
+    def started(self) -> bool:
+        """Whether a request of the session recorded its tool list already."""
+        return self._held is not None
 
     def differs(self, names: Sequence[str]) -> bool:
         """Whether ``names`` would change the list the model held on the request before."""
@@ -151,7 +169,12 @@ class ChangeTracker:
 
     def update(self, names: Sequence[str], messages: int) -> tuple[ToolChange, ...]:
         """Record the tool list of a request with ``messages`` messages; return every
-        change of the run so far."""
+        change of the session so far (the new ones at ``messages`` until anchored)."""
+        with self._lock:
+            return self._update(names, messages)
+
+    def _update(self, names: Sequence[str], messages: int) -> tuple[ToolChange, ...]:
+        self._pending = 0
         if self._held is None:
             self._held = list(names)
             return tuple(self.changes)
@@ -161,7 +184,22 @@ class ChangeTracker:
         added = tuple(n for n in names if n not in before)
         if removed:
             self.changes.append(ToolChange("remove", removed, messages))
+            self._pending += 1
         if added:
             self.changes.append(ToolChange("add", added, messages))
+            self._pending += 1
         self._held = list(names)
+        return tuple(self.changes)
+
+    def anchor(self, messages: int) -> tuple[ToolChange, ...]:
+        """Place the latest request's new changes after ``messages`` messages (the prompt
+        as the model receives it); return every change of the session so far."""
+        with self._lock:
+            return self._anchor(messages)
+
+    def _anchor(self, messages: int) -> tuple[ToolChange, ...]:
+        if self._pending:
+            cut = len(self.changes) - self._pending
+            self.changes[cut:] = [ToolChange(c.kind, c.names, messages) for c in self.changes[cut:]]
+            self._pending = 0
         return tuple(self.changes)
