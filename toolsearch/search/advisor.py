@@ -36,6 +36,7 @@ from toolsearch.loop.eligibility import ToolExecutionEligibilityChecker
 from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.observe import hash_session_id
+from toolsearch.search.advisor_options import OptionViews
 from toolsearch.search.call_tool import CallTool
 from toolsearch.search.change_anchor import CHANGES_KEY as _CHANGES_KEY
 from toolsearch.search.change_anchor import anchored as _anchored
@@ -43,13 +44,8 @@ from toolsearch.search.events import SearchListener
 from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import (
-    Injection,
-    LoadAll,
-    SearchChoice,
     ToolSearchOptions,
     ToolSearchOptionsDict,
-    UndiscoveredToolPolicy,
-    UnloadMoment,
     options_error,
 )
 from toolsearch.search.outcomes import TurnOutcomes
@@ -143,7 +139,7 @@ class ToolSearchAdvisorKwargs(ToolSearchOptionsDict, total=False):
     name: str | None
 
 
-class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
+class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
     """A :class:`ToolCallingAdvisor` that sends the model only the tools it discovered.
 
     The plain-data options (``max_results``, ``system_message_suffix``,
@@ -274,92 +270,6 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         """Call ``listener`` with a :class:`~toolsearch.search.events.ToolSearchEvent`
         after every search of this advisor's search tool (inside the search's span)."""
         self.sessions.add_search_listener(listener)
-
-    # the options, readable one by one as before (read-only: ``options`` is frozen)
-
-    @property
-    def max_results(self) -> int:
-        return self.options.max_results
-
-    @property
-    def system_message_suffix(self) -> str | None:
-        return self.options.system_message_suffix
-
-    @property
-    def reference_tool_name_accumulation(self) -> bool:
-        return self.options.reference_tool_name_accumulation
-
-    @property
-    def session_id_key_name(self) -> str:
-        return self.options.session_id_key_name
-
-    @property
-    def search_tool_name(self) -> str:
-        return self.options.search_tool_name
-
-    @property
-    def undiscovered_tool_policy(self) -> UndiscoveredToolPolicy:
-        return self.options.undiscovered_tool_policy
-
-    @property
-    def search_results_with_summaries(self) -> bool:
-        return self.options.search_results_with_summaries
-
-    @property
-    def exclude_loaded_tools(self) -> bool:
-        return self.options.exclude_loaded_tools
-
-    @property
-    def multi_query(self) -> bool:
-        return self.options.multi_query
-
-    @property
-    def search(self) -> SearchChoice:
-        return self.options.search
-
-    @property
-    def injection(self) -> Injection:
-        return self.options.injection
-
-    @property
-    def call_tool_name(self) -> str:
-        return self.options.call_tool_name
-
-    @property
-    def max_loaded_tools(self) -> int | None:
-        return self.options.max_loaded_tools
-
-    @property
-    def unload_idle_turns(self) -> int | None:
-        return self.options.unload_idle_turns
-
-    @property
-    def unload_at(self) -> UnloadMoment:
-        return self.options.unload_at
-
-    @property
-    def preload_results(self) -> int:
-        return self.options.preload_results
-
-    @property
-    def preload_min_score(self) -> float:
-        return self.options.preload_min_score
-
-    @property
-    def load_all(self) -> LoadAll:
-        return self.options.load_all
-
-    @property
-    def cost_model(self) -> str:
-        return self.options.cost_model
-
-    @property
-    def traffic_seconds(self) -> float:
-        return self.options.traffic_seconds
-
-    @property
-    def warm_tools(self) -> int:
-        return self.options.warm_tools
 
     # -- session lifetime around each loop ------------------------------------------------
 
