@@ -12,6 +12,8 @@ import logging
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolsearch import (
     CONVERSATION_ID,
@@ -22,7 +24,7 @@ from toolsearch import (
     ToolDefinition,
     ToolSearchToolCallingAdvisor,
 )
-from toolsearch.errors import UsageMemoryError
+from toolsearch.errors import ToolDefinitionError, UsageMemoryError
 from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder
 from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex
 from toolsearch.indexes.learning.model import ANONYMOUS
@@ -331,3 +333,62 @@ def test_hostile_queries_and_requests_give_no_untyped_exception(tmp_path):
         with contextlib.suppress(ToolsearchError):  # typed: a refused query
             index.search(ToolSearchRequest("fuzz", hostile() or "x", 4))
     assert loaded.requests(DIGEST)
+
+
+# -- the issue-47 fuzz, a seeded slice (benchmarks/fuzz_learned.py runs 10,000 / 1,000) ------
+
+
+def test_a_tool_named_with_a_lone_surrogate_saves_and_loads_its_learning(tmp_path):
+    # the document held the name as is and UTF-8 refused it: save (and the save at exit)
+    # raised a bare UnicodeEncodeError
+    path = tmp_path / "usage.json"
+    tools = [ToolDefinition(name="\ud800x", description="send it", input_schema=SCHEMA), *TOOLS]
+    memory = UsageMemory(path, clock=lambda: T0, save_at_exit=False)
+    for i in range(3):
+        memory.learn(catalog_digest(tools), "\ud800x", "ship the parcel", session=f"s{i}", time=T0)
+    memory.save()
+    loaded = UsageMemory.load(path, clock=lambda: T0, save_at_exit=False)
+    assert [r.tool for r in loaded.requests(catalog_digest(tools))] == ["\ud800x"]
+    copy = memory.save(tmp_path / "copy.json")
+    assert copy is not None
+    assert "\\ud800x" in copy.read_text()
+    index = LearnedToolIndex(Bm25ToolIndex(), memory=loaded, embedder=HashingEmbedder(256))
+    index.index_tools("victim", tools)
+    assert first_hit(index, "ship the parcel") == "\ud800x"
+
+
+def test_the_seeded_fuzz_slice_of_hostile_tool_sets_and_queries_gives_no_untyped_exception():
+    from toolsearch_bench.fuzz_hostile import fuzz_learned
+
+    report = fuzz_learned(40, 10, seed=47)
+    assert report.untyped == []
+    assert (report.queries, report.tool_sets) == (400, 40)
+    assert report.warm > 200  # the searches went through what was learned, not only cold
+
+
+HOSTILE_TEXT = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=40),  # lone surrogates too
+    st.lists(
+        st.sampled_from(["\x00", "\u202e", "\u200f", "🙂", ".*", "(a+)+$", "[", "\\", " "])
+    ).map("".join),
+    st.sampled_from(["", " ", "\n\t\u3000", "x" * 20_000, "\ud800" * 5_000, "((((", "AND OR NOT"]),
+)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, database=None)
+@given(query=HOSTILE_TEXT, name=HOSTILE_TEXT)
+def test_search_never_raises_for_any_query_on_a_warm_learned_index(query, name):
+    """The documented contract: in a default configuration ``search`` answers any query
+    string; a hostile tool name (kept when it is a valid one) changes nothing."""
+    tools = list(TOOLS)
+    with contextlib.suppress(ToolDefinitionError):
+        tools.append(ToolDefinition(name=name, description=query, input_schema=SCHEMA))
+    digest = catalog_digest(tools)
+    memory = UsageMemory(clock=lambda: T0)
+    for i in range(3):
+        memory.learn(digest, tools[-1].name, query or "x", session=f"s{i}", time=T0)
+        memory.learn(digest, "send_email", "mail the board", session=f"s{i}", time=T0)
+    index = LearnedToolIndex(Bm25ToolIndex(), memory=memory, embedder=HashingEmbedder(64))
+    index.index_tools("fuzz", tools)
+    response = index.search(ToolSearchRequest("fuzz", query, 4))
+    assert len(response.tool_references) <= 4

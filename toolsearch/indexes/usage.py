@@ -549,18 +549,14 @@ class UsageMemory:
         Returns the file written (``None`` for a store that is not a file). Searches
         awaiting their calls are not saved. :class:`UsageMemoryError` when the store
         cannot be read or written."""
-        import json
-
-        from toolsearch.indexes.learning.persist import write_atomically
+        from toolsearch.indexes.learning.persist import dump_document, write_atomically
 
         with self._lock:
             self._ensure_loaded()
             if path is not None and (self.path is None or Path(path) != self.path):
                 document = to_document(self._catalogs, self.params, self.clock())
                 target = Path(path)
-                write_atomically(
-                    target, json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-                )
+                write_atomically(target, dump_document(document))
                 return target
             if self.store is None:
                 raise ValueError("this usage memory has no path: pass save(path)")

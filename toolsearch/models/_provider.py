@@ -13,6 +13,7 @@ import importlib
 import inspect
 import json
 import logging
+import re
 import sys
 import uuid
 from abc import abstractmethod
@@ -41,6 +42,7 @@ __all__ = [
     "append_turn",
     "arguments_object",
     "dump_arguments",
+    "encodable",
     "error_for_status",
     "retry_after_of",
     "retry_delay_of",
@@ -347,7 +349,15 @@ class ProviderChatModel(BaseChatModel):
 
     def request_arguments(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
         """The SDK call's keyword arguments for ``prompt``."""
-        return self._request(prompt, stream=stream)[0]
+        return self._prepared(prompt, stream=stream)[0]
+
+    def _prepared(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireNames]:
+        """:meth:`_request` with every lone surrogate replaced (:func:`encodable`): the
+        SDKs encode their JSON bodies as UTF-8, which a lone surrogate (from a user's text,
+        a tool's description, a model's or a tool's output) makes raise a bare
+        ``UnicodeEncodeError`` before anything is sent."""
+        arguments, names = self._request(prompt, stream=stream)
+        return encodable(arguments), names
 
     @abstractmethod
     def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
@@ -367,14 +377,14 @@ class ProviderChatModel(BaseChatModel):
     def _translate(self, exc: Exception) -> ProviderError | None: ...
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        arguments, names = self._request(prompt, stream=False)
+        arguments, names = self._prepared(prompt, stream=False)
         _log_request(self.provider, arguments, stream=False)
         with provider_errors(self.provider, self._translate):
             answer = self._send(arguments, stream=False)
         return self._response(answer, names)
 
     def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
-        arguments, names = self._request(prompt, stream=True)
+        arguments, names = self._prepared(prompt, stream=True)
         _log_request(self.provider, arguments, stream=True)
         folder = self._stream_folder(names)
         with provider_errors(self.provider, self._translate):
@@ -391,7 +401,7 @@ class ProviderChatModel(BaseChatModel):
     async def acall(self, prompt: Prompt) -> ChatResponse:
         if self._sync_only:
             return await super().acall(prompt)
-        arguments, names = self._request(prompt, stream=False)
+        arguments, names = self._prepared(prompt, stream=False)
         _log_request(self.provider, arguments, stream=False)
         with provider_errors(self.provider, self._translate):
             answer = await self._asend(arguments, stream=False)
@@ -402,7 +412,7 @@ class ProviderChatModel(BaseChatModel):
             async for response in super().astream(prompt):
                 yield response
             return
-        arguments, names = self._request(prompt, stream=True)
+        arguments, names = self._prepared(prompt, stream=True)
         _log_request(self.provider, arguments, stream=True)
         folder = self._stream_folder(names)
         with provider_errors(self.provider, self._translate):
@@ -419,6 +429,34 @@ class ProviderChatModel(BaseChatModel):
 
 SdkChatModel = ProviderChatModel
 """The name the adapters in this package use (the same class)."""
+
+
+def encodable(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings and keys (nested in dicts, lists
+    and tuples) replaced by U+FFFD, so that it encodes as UTF-8; unchanged parts are the
+    same objects (nothing is copied for a body without one)."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return _SURROGATES.sub("\ufffd", value)
+        return value
+    if isinstance(value, dict):
+        pairs = [(encodable(k), encodable(v)) for k, v in value.items()]
+        if all(k is a and v is b for (k, v), (a, b) in zip(pairs, value.items(), strict=True)):
+            return value
+        return dict(pairs)
+    if isinstance(value, list | tuple):
+        items = [encodable(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _log_request(provider: str, arguments: Mapping[str, Any], *, stream: bool) -> None:

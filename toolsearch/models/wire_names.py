@@ -122,7 +122,9 @@ GEMINI_NAMES = NameRule("gemini", "a-zA-Z0-9_.:-", 64, first="a-zA-Z_")
 
 
 def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
+    # surrogatepass: a name with a lone surrogate (a hostile MCP server's) hashes too, and
+    # differently from the same name with U+FFFD in its place
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
 
 
 class WireNames:

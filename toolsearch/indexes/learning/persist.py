@@ -31,6 +31,7 @@ from toolsearch.indexes.learning.model import Catalog, Entry, ToolUse, UsagePara
 __all__ = [
     "USAGE_FORMAT",
     "USAGE_VERSION",
+    "dump_document",
     "from_document",
     "merge",
     "parse",
@@ -253,6 +254,19 @@ def merge(into: dict[str, Catalog], other: Mapping[str, Catalog], params: UsageP
                 if have.vector is None and entry.vector is not None:
                     have.vector, have.embedder = entry.vector, entry.embedder
         mine.recount()
+
+
+def dump_document(document: Any) -> str:
+    """A usage document as compact JSON text: non-ASCII request text kept readable, unless
+    a string holds a lone surrogate (a tool name or session id from a hostile client),
+    which UTF-8 cannot encode: then every non-ASCII character is written as a ``\\u``
+    escape, which reads back to the very same strings (the tool keeps its learning)."""
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(document, separators=(",", ":"))
+    return text
 
 
 def write_atomically(target: Path, text: str) -> None:

@@ -21,7 +21,6 @@ the forgotten requests back).
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import threading
 import weakref
@@ -32,6 +31,7 @@ from typing import Protocol, runtime_checkable
 from toolsearch.errors import UsageMemoryError
 from toolsearch.indexes.learning.model import Catalog, UsageParams
 from toolsearch.indexes.learning.persist import (
+    dump_document,
     merge,
     parse,
     rebound,
@@ -69,7 +69,7 @@ class UsageStore(Protocol):
 
 
 def _dump(catalogs: Mapping[str, Catalog], params: UsageParams, now: float) -> str:
-    return json.dumps(to_document(catalogs, params, now), ensure_ascii=False, separators=(",", ":"))
+    return dump_document(to_document(catalogs, params, now))
 
 
 def _combined(
