@@ -36,6 +36,7 @@ from toolsearch.models.wire_names import WireNames
 
 __all__ = [
     "RESERVED_PREFIX",
+    "FallsBackOnce",
     "ProviderChatModel",
     "SdkChatModel",
     "StreamFolder",
@@ -429,6 +430,57 @@ class ProviderChatModel(BaseChatModel):
 
 SdkChatModel = ProviderChatModel
 """The name the adapters in this package use (the same class)."""
+
+
+class FallsBackOnce(ProviderChatModel):
+    """An adapter that answers one kind of refusal by resending the request in a plainer
+    form: when a call, or a stream before its first chunk, raises a ``ProviderError`` that
+    :meth:`_falls_back` accepts (it also switches the adapter to the plainer form), the
+    same request is sent once more. Written once for the Anthropic beta and deferral
+    fallbacks and the Responses API's refused native search."""
+
+    def _falls_back(self, exc: ProviderError, prompt: Prompt) -> bool:
+        """Whether ``exc`` is a refusal to answer by resending (after switching)."""
+        return False
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        try:
+            return super().call(prompt)
+        except ProviderError as exc:
+            if not self._falls_back(exc, prompt):
+                raise
+            return super().call(prompt)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        try:
+            return await super().acall(prompt)
+        except ProviderError as exc:
+            if not self._falls_back(exc, prompt):
+                raise
+            return await super().acall(prompt)
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        started = False
+        try:
+            for chunk in super().stream(prompt):
+                started = True
+                yield chunk
+        except ProviderError as exc:
+            if started or not self._falls_back(exc, prompt):
+                raise
+            yield from super().stream(prompt)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        started = False
+        try:
+            async for chunk in super().astream(prompt):
+                started = True
+                yield chunk
+        except ProviderError as exc:
+            if started or not self._falls_back(exc, prompt):
+                raise
+            async for chunk in super().astream(prompt):
+                yield chunk
 
 
 def encodable(value: Any) -> Any:

@@ -34,7 +34,7 @@ sends for a prompt, built without the SDK or the network (the benchmark counts i
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -51,7 +51,7 @@ from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ProviderError
 from toolsearch.models._provider import (
-    SdkChatModel,
+    FallsBackOnce,
     append_turn,
     arguments_object,
     body_extra,
@@ -108,7 +108,7 @@ NativeSearch = Literal["bm25", "regex"]
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-class AnthropicChatModel(SdkChatModel):
+class AnthropicChatModel(FallsBackOnce):
     """A chat model on the Anthropic Messages API.
 
     Args:
@@ -249,45 +249,6 @@ class AnthropicChatModel(SdkChatModel):
         )
         self.tool_changes_beta = False
         return True
-
-    def call(self, prompt: Prompt) -> ChatResponse:
-        try:
-            return super().call(prompt)
-        except ProviderError as exc:
-            if not self._falls_back(exc, prompt):
-                raise
-            return super().call(prompt)
-
-    async def acall(self, prompt: Prompt) -> ChatResponse:
-        try:
-            return await super().acall(prompt)
-        except ProviderError as exc:
-            if not self._falls_back(exc, prompt):
-                raise
-            return await super().acall(prompt)
-
-    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
-        started = False
-        try:
-            for chunk in super().stream(prompt):
-                started = True
-                yield chunk
-        except ProviderError as exc:
-            if started or not self._falls_back(exc, prompt):
-                raise
-            yield from super().stream(prompt)
-
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        started = False
-        try:
-            async for chunk in super().astream(prompt):
-                started = True
-                yield chunk
-        except ProviderError as exc:
-            if started or not self._falls_back(exc, prompt):
-                raise
-            async for chunk in super().astream(prompt):
-                yield chunk
 
     # -- SdkChatModel hooks ----------------------------------------------------------------
 

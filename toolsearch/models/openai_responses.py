@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from toolsearch.chat.messages import (
@@ -52,7 +52,7 @@ from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse
 from toolsearch.errors import ProviderError
 from toolsearch.models._provider import (
-    SdkChatModel,
+    FallsBackOnce,
     arguments_object,
     body_extra,
     parameters_of,
@@ -90,7 +90,7 @@ _SEARCH_WORDS = re.compile(r"tool_search|tool search|defer_loading|namespace", r
 ResponsesToolSearch = Literal["client", "hosted", "none"]
 
 
-class OpenAIResponsesChatModel(OpenAIClients, SdkChatModel):
+class OpenAIResponsesChatModel(OpenAIClients, FallsBackOnce):
     """A chat model on the OpenAI Responses API (or a server that speaks it).
 
     Args:
@@ -177,45 +177,6 @@ class OpenAIResponsesChatModel(OpenAIClients, SdkChatModel):
         self.tool_search = "none"
         self._native_refused = True
         return True
-
-    def call(self, prompt: Prompt) -> ChatResponse:
-        try:
-            return super().call(prompt)
-        except ProviderError as exc:
-            if not self._falls_back(exc, prompt):
-                raise
-            return super().call(prompt)
-
-    async def acall(self, prompt: Prompt) -> ChatResponse:
-        try:
-            return await super().acall(prompt)
-        except ProviderError as exc:
-            if not self._falls_back(exc, prompt):
-                raise
-            return await super().acall(prompt)
-
-    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
-        started = False
-        try:
-            for chunk in super().stream(prompt):
-                started = True
-                yield chunk
-        except ProviderError as exc:
-            if started or not self._falls_back(exc, prompt):
-                raise
-            yield from super().stream(prompt)
-
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        started = False
-        try:
-            async for chunk in super().astream(prompt):
-                started = True
-                yield chunk
-        except ProviderError as exc:
-            if started or not self._falls_back(exc, prompt):
-                raise
-            async for chunk in super().astream(prompt):
-                yield chunk
 
     def _send(self, arguments: dict[str, Any], *, stream: bool) -> Any:
         return self.client.responses.create(**arguments)
