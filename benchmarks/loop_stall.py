@@ -712,12 +712,12 @@ def _langchain_tools(catalog: list[ToolSpec]) -> list[Any]:
 
 
 def langgraph_door(catalog: list[ToolSpec]) -> Callable[[str], Awaitable[Any]]:
-    from toolsearch.integrations.langgraph import ToolsearchToolRetriever, create_agent
+    from toolsearch.integrations.langgraph import ToolSearchToolRetriever, create_agent
 
     tools = _langchain_tools(catalog)
 
     async def build(spec: str) -> Callable[[int], Awaitable[str]]:
-        retriever = ToolsearchToolRetriever(tools, index=fresh_index(spec))  # indexes here
+        retriever = ToolSearchToolRetriever(tools, index=fresh_index(spec))  # indexes here
         graph = create_agent(_fake_chat_model("retrieve_tools"), retriever).compile()
 
         async def run(i: int) -> str:
@@ -736,7 +736,7 @@ def openai_agents_door(catalog: list[ToolSpec]) -> Callable[[str], Awaitable[Any
     from agents import Agent, FunctionTool, set_tracing_disabled
     from agents.testing import ScriptedModel, assistant_message, function_call
 
-    from toolsearch.integrations.openai_agents import ToolsearchAgentTools
+    from toolsearch.integrations.openai_agents import ToolSearchAgentTools
 
     set_tracing_disabled(True)
 
@@ -756,7 +756,7 @@ def openai_agents_door(catalog: list[ToolSpec]) -> Callable[[str], Awaitable[Any
     function_tools = [function_tool_of(t) for t in catalog]
 
     async def build(spec: str) -> Callable[[int], Awaitable[str]]:
-        search = ToolsearchAgentTools(function_tools, index=fresh_index(spec))
+        search = ToolSearchAgentTools(function_tools, index=fresh_index(spec))
 
         async def run(i: int) -> str:
             task = TASKS[i % len(TASKS)]

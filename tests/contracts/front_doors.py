@@ -179,7 +179,7 @@ class AgentsDoor(Door):
     def setup(self) -> None:
         from agents import FunctionTool, set_tracing_disabled
 
-        from toolsearch.integrations.openai_agents import ToolsearchAgentTools
+        from toolsearch.integrations.openai_agents import ToolSearchAgentTools
 
         set_tracing_disabled(True)
 
@@ -202,7 +202,7 @@ class AgentsDoor(Door):
             )
             for n, d in self.catalog
         ]
-        self.search = ToolsearchAgentTools(tools, index=self.index, search_log=self.log)
+        self.search = ToolSearchAgentTools(tools, index=self.index, search_log=self.log)
         self.search.sessions.add_search_listener(self.events.append)
 
     def _agent(self, brain: Brain) -> Any:
@@ -336,9 +336,9 @@ class LangGraphDoor(Door):
     def setup(self) -> None:
         from langgraph.checkpoint.memory import InMemorySaver
 
-        from toolsearch.integrations.langgraph import ToolsearchToolRetriever
+        from toolsearch.integrations.langgraph import ToolSearchToolRetriever
 
-        self.retriever = ToolsearchToolRetriever(
+        self.retriever = ToolSearchToolRetriever(
             _langchain_tools(self), index=self.index, search_log=self.log
         )
         self.retriever.sessions.add_search_listener(self.events.append)
@@ -417,9 +417,9 @@ class PydanticAIDoor(Door):
     throwaway_runs = False  # pydantic-ai gives every run a conversation_id (continued later)
 
     def setup(self) -> None:
-        from toolsearch.integrations.pydantic_ai import ToolsearchStrategy
+        from toolsearch.integrations.pydantic_ai import ToolSearchStrategy
 
-        self.strategy = ToolsearchStrategy(
+        self.strategy = ToolSearchStrategy(
             self.index, search_listeners=[self.events.append], search_log=self.log
         )
 

@@ -24,22 +24,22 @@ def test_pydantic_ai(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_langgraph(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolsearch.integrations.langgraph import ToolsearchToolRetriever, create_agent
+    from toolsearch.integrations.langgraph import ToolSearchToolRetriever, create_agent
 
     hide(monkeypatch, "langchain_core")
     with pytest.raises(MissingExtraError, match=r"toolsearch\[langgraph\]"):
-        ToolsearchToolRetriever([])
+        ToolSearchToolRetriever([])
     monkeypatch.undo()
     pytest.importorskip("langchain_core")
-    retriever = ToolsearchToolRetriever([], index="regex")
+    retriever = ToolSearchToolRetriever([], index="regex")
     hide(monkeypatch, "langgraph")
     with pytest.raises(MissingExtraError, match=r"toolsearch\[langgraph\]"):
         create_agent(object(), retriever)
 
 
 def test_openai_agents(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolsearch.integrations.openai_agents import ToolsearchAgentTools
+    from toolsearch.integrations.openai_agents import ToolSearchAgentTools
 
     hide(monkeypatch, "agents")
     with pytest.raises(MissingExtraError, match=r"toolsearch\[openai-agents\]"):
-        ToolsearchAgentTools([])
+        ToolSearchAgentTools([])

@@ -17,7 +17,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
-from toolsearch.integrations.langgraph import ToolsearchToolRetriever, create_agent
+from toolsearch.integrations.langgraph import ToolSearchToolRetriever, create_agent
 
 
 @tool
@@ -65,7 +65,7 @@ def call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
 
 
 def test_the_retriever_answers_ids_tools_documents_and_a_search_tool() -> None:
-    retriever = ToolsearchToolRetriever(TOOLS, limit=1)
+    retriever = ToolSearchToolRetriever(TOOLS, limit=1)
 
     assert retriever.search("weather forecast") == ["get_weather"]
     assert retriever.search_tools("send an email") == [send_email]
@@ -87,7 +87,7 @@ def test_the_retriever_answers_ids_tools_documents_and_a_search_tool() -> None:
 
 def test_a_bigtool_registry_with_ids_and_plain_functions() -> None:
     registry = {"tool-1": get_weather, "tool-2": convert_currency, "tool-3": send_email}
-    retriever = ToolsearchToolRetriever(registry, limit=2)
+    retriever = ToolSearchToolRetriever(registry, limit=2)
 
     assert retriever.search("convert money to euros")[0] == "tool-2"
     assert retriever.tool_registry == registry
@@ -95,7 +95,7 @@ def test_a_bigtool_registry_with_ids_and_plain_functions() -> None:
 
 
 def test_the_tools_are_indexed_once_at_the_first_search() -> None:
-    retriever = ToolsearchToolRetriever(TOOLS)
+    retriever = ToolSearchToolRetriever(TOOLS)
     assert retriever.registry.get(retriever.session_id) is None  # nothing done yet
     for query in ("weather", "email", "issue"):
         retriever.search(query)
@@ -108,7 +108,7 @@ def test_the_tools_are_indexed_once_at_the_first_search() -> None:
 def test_retrieve_tools_in_langgraph_bigtools_own_agent() -> None:
     from langgraph_bigtool import create_agent as bigtool_create_agent
 
-    retriever = ToolsearchToolRetriever(TOOLS, limit=1)
+    retriever = ToolSearchToolRetriever(TOOLS, limit=1)
     llm = fake(call("retrieve_tools", {"query": "weather forecast"}, "c1"), AIMessage("ok"))
     agent = bigtool_create_agent(llm, **retriever.bigtool_kwargs()).compile()
     out = agent.invoke({"messages": [("user", "weather in Paris?")]})
@@ -119,7 +119,7 @@ def test_retrieve_tools_in_langgraph_bigtools_own_agent() -> None:
 
 
 def test_create_agent_runs_retrieved_tools() -> None:
-    retriever = ToolsearchToolRetriever(TOOLS, limit=1)
+    retriever = ToolSearchToolRetriever(TOOLS, limit=1)
     llm = fake(
         call("retrieve_tools", {"query": "weather forecast"}, "c1"),
         call("get_weather", {"city": "Paris"}, "c2"),
@@ -134,7 +134,7 @@ def test_create_agent_runs_retrieved_tools() -> None:
 
 
 def test_create_agent_async_accumulates_retrieved_tools() -> None:
-    retriever = ToolsearchToolRetriever(TOOLS, limit=1)
+    retriever = ToolSearchToolRetriever(TOOLS, limit=1)
     llm = fake(
         call("retrieve_tools", {"query": "weather"}, "c1"),
         call("retrieve_tools", {"query": "send email"}, "c2"),
@@ -151,6 +151,6 @@ def test_create_agent_async_accumulates_retrieved_tools() -> None:
 
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="limit"):
-        ToolsearchToolRetriever(TOOLS, limit=0)
+        ToolSearchToolRetriever(TOOLS, limit=0)
     with pytest.raises(ValueError, match="two tools"):
-        ToolsearchToolRetriever([get_weather, get_weather])
+        ToolSearchToolRetriever([get_weather, get_weather])

@@ -19,7 +19,7 @@ from agents import (
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from toolsearch.indexes import RegexToolIndex
-from toolsearch.integrations.openai_agents import ToolsearchAgentTools, context_session_id
+from toolsearch.integrations.openai_agents import ToolSearchAgentTools, context_session_id
 from toolsearch.search import InMemorySessionStore, SessionRegistry
 
 set_tracing_disabled(True)
@@ -53,7 +53,7 @@ def offered(model: ScriptedModel) -> list[list[str]]:
 
 
 def test_a_found_tool_is_enabled_on_the_next_turn_and_runs() -> None:
-    tools = ToolsearchAgentTools([get_weather, send_email, create_issue], max_results=1)
+    tools = ToolSearchAgentTools([get_weather, send_email, create_issue], max_results=1)
     model = ScriptedModel(
         [
             search("weather forecast"),
@@ -78,7 +78,7 @@ def test_a_found_tool_is_enabled_on_the_next_turn_and_runs() -> None:
 
 
 def test_discoveries_are_per_session_and_outlive_the_run() -> None:
-    tools = ToolsearchAgentTools([get_weather, send_email, create_issue], max_results=1)
+    tools = ToolSearchAgentTools([get_weather, send_email, create_issue], max_results=1)
     first = ScriptedModel([search("send an email"), [assistant_message("ok")]])
     Runner.run_sync(Agent(name="a", model=first, tools=tools.tools), "mail", context="conv-a")
 
@@ -93,8 +93,8 @@ def test_discoveries_are_per_session_and_outlive_the_run() -> None:
 
 def test_workers_sharing_a_store_see_each_others_discoveries() -> None:
     store = InMemorySessionStore()  # a RedisSessionStore in production
-    worker_a = ToolsearchAgentTools([get_weather, send_email], store=store)
-    worker_b = ToolsearchAgentTools([get_weather, send_email], store=store)
+    worker_a = ToolSearchAgentTools([get_weather, send_email], store=store)
+    worker_b = ToolSearchAgentTools([get_weather, send_email], store=store)
     model = ScriptedModel([search("weather"), [assistant_message("ok")]])
     Runner.run_sync(Agent(name="a", model=model, tools=worker_a.tools), "x", context="shared")
 
@@ -112,7 +112,7 @@ def test_pinned_tools_and_a_tools_own_gate() -> None:
         on_invoke_tool=lambda ctx, args: None,  # type: ignore[arg-type, return-value]
         is_enabled=lambda ctx, agent: False,
     )
-    tools = ToolsearchAgentTools([get_weather, gated], pinned=["get_weather"])
+    tools = ToolSearchAgentTools([get_weather, gated], pinned=["get_weather"])
     model = ScriptedModel([search("reset admin password"), [assistant_message("ok")]])
     Runner.run_sync(Agent(name="a", model=model, tools=tools.tools), "reset", context="s-9")
 
@@ -121,7 +121,7 @@ def test_pinned_tools_and_a_tools_own_gate() -> None:
 
 
 def test_a_bad_query_is_an_error_the_model_reads() -> None:
-    tools = ToolsearchAgentTools([get_weather], index=RegexToolIndex())
+    tools = ToolSearchAgentTools([get_weather], index=RegexToolIndex())
     model = ScriptedModel([search("  "), [assistant_message("sorry")]])
     result = Runner.run_sync(Agent(name="a", model=model, tools=tools.tools), "x")
 
@@ -146,7 +146,7 @@ def test_the_session_of_a_run_context() -> None:
 
 
 def test_runs_without_a_session_never_share_discoveries() -> None:
-    tools = ToolsearchAgentTools([get_weather, send_email, create_issue], max_results=1)
+    tools = ToolSearchAgentTools([get_weather, send_email, create_issue], max_results=1)
     first = ScriptedModel([search("weather forecast"), [assistant_message("ok")]])
     Runner.run_sync(Agent(name="a", model=first, tools=tools.tools), "weather")
     other = ScriptedModel([[assistant_message("fresh")]])
@@ -158,7 +158,7 @@ def test_runs_without_a_session_never_share_discoveries() -> None:
 
 
 def test_the_sdks_own_session_is_honoured() -> None:
-    tools = ToolsearchAgentTools([get_weather, send_email, create_issue], max_results=1)
+    tools = ToolSearchAgentTools([get_weather, send_email, create_issue], max_results=1)
     first = ScriptedModel([search("send an email"), [assistant_message("ok")]])
     tools.run_sync(Agent(name="a", model=first, tools=tools.tools), "m", session=SQLiteSession("A"))
     same = ScriptedModel([[assistant_message("again")]])
@@ -172,7 +172,7 @@ def test_the_sdks_own_session_is_honoured() -> None:
 
 
 def test_an_undiscovered_call_is_refused_and_the_run_goes_on() -> None:
-    tools = ToolsearchAgentTools([get_weather, send_email])
+    tools = ToolSearchAgentTools([get_weather, send_email])
     model = ScriptedModel(
         [
             [function_call("send_email", {"to": "bob", "body": "hi"}, call_id="c1")],
@@ -199,7 +199,7 @@ def test_names_are_sent_in_a_form_every_provider_accepts() -> None:
         params_json_schema={"type": "object", "properties": {}, "additionalProperties": False},
         on_invoke_tool=create,
     )
-    tools = ToolsearchAgentTools([dotted, get_weather], max_results=1)
+    tools = ToolSearchAgentTools([dotted, get_weather], max_results=1)
     model = ScriptedModel(
         [
             search("create github issue"),
@@ -218,13 +218,13 @@ def test_names_are_sent_in_a_form_every_provider_accepts() -> None:
 
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="max_results"):
-        ToolsearchAgentTools([get_weather], max_results=11)
+        ToolSearchAgentTools([get_weather], max_results=11)
     with pytest.raises(ValueError, match="pinned"):
-        ToolsearchAgentTools([get_weather], pinned=["nope"])
+        ToolSearchAgentTools([get_weather], pinned=["nope"])
     with pytest.raises(ValueError, match="search tool's name"):
-        ToolsearchAgentTools([get_weather], search_tool_name="get_weather")
+        ToolSearchAgentTools([get_weather], search_tool_name="get_weather")
     with pytest.raises(TypeError):
-        ToolsearchAgentTools(
+        ToolSearchAgentTools(
             [get_weather], index="bm25", registry=SessionRegistry(RegexToolIndex())
         )
 
@@ -232,7 +232,7 @@ def test_bad_arguments_are_refused() -> None:
 def test_the_request_lists_tools_in_discovery_order_not_registration_order() -> None:
     # registration order: get_weather, send_email, create_issue; discovery: send_email
     # first, then get_weather: the later discovery goes to the end of the list
-    tools = ToolsearchAgentTools([get_weather, send_email, create_issue], max_results=1)
+    tools = ToolSearchAgentTools([get_weather, send_email, create_issue], max_results=1)
     model = ScriptedModel(
         [
             search("send an email message", call_id="s1"),

@@ -24,7 +24,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from toolsearch.indexes import RegexToolIndex
 from toolsearch.integrations.pydantic_ai import (
     SEARCH_TOOL_NAME,
-    ToolsearchStrategy,
+    ToolSearchStrategy,
     toolsearch_tool_search,
 )
 from toolsearch.search import InMemorySessionStore, SessionRegistry
@@ -110,7 +110,7 @@ def test_the_strategy_finds_a_tool_the_model_then_calls() -> None:
 
 
 def test_an_agents_tool_set_is_indexed_once_per_session_across_runs() -> None:
-    strategy = ToolsearchStrategy("bm25", session_id="tenant-1")
+    strategy = ToolSearchStrategy("bm25", session_id="tenant-1")
     capability = toolsearch_tool_search(strategy)
     for _ in range(3):
         agent_with(capability, Script("send email")).run_sync("mail bob")
@@ -124,7 +124,7 @@ def test_an_agents_tool_set_is_indexed_once_per_session_across_runs() -> None:
 def test_unrelated_runs_search_in_conversations_of_their_own() -> None:
     capability = toolsearch_tool_search("bm25")
     strategy = capability.strategy
-    assert isinstance(strategy, ToolsearchStrategy)
+    assert isinstance(strategy, ToolSearchStrategy)
     conversations = []
     for _ in range(3):
         result = agent_with(capability, Script("send email")).run_sync("mail bob")
@@ -150,7 +150,7 @@ def test_an_exact_tool_name_finds_a_discovered_tool_again() -> None:
 
 
 def test_a_strategy_object_goes_straight_into_tool_search() -> None:
-    strategy = ToolsearchStrategy(RegexToolIndex(), max_results=1)
+    strategy = ToolSearchStrategy(RegexToolIndex(), max_results=1)
     capability = ToolSearch(strategy=strategy)
     result = agent_with(capability, Script("currency")).run_sync("convert 3 EUR")
 
@@ -163,7 +163,7 @@ def test_a_strategy_object_goes_straight_into_tool_search() -> None:
 def test_sessions_from_the_run_context_and_a_shared_store() -> None:
     store = InMemorySessionStore()
     registry = SessionRegistry(RegexToolIndex(), store=store)
-    strategy = ToolsearchStrategy(registry=registry, session_id=lambda ctx: f"tenant-{ctx.deps}")
+    strategy = ToolSearchStrategy(registry=registry, session_id=lambda ctx: f"tenant-{ctx.deps}")
     agent = Agent(
         FunctionModel(Script("issue")),
         deps_type=str,
@@ -177,7 +177,7 @@ def test_sessions_from_the_run_context_and_a_shared_store() -> None:
 
 
 def test_queries_are_searched_one_by_one_and_interleaved() -> None:
-    strategy = ToolsearchStrategy("bm25", max_results=2)
+    strategy = ToolSearchStrategy("bm25", max_results=2)
 
     def two_queries(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if len(messages) == 1:
@@ -223,9 +223,9 @@ def test_a_tool_named_search_tools_clashes_with_any_deferred_tool() -> None:
 
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="max_results"):
-        ToolsearchStrategy(max_results=0)
+        ToolSearchStrategy(max_results=0)
     with pytest.raises(TypeError):
-        ToolsearchStrategy("bm25", registry=SessionRegistry(RegexToolIndex()))
+        ToolSearchStrategy("bm25", registry=SessionRegistry(RegexToolIndex()))
 
 
 def test_a_prefixed_search_tools_no_longer_clashes() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from toolsearch import ToolDefinition, tool
 from toolsearch.indexes import RegexToolIndex
-from toolsearch.integrations.sdk_loop import ToolSearchLoop, as_definition
+from toolsearch.integrations.sdk_loop import ToolSearchLoop, to_tool_definition
 from toolsearch.search import InMemorySessionStore, RedisSessionStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,13 +51,13 @@ TOOLS = [
 
 
 def test_tools_in_every_form_become_definitions() -> None:
-    names = [as_definition(t).name for t in TOOLS]
+    names = [to_tool_definition(t).name for t in TOOLS]
     assert names == ["get_weather", "send_email", "create_issue", "convert_currency"]
-    gemini = as_definition({"name": "g", "parameters_json_schema": {"type": "object"}})
+    gemini = to_tool_definition({"name": "g", "parameters_json_schema": {"type": "object"}})
     assert gemini.input_schema == {"type": "object"}
-    assert as_definition(ToolDefinition("x")).name == "x"
+    assert to_tool_definition(ToolDefinition("x")).name == "x"
     with pytest.raises(TypeError):
-        as_definition({"description": "no name"})
+        to_tool_definition({"description": "no name"})
 
 
 def test_a_turn_starts_with_the_search_tool_and_grows_with_discoveries() -> None:
@@ -87,7 +87,7 @@ def test_a_turn_starts_with_the_search_tool_and_grows_with_discoveries() -> None
     assert anthropic[1] == {
         "name": "get_weather",
         "description": "Get the weather forecast for a city.",
-        "input_schema": as_definition(get_weather).input_schema,
+        "input_schema": to_tool_definition(get_weather).input_schema,
     }
     (gemini,) = session.tools("gemini")
     assert [d["name"] for d in gemini["function_declarations"]][1:] == [

@@ -5,16 +5,16 @@ One module per framework, each importing its framework only when used (a missing
 
 * :mod:`toolsearch.integrations.pydantic_ai` (``toolsearch[pydantic-ai]``):
   ``toolsearch_tool_search("hybrid")`` in place of pydantic-ai's ``ToolSearch()``, and
-  ``ToolsearchStrategy``, the strategy callable itself;
+  ``ToolSearchStrategy``, the strategy callable itself;
 * :mod:`toolsearch.integrations.langgraph` (``toolsearch[langgraph]``):
-  ``ToolsearchToolRetriever``, LangChain tools in a toolsearch index, as
+  ``ToolSearchToolRetriever``, LangChain tools in a toolsearch index, as
   ``langgraph-bigtool``'s ``retrieve_tools``, a LangChain retriever or a search tool, and
   ``create_agent``, bigtool's graph on the current LangGraph;
 * :mod:`toolsearch.integrations.langchain` (``toolsearch[langchain]``):
   ``ToolSearchMiddleware``, tool search as a LangChain 1.x agent middleware for
   ``langchain.agents.create_agent``;
 * :mod:`toolsearch.integrations.openai_agents` (``toolsearch[openai-agents]``):
-  ``ToolsearchAgentTools``, an agent's tools behind a search function tool, each enabled
+  ``ToolSearchAgentTools``, an agent's tools behind a search function tool, each enabled
   once discovered;
 * :mod:`toolsearch.integrations.sdk_loop` (no extra beyond the provider SDK you call):
   ``ToolSearchLoop``, the tool list to send on this turn and the search tool's result, for

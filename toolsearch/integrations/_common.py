@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import importlib
 import threading
+import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from toolsearch._first_use import preload, warm_index
 from toolsearch.errors import MissingExtraError
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["DefinitionCache", "import_modules", "preload", "require", "warm_index"]
+__all__ = ["DefinitionCache", "import_modules", "preload", "renamed", "require", "warm_index"]
 
 
 def require(module: str, *, extra: str, feature: str, package: str) -> Any:
@@ -30,6 +31,22 @@ def require(module: str, *, extra: str, feature: str, package: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtraError(feature, extra, package) from exc
+
+
+def renamed(module: str, name: str, table: Mapping[str, str], namespace: Mapping[str, Any]) -> Any:
+    """A door module's ``__getattr__``: the object now named ``table[name]`` in
+    ``namespace``, with a ``DeprecationWarning`` naming the new name (issue 48 gave the doors
+    one casing, ``ToolSearch...``, and the tool converter one name, ``to_tool_definition``);
+    ``AttributeError`` for a name that was never renamed."""
+    new = table.get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{module}.{name} is deprecated; use {module}.{new} (the same object)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return namespace[new]
 
 
 def import_modules(*modules: str) -> None:

@@ -5,7 +5,7 @@ place. Imported by :mod:`toolsearch.integrations.pydantic_ai` once pydantic-ai i
 
 pydantic-ai sends a deferred tool to the model under the tool's own name once a search
 discovered it, and OpenAI refuses ``github.create_issue`` as a function name. The capability
-:class:`ToolsearchToolSearch` wraps the agent's toolset in :class:`PortableNamesToolset`
+:class:`ToolSearchCapability` wraps the agent's toolset in :class:`PortableNamesToolset`
 before pydantic-ai's own search toolset: every tool is listed under its wire name
 (:data:`~toolsearch.search.sessions.PORTABLE_NAMES`, the rule every provider accepts), so
 the strategy sees, and answers, the names the model is offered; a call of a wire name runs
@@ -24,10 +24,11 @@ from pydantic_ai.capabilities import ToolSearch
 from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
+from toolsearch.integrations._common import renamed
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.sessions import PORTABLE_NAMES
 
-__all__ = ["OWN_NAME_KEY", "PortableNamesToolset", "ToolsearchToolSearch"]
+__all__ = ["OWN_NAME_KEY", "PortableNamesToolset", "ToolSearchCapability"]
 
 OWN_NAME_KEY = "toolsearch.own_name"
 """The ``ToolDefinition.metadata`` key holding a renamed tool's own name."""
@@ -79,7 +80,7 @@ class PortableNamesToolset(WrapperToolset[Any]):
 
 
 @dataclass
-class ToolsearchToolSearch(ToolSearch[Any]):
+class ToolSearchCapability(ToolSearch[Any]):
     """pydantic-ai's ``ToolSearch`` capability whose toolset lists every tool under a
     provider-valid name (:class:`PortableNamesToolset`) and that reports each tool call's
     outcome to the strategy's search log once it ran (``wrap_tool_execute``)."""
@@ -96,10 +97,10 @@ class ToolsearchToolSearch(ToolSearch[Any]):
         args: Any,
         handler: Any,
     ) -> Any:
-        from toolsearch.integrations.pydantic_ai import ToolsearchStrategy, own_name
+        from toolsearch.integrations.pydantic_ai import ToolSearchStrategy, own_name
 
         strategy = self.strategy
-        if not isinstance(strategy, ToolsearchStrategy) or strategy.sessions.search_log is None:
+        if not isinstance(strategy, ToolSearchStrategy) or strategy.sessions.search_log is None:
             return await handler(args)
         started, ok = time.time(), False
         try:
@@ -108,3 +109,8 @@ class ToolsearchToolSearch(ToolSearch[Any]):
             return result
         finally:
             await strategy.arecord_outcome(ctx, own_name(tool_def), ok, started)
+
+
+def __getattr__(name: str) -> Any:
+    """``ToolsearchToolSearch``, the name before issue 48, deprecated."""
+    return renamed(__name__, name, {"ToolsearchToolSearch": "ToolSearchCapability"}, globals())

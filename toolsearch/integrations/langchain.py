@@ -36,15 +36,13 @@ import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, Unpack
 
 from pydantic import BaseModel, Field, ValidationError
 
 from toolsearch.integrations._common import DefinitionCache, preload, require
-from toolsearch.search.events import SearchListener
+from toolsearch.integrations.door import ToolSearchDoorKwargs, door_sessions
 from toolsearch.search.options import ToolSearchOptions, UndiscoveredToolPolicy, options_error
-from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP, search_tool_definition
 from toolsearch.search.sessions import (
     PORTABLE_NAMES,
@@ -52,10 +50,8 @@ from toolsearch.search.sessions import (
     SearchResult,
     SearchRun,
     SessionRef,
-    ToolSearchSessions,
     resolve_session,
 )
-from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
 
@@ -81,7 +77,7 @@ except ImportError:
     )
     raise
 
-from toolsearch.integrations.langgraph import renamed_tool, to_toolsearch_definition
+from toolsearch.integrations.langgraph import renamed_tool, to_tool_definition
 
 __all__ = [
     "DEFAULT_SYSTEM_HINT",
@@ -157,14 +153,13 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
             (``Runtime`` in model calls, ``ToolRuntime`` in tool calls; both carry
             ``context`` and ``execution_info``) returning one. ``None`` or an empty result:
             the thread id, else a throwaway session for the invocation.
-        registry: A ``SessionRegistry`` to share with other doors (instead of ``index`` and
-            ``store``).
-        store: The session store of a new registry (``RedisSessionStore`` for workers).
-        search_log: A ``SearchLog`` receiving every search and the tools then called.
-        search_listeners: Called with a ``ToolSearchEvent`` after every search.
         undiscovered_tool_policy: ``"hint"`` refuses a call of an undiscovered tool with a
             message (the default here); ``"execute"`` runs it and counts it discovered.
         system_hint: Text appended to the system message (``None``: none).
+        **shared: The arguments every front door takes
+            (:class:`~toolsearch.integrations.door.ToolSearchDoorKwargs`): ``sessions``
+            (another door's, to share), ``registry``, ``store``, ``eviction_strategy``,
+            ``search_listeners`` (door ``"langchain"``), ``search_log``.
     """
 
     state_schema = ToolSearchState
@@ -177,12 +172,9 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
         always_include: Sequence[str] | None = None,
         search_tool_name: str = "search_tools",
         session_id: str | Callable[[Any], str | None] | None = None,
-        registry: SessionRegistry | None = None,
-        store: SessionStore | None = None,
-        search_log: SearchLog | None = None,
-        search_listeners: Sequence[SearchListener] = (),
         undiscovered_tool_policy: UndiscoveredToolPolicy = "hint",
         system_hint: str | None = DEFAULT_SYSTEM_HINT,
+        **shared: Unpack[ToolSearchDoorKwargs],
     ) -> None:
         super().__init__()
         try:
@@ -194,15 +186,7 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
             )
         except ValidationError as error:
             raise options_error(error) from None
-        self.sessions = ToolSearchSessions(
-            index,
-            registry=registry,
-            store=store,
-            options=options,
-            search_listeners=search_listeners,
-            search_log=search_log,
-            door="langchain",
-        )
+        self.sessions = door_sessions(index, options, "langchain", **shared)
         self.session_id = session_id
         self.system_hint = system_hint
         self.search_tool: BaseTool = StructuredTool.from_function(
@@ -280,9 +264,7 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
         known = self._known(tools)
         if known is not None:
             return known
-        definitions = [
-            self._cache.get(id(t), t, partial(to_toolsearch_definition, t)) for t in tools
-        ]
+        definitions = [self._cache.get(id(t), t, partial(to_tool_definition, t)) for t in tools]
         self._last = (tuple(tools), definitions)  # holds the tools: their ids stay theirs
         return definitions
 

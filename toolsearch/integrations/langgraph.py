@@ -1,19 +1,19 @@
 """LangGraph and LangChain: ``retrieve_tools`` for ``langgraph-bigtool``, a retriever, a tool.
 
-:class:`ToolsearchToolRetriever` indexes LangChain tools (``BaseTool`` objects, or the plain
+:class:`ToolSearchToolRetriever` indexes LangChain tools (``BaseTool`` objects, or the plain
 functions a ``langgraph-bigtool`` registry may hold) in a toolsearch index, once, and
 answers searches in the shape each consumer wants:
 
-* :meth:`~ToolsearchToolRetriever.retrieve_tools_function` and
-  :meth:`~ToolsearchToolRetriever.retrieve_tools_coroutine`: ``retrieve_tools(query) ->
+* :meth:`~ToolSearchToolRetriever.retrieve_tools_function` and
+  :meth:`~ToolSearchToolRetriever.retrieve_tools_coroutine`: ``retrieve_tools(query) ->
   list of tool ids`` for ``langgraph_bigtool.create_agent(llm, registry,
   retrieve_tools_function=..., retrieve_tools_coroutine=...)``, instead of the default
   semantic search over a LangGraph store (no store, no embeddings service needed);
-* :meth:`~ToolsearchToolRetriever.search_tools`: the ``BaseTool`` objects themselves,
-  best first, and :meth:`~ToolsearchToolRetriever.search` their names;
-* :meth:`~ToolsearchToolRetriever.as_retriever`: a LangChain ``BaseRetriever`` whose
+* :meth:`~ToolSearchToolRetriever.search_tools`: the ``BaseTool`` objects themselves,
+  best first, and :meth:`~ToolSearchToolRetriever.search` their names;
+* :meth:`~ToolSearchToolRetriever.as_retriever`: a LangChain ``BaseRetriever`` whose
   documents are the tools (``page_content`` the description, ``metadata`` the name and id);
-* :meth:`~ToolsearchToolRetriever.as_tool`: a LangChain tool the model calls to search
+* :meth:`~ToolSearchToolRetriever.as_tool`: a LangChain tool the model calls to search
   (it answers the names found), for agents that bind tools themselves.
 
 :func:`create_agent` builds ``langgraph-bigtool``'s graph (the model starts with the
@@ -35,22 +35,19 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from toolsearch.integrations._common import import_modules, require, warm_index
+from toolsearch.integrations._common import import_modules, renamed, require, warm_index
+from toolsearch.integrations.door import ToolSearchDoorKwargs, check_max_results, door_sessions
 from toolsearch.models.wire_names import WireNames
-from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_log import SearchLog
-from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.sessions import (
     PORTABLE_NAMES,
     SessionRef,
     ToolSearchSessions,
     resolve_session,
 )
-from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
 
@@ -60,12 +57,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RETRIEVE_TOOLS_DESCRIPTION",
-    "ToolsearchToolRetriever",
+    "ToolSearchToolRetriever",
     "create_agent",
-    "to_toolsearch_definition",
+    "to_tool_definition",
 ]
 
 _EXTRA = "langgraph"
+_RENAMED = {
+    "ToolsearchToolRetriever": "ToolSearchToolRetriever",
+    "to_toolsearch_definition": "to_tool_definition",
+}
 _GRAPH_MODULES = (
     "langchain_core.tools",
     "langchain_core.messages",
@@ -96,7 +97,7 @@ def _require_langchain() -> Any:
     )
 
 
-def to_toolsearch_definition(tool: Any, name: str | None = None) -> ToolDefinition:
+def to_tool_definition(tool: Any, name: str | None = None) -> ToolDefinition:
     """A LangChain tool (a ``BaseTool``, a function, a pydantic model) as a toolsearch
     definition: its OpenAI function schema's name, description and parameters."""
     _require_langchain()
@@ -110,7 +111,7 @@ def to_toolsearch_definition(tool: Any, name: str | None = None) -> ToolDefiniti
     )
 
 
-class ToolsearchToolRetriever:
+class ToolSearchToolRetriever:
     """LangChain tools in a toolsearch index, searched by text.
 
     Args:
@@ -123,11 +124,10 @@ class ToolsearchToolRetriever:
         session_id: The registry session the tools are indexed under (a new one per
             retriever by default; the tool set's key is the session plus a digest of the
             tools, so retrievers sharing a ``registry`` and a session index a set once).
-        registry: A ``SessionRegistry`` to share (instead of ``index`` and ``store``).
-        store: The session store of a new registry.
-        search_listeners: Called with a ``ToolSearchEvent`` after every search (door
-            ``"langgraph"``).
-        search_log: A ``SearchLog`` receiving every search.
+        **shared: The arguments every front door takes
+            (:class:`~toolsearch.integrations.door.ToolSearchDoorKwargs`): ``sessions``
+            (another door's, to share), ``registry``, ``store``, ``eviction_strategy``,
+            ``search_listeners`` (door ``"langgraph"``), ``search_log``.
     """
 
     def __init__(
@@ -137,34 +137,23 @@ class ToolsearchToolRetriever:
         index: ToolIndex | str | None = None,
         limit: int = 3,
         session_id: str | None = None,
-        registry: SessionRegistry | None = None,
-        store: SessionStore | None = None,
-        search_listeners: Sequence[SearchListener] = (),
-        search_log: SearchLog | None = None,
+        **shared: Unpack[ToolSearchDoorKwargs],
     ) -> None:
         _require_langchain()
         # what create_agent and the first search would import on an event loop (0.5-3.5 s
         # for langgraph.graph), imported now, with the framework
         import_modules(*_GRAPH_MODULES)
-        if not 1 <= limit <= MAX_RESULTS_CAP:
-            raise ValueError(f"limit must be between 1 and {MAX_RESULTS_CAP}")
+        check_max_results(limit, "limit")
         items = list(tools.items()) if isinstance(tools, Mapping) else [(None, t) for t in tools]
-        self.sessions = ToolSearchSessions(
-            index,
-            registry=registry,
-            store=store,
-            options=ToolSearchOptions(max_results=limit, exclude_loaded_tools=False),
-            search_listeners=search_listeners,
-            search_log=search_log,
-            door="langgraph",
-        )
+        options = ToolSearchOptions(max_results=limit, exclude_loaded_tools=False)
+        self.sessions = door_sessions(index, options, "langgraph", **shared)
         self.limit = limit
         self.session_id = session_id or f"langchain-{uuid.uuid4().hex[:12]}"
         self._tools: dict[str, Any] = {}  # id -> tool
         self._ids: dict[str, str] = {}  # indexed name -> id
         definitions: list[ToolDefinition] = []
         for given_id, tool in items:
-            definition = to_toolsearch_definition(tool)
+            definition = to_tool_definition(tool)
             tool_id = given_id if given_id is not None else definition.name
             if tool_id in self._tools:
                 raise ValueError(f"two tools with the id {tool_id!r}")
@@ -332,12 +321,12 @@ class ToolsearchToolRetriever:
         )
 
     def __repr__(self) -> str:
-        return f"ToolsearchToolRetriever({len(self.definitions)} tools, limit={self.limit})"
+        return f"ToolSearchToolRetriever({len(self.definitions)} tools, limit={self.limit})"
 
 
 def create_agent(
     llm: Any,
-    retriever: ToolsearchToolRetriever,
+    retriever: ToolSearchToolRetriever,
     *,
     retrieve_tool_name: str = "retrieve_tools",
 ) -> Any:
@@ -549,3 +538,9 @@ def renamed_tool(tool: Any, name: str) -> Any:
     if tool.name == name:
         return tool
     return tool.model_copy(update={"name": name})
+
+
+def __getattr__(name: str) -> Any:
+    """The names before issue 48, deprecated: ``ToolsearchToolRetriever``,
+    ``to_toolsearch_definition``."""
+    return renamed(__name__, name, _RENAMED, globals())

@@ -7,9 +7,9 @@ their real schemas (strict JSON schemas included), and the runner calls them as 
 any tool: no subprocess, no second call indirection, any model provider the SDK supports::
 
     from agents import Agent, SQLiteSession
-    from toolsearch.integrations.openai_agents import ToolsearchAgentTools
+    from toolsearch.integrations.openai_agents import ToolSearchAgentTools
 
-    search = ToolsearchAgentTools(my_tools, index="hybrid")
+    search = ToolSearchAgentTools(my_tools, index="hybrid")
     agent = Agent(name="assistant", tools=search.tools)  # was: tools=my_tools
     result = await search.run(agent, "...", session=SQLiteSession("conv-A"))
 
@@ -18,9 +18,9 @@ ToolSearchSessions`): indexing, searching (on a worker thread: the event loop ne
 for ranking or embedding), discoveries, spans, metrics and search logs are the core's.
 
 **Sessions.** The SDK does not hand a run's ``session=`` to tools, so :meth:`~
-ToolsearchAgentTools.run` (and ``run_sync``, ``run_streamed``) take the SDK's own arguments,
+ToolSearchAgentTools.run` (and ``run_sync``, ``run_streamed``) take the SDK's own arguments,
 ``session=`` included, and make the SDK session's ``session_id`` the search session too;
-:meth:`~ToolsearchAgentTools.bound` does the same around a ``Runner`` call of your own. The
+:meth:`~ToolSearchAgentTools.bound` does the same around a ``Runner`` call of your own. The
 session of a run is, in order: the ``session_id`` given to the constructor (a string or a
 callable of the run context), the bound SDK session, a ``session_id`` in the run's
 ``context`` (a mapping key or an attribute, or the context itself when it is a string),
@@ -32,7 +32,7 @@ is sent as ``github_create_issue``; a 70-character name is shortened with a hash
 search results name the tools exactly as the tool list does.
 
 **Undiscovered calls.** A tool the run has not discovered is not enabled, so the SDK refuses
-a call to it; :meth:`~ToolsearchAgentTools.run` sets ``RunConfig(tool_not_found_behavior=
+a call to it; :meth:`~ToolSearchAgentTools.run` sets ``RunConfig(tool_not_found_behavior=
 "return_error_to_model")`` unless you chose, so the model reads the refusal and the run
 goes on.
 
@@ -54,22 +54,25 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from toolsearch.errors import InvalidToolArgumentsError
-from toolsearch.integrations._common import preload, require
+from toolsearch.integrations._common import preload, renamed, require
+from toolsearch.integrations.door import (
+    ToolSearchDoorKwargs,
+    check_max_results,
+    check_tool_names,
+    door_sessions,
+)
 from toolsearch.models.wire_names import WireNames
-from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
-from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
-from toolsearch.search.sessions import PORTABLE_NAMES, ToolSearchSessions, resolve_session
-from toolsearch.search.store import SessionStore
+from toolsearch.search.sessions import PORTABLE_NAMES, resolve_session
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
 
@@ -78,12 +81,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SEARCH_TOOL_NAME",
-    "ToolsearchAgentTools",
+    "ToolSearchAgentTools",
     "context_session_id",
-    "to_toolsearch_definition",
+    "to_tool_definition",
 ]
 
 _EXTRA = "openai-agents"
+_RENAMED = {
+    "ToolsearchAgentTools": "ToolSearchAgentTools",
+    "to_toolsearch_definition": "to_tool_definition",
+}
 
 DEFAULT_SEARCH_TOOL_NAME = "search_tools"
 
@@ -132,7 +139,7 @@ def context_session_id(ctx: RunContextWrapper[Any]) -> str | None:
     return str(found) if found else None
 
 
-def to_toolsearch_definition(tool: FunctionTool) -> ToolDefinition:
+def to_tool_definition(tool: FunctionTool) -> ToolDefinition:
     """An Agents SDK ``FunctionTool`` as the toolsearch definition an index ranks."""
     return ToolDefinition(
         name=tool.name,
@@ -141,7 +148,7 @@ def to_toolsearch_definition(tool: FunctionTool) -> ToolDefinition:
     )
 
 
-class ToolsearchAgentTools:
+class ToolSearchAgentTools:
     """An agent's tools behind a toolsearch search tool.
 
     Args:
@@ -156,12 +163,10 @@ class ToolsearchAgentTools:
         session_id: The run's session: a fixed string or a callable of the run context
             returning one (or ``None`` to go on down the list in the module docstring).
         search_tool_name: The search tool's name.
-        registry: A ``SessionRegistry`` to share (instead of ``index`` and ``store``).
-        store: The session store of a new registry (``RedisSessionStore`` for several
-            workers).
-        search_listeners: Called with a ``ToolSearchEvent`` after every search (door
-            ``"openai-agents"``).
-        search_log: A ``SearchLog`` receiving every search.
+        **shared: The arguments every front door takes
+            (:class:`~toolsearch.integrations.door.ToolSearchDoorKwargs`): ``sessions``
+            (another door's, to share), ``registry``, ``store``, ``eviction_strategy``,
+            ``search_listeners`` (door ``"openai-agents"``), ``search_log``.
     """
 
     def __init__(
@@ -173,14 +178,10 @@ class ToolsearchAgentTools:
         pinned: Iterable[str] = (),
         session_id: str | Callable[[RunContextWrapper[Any]], str | None] | None = None,
         search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
-        registry: SessionRegistry | None = None,
-        store: SessionStore | None = None,
-        search_listeners: Sequence[SearchListener] = (),
-        search_log: SearchLog | None = None,
+        **shared: Unpack[ToolSearchDoorKwargs],
     ) -> None:
         agents = _require_agents()
-        if not 1 <= max_results <= MAX_RESULTS_CAP:
-            raise ValueError(f"max_results must be between 1 and {MAX_RESULTS_CAP}")
+        check_max_results(max_results)
         function_tools: list[FunctionTool] = []
         others: list[Any] = []
         for tool in tools:
@@ -191,36 +192,18 @@ class ToolsearchAgentTools:
             else:
                 others.append(tool)
         names = [t.name for t in function_tools]
-        if search_tool_name in names:
-            raise ValueError(
-                f"a tool is named {search_tool_name!r}, the search tool's name: rename it or "
-                "pass search_tool_name=..."
-            )
-        if len(set(names)) != len(names):
-            raise ValueError("two tools have the same name")
-        self.pinned = frozenset(pinned)
-        unknown = self.pinned - set(names)
-        if unknown:
-            raise ValueError(f"pinned tools that are not among the tools: {sorted(unknown)}")
+        self.pinned = frozenset(check_tool_names(names, search_tool_name, pinned))
         options = ToolSearchOptions(
             max_results=max_results,
             search_tool_name=search_tool_name,
             pinned_tools=tuple(n for n in names if n in self.pinned),
         )
-        self.sessions = ToolSearchSessions(
-            index,
-            registry=registry,
-            store=store,
-            options=options,
-            search_listeners=search_listeners,
-            search_log=search_log,
-            door="openai-agents",
-        )
+        self.sessions = door_sessions(index, options, "openai-agents", **shared)
         self.max_results = max_results
         self.session_id = session_id
         self.search_tool_name = search_tool_name
         self.definitions: tuple[ToolDefinition, ...] = tuple(
-            to_toolsearch_definition(t) for t in function_tools
+            to_tool_definition(t) for t in function_tools
         )
         self.wire_names = WireNames(PORTABLE_NAMES, [search_tool_name, *names])
         """Each tool's own name and the name the model sees (valid for every provider)."""
@@ -479,4 +462,10 @@ class ToolsearchAgentTools:
         return tool
 
     def __repr__(self) -> str:
-        return f"ToolsearchAgentTools({len(self.definitions)} tools)"
+        return f"ToolSearchAgentTools({len(self.definitions)} tools)"
+
+
+def __getattr__(name: str) -> Any:
+    """The names before issue 48, deprecated: ``ToolsearchAgentTools``,
+    ``to_toolsearch_definition``."""
+    return renamed(__name__, name, _RENAMED, globals())

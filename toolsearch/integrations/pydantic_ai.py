@@ -15,7 +15,7 @@ strategy scores keyword overlap. The swap is one line::
         capabilities=[toolsearch_tool_search("hybrid")],  # was: ToolSearch()
     )
 
-:class:`ToolsearchStrategy` is the strategy itself, for ``ToolSearch(strategy=...)``: a thin
+:class:`ToolSearchStrategy` is the strategy itself, for ``ToolSearch(strategy=...)``: a thin
 front door over the search-session core (:class:`~toolsearch.search.sessions.
 ToolSearchSessions`). It is **async**: pydantic-ai awaits it, and the core indexes and ranks
 on a worker thread, so a hybrid index embedding a new tool set never stalls the agent's
@@ -39,23 +39,22 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from toolsearch.integrations._common import (
     DefinitionCache,
     import_modules,
+    renamed,
     require,
     warm_index,
 )
-from toolsearch.search.events import SearchListener
+from toolsearch.integrations.door import ToolSearchDoorKwargs, check_max_results, door_sessions
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
-from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.session_ref import run_in_thread
-from toolsearch.search.sessions import ToolSearchSessions, resolve_session
-from toolsearch.search.store import SessionStore
+from toolsearch.search.sessions import resolve_session
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition
 
@@ -63,12 +62,12 @@ if TYPE_CHECKING:
     from pydantic_ai import RunContext
     from pydantic_ai.tools import ToolDefinition as PydanticToolDefinition
 
-    from toolsearch.integrations._pydantic_ai_toolset import ToolsearchToolSearch
+    from toolsearch.integrations._pydantic_ai_toolset import ToolSearchCapability
 
 __all__ = [
     "SEARCH_TOOL_NAME",
-    "ToolsearchStrategy",
-    "to_toolsearch_definition",
+    "ToolSearchStrategy",
+    "to_tool_definition",
     "toolsearch_tool_search",
 ]
 
@@ -79,6 +78,10 @@ toolsearch MCP proxy's default, must be renamed or prefixed, e.g.
 ``MCPToolset(...).prefixed("proxy")``)."""
 
 _EXTRA = "pydantic-ai"
+_RENAMED = {
+    "ToolsearchStrategy": "ToolSearchStrategy",
+    "to_toolsearch_definition": "to_tool_definition",
+}
 _OWN_NAME_KEY = "toolsearch.own_name"  # _pydantic_ai_toolset.OWN_NAME_KEY (a test keeps them equal)
 _REMEMBERED_SESSIONS = 10_000
 
@@ -97,7 +100,7 @@ def own_name(tool: PydanticToolDefinition) -> str:
     return own if isinstance(own, str) and own else tool.name
 
 
-def to_toolsearch_definition(tool: PydanticToolDefinition) -> ToolDefinition:
+def to_tool_definition(tool: PydanticToolDefinition) -> ToolDefinition:
     """A pydantic-ai ``ToolDefinition`` as the toolsearch definition an index ranks (under
     the tool's own name)."""
     return ToolDefinition(
@@ -107,10 +110,10 @@ def to_toolsearch_definition(tool: PydanticToolDefinition) -> ToolDefinition:
     )
 
 
-class ToolsearchStrategy:
+class ToolSearchStrategy:
     """A pydantic-ai ``ToolSearch`` strategy backed by a toolsearch index.
 
-    ``ToolSearch(strategy=ToolsearchStrategy("hybrid"))``. pydantic-ai awaits it with the
+    ``ToolSearch(strategy=ToolSearchStrategy("hybrid"))``. pydantic-ai awaits it with the
     run context, the model's queries and the searchable deferred tools; it answers the names
     of the best tools, best first (pydantic-ai keeps ``ToolSearch.max_results`` of them).
 
@@ -123,13 +126,10 @@ class ToolsearchStrategy:
             its own ``max_results``).
         exclude_discovered: Leave tools the run already discovered out of the results (a
             query naming one exactly still finds it).
-        registry: A ``SessionRegistry`` to share with other front doors (instead of
-            ``index`` and ``store``).
-        store: The session store of the strategy's registry (``RedisSessionStore`` to share
-            session state between workers).
-        search_listeners: Called with a ``ToolSearchEvent`` after every search (door
-            ``"pydantic-ai"``).
-        search_log: A ``SearchLog`` receiving every search.
+        **shared: The arguments every front door takes
+            (:class:`~toolsearch.integrations.door.ToolSearchDoorKwargs`): ``sessions``
+            (another door's, to share), ``registry``, ``store``, ``eviction_strategy``,
+            ``search_listeners`` (door ``"pydantic-ai"``), ``search_log``.
     """
 
     def __init__(
@@ -139,27 +139,15 @@ class ToolsearchStrategy:
         session_id: str | Callable[[RunContext[Any]], str | None] | None = None,
         max_results: int = MAX_RESULTS_CAP,
         exclude_discovered: bool = True,
-        registry: SessionRegistry | None = None,
-        store: SessionStore | None = None,
-        search_listeners: Sequence[SearchListener] = (),
-        search_log: SearchLog | None = None,
+        **shared: Unpack[ToolSearchDoorKwargs],
     ) -> None:
-        if not 1 <= max_results <= MAX_RESULTS_CAP:
-            raise ValueError(f"max_results must be between 1 and {MAX_RESULTS_CAP}")
+        check_max_results(max_results)
         options = ToolSearchOptions(
             max_results=max_results,
             search_tool_name=SEARCH_TOOL_NAME,
             exclude_loaded_tools=exclude_discovered,
         )
-        self.sessions = ToolSearchSessions(
-            index,
-            registry=registry,
-            store=store,
-            options=options,
-            search_listeners=search_listeners,
-            search_log=search_log,
-            door="pydantic-ai",
-        )
+        self.sessions = door_sessions(index, options, "pydantic-ai", **shared)
         self.session_id = session_id
         self.max_results = max_results
         self.exclude_discovered = exclude_discovered
@@ -263,23 +251,23 @@ class ToolsearchStrategy:
         for tool in tools:
             schema = tool.parameters_json_schema
             key = (tool.name, tool.description, id(schema))
-            build = partial(to_toolsearch_definition, tool)
+            build = partial(to_tool_definition, tool)
             out.append(self._definitions.get((*key, own_name(tool)), schema, build))
         return out
 
     def __repr__(self) -> str:
-        return f"ToolsearchStrategy({type(self.index).__name__})"
+        return f"ToolSearchStrategy({type(self.index).__name__})"
 
 
 def toolsearch_tool_search(
-    index: ToolIndex | str | ToolsearchStrategy | None = None,
+    index: ToolIndex | str | ToolSearchStrategy | None = None,
     *,
     max_results: int = MAX_RESULTS_CAP,
     tool_description: str | None = None,
     parameter_description: str | None = None,
     **strategy_options: Any,
-) -> ToolsearchToolSearch:
-    """pydantic-ai's ``ToolSearch`` capability with a :class:`ToolsearchStrategy`, listing
+) -> ToolSearchCapability:
+    """pydantic-ai's ``ToolSearch`` capability with a :class:`ToolSearchStrategy`, listing
     every tool under a name every provider accepts (``github.create_issue`` as
     ``github_create_issue``; the search results name the tools so) and reporting each
     call's outcome to the strategy's search log once it ran.
@@ -287,20 +275,26 @@ def toolsearch_tool_search(
     ``capabilities=[toolsearch_tool_search("hybrid")]`` in place of ``ToolSearch()``.
     ``max_results`` is the capability's (and the strategy's); ``tool_description`` and
     ``parameter_description`` are the capability's texts for its ``search_tools`` tool;
-    further keyword arguments go to :class:`ToolsearchStrategy`.
+    further keyword arguments go to :class:`ToolSearchStrategy`.
     """
     _require_pydantic_ai()
-    from toolsearch.integrations._pydantic_ai_toolset import ToolsearchToolSearch
+    from toolsearch.integrations._pydantic_ai_toolset import ToolSearchCapability
 
-    if isinstance(index, ToolsearchStrategy):
+    if isinstance(index, ToolSearchStrategy):
         if strategy_options:
             raise TypeError("strategy options apply to a new strategy, not to a given one")
         strategy = index
     else:
-        strategy = ToolsearchStrategy(index, max_results=max_results, **strategy_options)
-    return ToolsearchToolSearch(
+        strategy = ToolSearchStrategy(index, max_results=max_results, **strategy_options)
+    return ToolSearchCapability(
         strategy=strategy,
         max_results=max_results,
         tool_description=tool_description,
         parameter_description=parameter_description,
     )
+
+
+def __getattr__(name: str) -> Any:
+    """The names before issue 48, deprecated: ``ToolsearchStrategy``,
+    ``to_toolsearch_definition``."""
+    return renamed(__name__, name, _RENAMED, globals())

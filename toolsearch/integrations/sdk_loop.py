@@ -42,26 +42,30 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, TypeVar, Unpack
 
 from toolsearch._first_use import preload
 from toolsearch.errors import InvalidToolArgumentsError
+from toolsearch.integrations._common import renamed
+from toolsearch.integrations.door import (
+    ToolSearchDoorKwargs,
+    check_max_results,
+    check_tool_names,
+    door_sessions,
+)
 from toolsearch.models.wire_names import WireNames
-from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
-from toolsearch.search.search_log import SearchLog
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
+from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolsearch.search.session_ref import run_in_thread
-from toolsearch.search.sessions import SessionRef, ToolSearchSessions, name_rule, resolve_session
-from toolsearch.search.store import SessionStore
+from toolsearch.search.sessions import SessionRef, name_rule, resolve_session
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.collect import tool_callbacks
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["LoopSession", "Provider", "ToolSearchLoop", "as_definition"]
+__all__ = ["LoopSession", "Provider", "ToolSearchLoop", "to_tool_definition"]
 
 Provider = Literal["openai", "openai-responses", "anthropic", "gemini"]
 """The tool-list formats :meth:`LoopSession.tools` renders: the providers of
@@ -75,7 +79,7 @@ SYSTEM_HINT = (
 )
 
 
-def as_definition(tool: Any) -> ToolDefinition:
+def to_tool_definition(tool: Any) -> ToolDefinition:
     """A tool in any accepted form as a toolsearch ``ToolDefinition``: a definition; a
     ``ToolCallback``, ``@tool`` or plain function; or a provider-format dict (chat
     completions ``{"type": "function", "function": {...}}``, Responses ``{"type":
@@ -105,18 +109,16 @@ class ToolSearchLoop:
     """A tool set behind toolsearch's search tool, for hand-written SDK loops.
 
     Args:
-        tools: The tools, in any form :func:`as_definition` takes.
+        tools: The tools, in any form :func:`to_tool_definition` takes.
         index: A ``ToolIndex``, an index spec (``"bm25"``, ``"hybrid"``...) or ``None`` for
             the default index.
         max_results: How many tools a search loads when the model gives no ``maxResults``.
         pinned: Names of tools sent on every turn.
         search_tool_name: The search tool's name (``toolSearchTool``).
-        registry: A ``SessionRegistry`` to share (instead of ``index`` and ``store``).
-        store: The session store of a new registry (``RedisSessionStore`` to share
-            discoveries between workers).
-        search_listeners: Called with a ``ToolSearchEvent`` after every search (door
-            ``"sdk-loop"``).
-        search_log: A ``SearchLog`` receiving every search and the tools then called.
+        **shared: The arguments every front door takes
+            (:class:`~toolsearch.integrations.door.ToolSearchDoorKwargs`): ``sessions``
+            (another door's, to share), ``registry``, ``store``, ``eviction_strategy``,
+            ``search_listeners`` (door ``"sdk-loop"``), ``search_log``.
     """
 
     def __init__(
@@ -127,41 +129,20 @@ class ToolSearchLoop:
         max_results: int = 5,
         pinned: Iterable[str] = (),
         search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
-        registry: SessionRegistry | None = None,
-        store: SessionStore | None = None,
-        search_listeners: Sequence[SearchListener] = (),
-        search_log: SearchLog | None = None,
+        **shared: Unpack[ToolSearchDoorKwargs],
     ) -> None:
-        if not 1 <= max_results <= MAX_RESULTS_CAP:
-            raise ValueError(f"max_results must be between 1 and {MAX_RESULTS_CAP}")
-        self.definitions: tuple[ToolDefinition, ...] = tuple(as_definition(t) for t in tools)
+        check_max_results(max_results)
+        self.definitions: tuple[ToolDefinition, ...] = tuple(to_tool_definition(t) for t in tools)
         self.by_name = {d.name: d for d in self.definitions}
-        if len(self.by_name) != len(self.definitions):
-            raise ValueError("two tools have the same name")
-        if search_tool_name in self.by_name:
-            raise ValueError(
-                f"a tool is named {search_tool_name!r}, the search tool's name: rename it or "
-                "pass search_tool_name=..."
-            )
-        self.pinned: tuple[str, ...] = tuple(dict.fromkeys(pinned))
-        unknown = [n for n in self.pinned if n not in self.by_name]
-        if unknown:
-            raise ValueError(f"pinned tools that are not among the tools: {unknown}")
+        names = [d.name for d in self.definitions]
+        self.pinned: tuple[str, ...] = check_tool_names(names, search_tool_name, pinned)
         options = ToolSearchOptions(
             max_results=max_results,
             search_tool_name=search_tool_name,
             pinned_tools=self.pinned,
             undiscovered_tool_policy="hint",
         )
-        self.sessions = ToolSearchSessions(
-            index,
-            registry=registry,
-            store=store,
-            options=options,
-            search_listeners=search_listeners,
-            search_log=search_log,
-            door="sdk-loop",
-        )
+        self.sessions = door_sessions(index, options, "sdk-loop", **shared)
         self.max_results = max_results
         self.search_tool_name = search_tool_name
         self.search_definition = self.sessions.search_definition()
@@ -423,3 +404,8 @@ def _get(obj: Any, name: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)
+
+
+def __getattr__(name: str) -> Any:
+    """``as_definition``, the name before issue 48, deprecated."""
+    return renamed(__name__, name, {"as_definition": "to_tool_definition"}, globals())
