@@ -34,10 +34,12 @@ def test_index_engine_example_prints_what_the_text_says(capsys):
 
 def test_front_doors_example_prints_what_the_text_says(capsys):
     text = (ROOT / "docs" / "front-doors.md").read_text()
-    [block] = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
-    [printed] = re.findall(r"prints\n\n```text\n(.*?)```", text, flags=re.DOTALL)
-    exec(compile(block, "docs/front-doors.md", "exec"), {"__name__": "docs"})
-    assert capsys.readouterr().out == printed
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    printed = re.findall(r"prints\n\n```text\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) == len(printed) == 2
+    for block in blocks:
+        exec(compile(block, "docs/front-doors.md", "exec"), {"__name__": "docs"})
+    assert capsys.readouterr().out == "".join(printed)
 
 
 def test_testing_examples_pass_their_contracts_as_an_outside_package(tmp_path):

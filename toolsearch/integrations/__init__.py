@@ -25,7 +25,10 @@ Every integration is a thin front door over the search-session core
 session, discoveries live in its session store (a ``RedisSessionStore`` shares them between
 processes), async doors index and rank on a worker thread, runs without a session id get
 a throwaway session of their own, and every search emits the same span, metrics and
-search-log records.
+search-log records. Each door takes its own arguments, then the ones every door shares
+(:class:`~toolsearch.integrations.door.ToolSearchDoorKwargs`: ``sessions=`` to share
+another door's sessions, ``registry=``, ``store=``, ``search_log=``...); each framework
+module's ``to_tool_definition`` turns that framework's tool into a ``ToolDefinition``.
 
 Importing this package imports no framework.
 """
