@@ -246,7 +246,7 @@ def test_a_prefixed_search_tools_no_longer_clashes() -> None:
     assert search_returns(result.all_messages())[0][0] == "get_weather"
 
 
-def test_the_own_name_key_is_the_toolsets():
+def test_the_strategy_reads_the_own_name_the_toolset_writes():
     from toolsearch.integrations import _pydantic_ai_toolset, pydantic_ai
 
-    assert pydantic_ai._OWN_NAME_KEY == _pydantic_ai_toolset.OWN_NAME_KEY
+    assert pydantic_ai.own_name is _pydantic_ai_toolset.own_name

@@ -22,7 +22,19 @@ from toolsearch._first_use import preload, warm_index
 from toolsearch.errors import MissingExtraError
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["DefinitionCache", "import_modules", "preload", "renamed", "require", "warm_index"]
+__all__ = [
+    "OWN_NAME_KEY",
+    "DefinitionCache",
+    "import_modules",
+    "own_name",
+    "preload",
+    "renamed",
+    "require",
+    "warm_index",
+]
+
+OWN_NAME_KEY = "toolsearch.own_name"
+"""The pydantic-ai ``ToolDefinition.metadata`` key holding a renamed tool's own name."""
 
 
 def require(module: str, *, extra: str, feature: str, package: str) -> Any:
@@ -31,6 +43,15 @@ def require(module: str, *, extra: str, feature: str, package: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtraError(feature, extra, package) from exc
+
+
+def own_name(tool: Any) -> str:
+    """A pydantic-ai tool's own name: the name it had before
+    :class:`~toolsearch.integrations._pydantic_ai_toolset.PortableNamesToolset` gave it a
+    wire name (kept in its ``metadata``), else its name."""
+    metadata = tool.metadata or {}
+    own = metadata.get(OWN_NAME_KEY)
+    return own if isinstance(own, str) and own else str(tool.name)
 
 
 def renamed(module: str, name: str, table: Mapping[str, str], namespace: Mapping[str, Any]) -> Any:

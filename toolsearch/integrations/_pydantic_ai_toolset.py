@@ -24,14 +24,12 @@ from pydantic_ai.capabilities import ToolSearch
 from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
-from toolsearch.integrations._common import renamed
+from toolsearch.integrations._common import OWN_NAME_KEY, own_name, renamed
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.sessions import PORTABLE_NAMES
 
 __all__ = ["OWN_NAME_KEY", "PortableNamesToolset", "ToolSearchCapability"]
 
-OWN_NAME_KEY = "toolsearch.own_name"
-"""The ``ToolDefinition.metadata`` key holding a renamed tool's own name."""
 
 _RESERVED = ("search_tools",)  # pydantic-ai's own search tool keeps its name
 
@@ -97,10 +95,10 @@ class ToolSearchCapability(ToolSearch[Any]):
         args: Any,
         handler: Any,
     ) -> Any:
-        from toolsearch.integrations.pydantic_ai import ToolSearchStrategy, own_name
-
-        strategy = self.strategy
-        if not isinstance(strategy, ToolSearchStrategy) or strategy.sessions.search_log is None:
+        # a ToolSearchStrategy (by what it has: pydantic_ai.py imports this module)
+        record = getattr(self.strategy, "arecord_outcome", None)
+        sessions = getattr(self.strategy, "sessions", None)
+        if record is None or getattr(sessions, "search_log", None) is None:
             return await handler(args)
         started, ok = time.time(), False
         try:
@@ -108,7 +106,7 @@ class ToolSearchCapability(ToolSearch[Any]):
             ok = True
             return result
         finally:
-            await strategy.arecord_outcome(ctx, own_name(tool_def), ok, started)
+            await record(ctx, own_name(tool_def), ok, started)
 
 
 def __getattr__(name: str) -> Any:

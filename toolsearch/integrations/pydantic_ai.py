@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from toolsearch.integrations._common import (
     DefinitionCache,
     import_modules,
+    own_name,
     renamed,
     require,
     warm_index,
@@ -82,22 +83,12 @@ _RENAMED = {
     "ToolsearchStrategy": "ToolSearchStrategy",
     "to_toolsearch_definition": "to_tool_definition",
 }
-_OWN_NAME_KEY = "toolsearch.own_name"  # _pydantic_ai_toolset.OWN_NAME_KEY (a test keeps them equal)
 _REMEMBERED_SESSIONS = 10_000
 
 
 def _require_pydantic_ai() -> Any:
     feature = "the pydantic-ai integration"
     return require("pydantic_ai", extra=_EXTRA, feature=feature, package="pydantic-ai-slim")
-
-
-def own_name(tool: PydanticToolDefinition) -> str:
-    """A pydantic-ai tool's own name: the name it had before
-    :class:`~toolsearch.integrations._pydantic_ai_toolset.PortableNamesToolset` gave it a
-    wire name (kept in its ``metadata``), else its name."""
-    metadata = tool.metadata or {}
-    own = metadata.get(_OWN_NAME_KEY)
-    return own if isinstance(own, str) and own else tool.name
 
 
 def to_tool_definition(tool: PydanticToolDefinition) -> ToolDefinition:
