@@ -245,6 +245,52 @@ def leave_one_out(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"folds": folds, "all": best(rows)}
 
 
+def reuse(name: str, catalog: Any, queries: Any, bound: bool) -> dict[str, Any]:
+    """How much a catalog's scored requests reuse the logged requests' tools and, with
+    ``bound``, the ceiling of nearest-neighbour learning: R@5 if every gold tool that the
+    cold vector index finds in its top 5 or that one of the 10 logged requests nearest the
+    query (MiniLM cosine >= 0.4) was led to were in the top 5."""
+    import numpy as np
+
+    logged, scored = split(queries, catalog)
+    names = catalog.names
+
+    def gold(query: Query) -> set[str]:
+        return {g for g in query.gold if g in names}
+
+    seen = {g for q in logged for g in gold(q)}
+    sets = {frozenset(gold(q)) for q in logged}
+    n = max(len(scored), 1)
+    row: dict[str, Any] = {
+        "set": name,
+        "logged": len(logged),
+        "scored": len(scored),
+        "every_gold_seen": 100.0 * sum(gold(q) <= seen for q in scored) / n,
+        "same_gold_set_seen": 100.0 * sum(frozenset(gold(q)) in sets for q in scored) / n,
+    }
+    if not bound:
+        return row
+    index = make_index("vector")
+    tools = list(catalog.tools)
+    index.index_tools("k", tools)
+    embedder = inner_embedder(index)
+    assert embedder is not None
+    stored = np.asarray(embedder.embed_documents([q.text for q in logged]), dtype=np.float32)
+    cold, ceiling = [], []
+    for query in scored:
+        wanted = gold(query)
+        top = set(_names(index, "k", query.text, 5))
+        cosines = stored @ np.asarray(embedder.embed_query(query.text), dtype=np.float32)
+        near = {
+            g for j in np.argsort(-cosines)[:10] if cosines[j] >= 0.4 for g in logged[int(j)].gold
+        }
+        cold.append(len(wanted & top) / len(wanted))
+        ceiling.append(min(5, len(wanted & (top | near))) / len(wanted))
+    row["cold"] = 100.0 * sum(cold) / n
+    row["ceiling"] = 100.0 * sum(ceiling) / n
+    return row
+
+
 def markdown(rows: Sequence[dict[str, Any]], summary: dict[str, Any]) -> str:
     """The leave-one-catalog-out table and the negative signal's table."""
     lines = [
@@ -291,7 +337,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grid", default=None, help="a JSON object replacing GRID")
     parser.add_argument("--negative", action="store_true", help="try the negative signal")
     parser.add_argument("--report", default=None, help="print the tables of a --json file")
+    parser.add_argument("--reuse", action="store_true", help="reuse and the ceiling only")
+    parser.add_argument("--bound", nargs="*", default=[], help="--reuse: sets to bound")
     args = parser.parse_args(argv)
+    if args.reuse:
+        found = [reuse(n, c, q, n in args.bound) for n, c, q in dev_sets(args.sets)]
+        for row in found:
+            print(json.dumps(row))
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as out:
+                json.dump(found, out, indent=1)
+        return 0
     if args.report:
         with open(args.report, encoding="utf-8") as source:
             done = json.load(source)
