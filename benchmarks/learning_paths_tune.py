@@ -21,7 +21,14 @@ are the tools it loaded and never called. At search time the logged requests wit
 tools, and those tools lose ``weight / (rrf_k + rank)`` of that negative ranking from the
 learned index's fused top 20 (re-ranked), for a few weights.
 
-    nice python benchmarks/learning_paths_tune.py --json benchmarks/results/learning-tune.json
+Reuse (``--reuse``): per catalog, how many scored requests have every gold tool (and the
+same gold set) among the logged ones, and with ``--bound SETS`` the ceiling of
+nearest-neighbour learning (:func:`reuse`).
+
+    cd benchmarks/results
+    nice python ../learning_paths_tune.py --negative --json learning-tune-vector.json
+    python ../learning_paths_tune.py --report learning-tune-vector.json
+    nice python benchmarks/learning_paths_tune.py --reuse --bound acme bfcl-odd toolalpaca --json F
 """
 
 from __future__ import annotations
