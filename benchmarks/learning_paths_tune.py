@@ -234,8 +234,8 @@ def leave_one_out(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     def best(on: Sequence[dict[str, Any]]) -> str:
         return max(labels, key=lambda p: sum(objective(r, p) for r in on) / len(on))
 
-    folds = {}
-    for row in rows:
+    folds: dict[str, Any] = {}
+    for row in rows if len(rows) > 1 else ():  # one catalog: no fold to leave out
         chosen = best([r for r in rows if r is not row])
         folds[row["set"]] = {
             "chosen": chosen,
