@@ -14,8 +14,9 @@ fresh memory over the same inner index:
   searches with the request (the learned index, as learned so far, top 5); a gold tool in
   those hits is called; a gold tool that is not is searched again in the tool's own words
   (its description, as a model rephrases) and called if that search returns it; a tool
-  neither search finds is not called. The search log's records go to the memory
-  (``turn_searches=0``: only the search that returned the called tool teaches, as before);
+  neither search finds is not called. The search log's records go to the memory, each
+  with the user's request of the turn, as the search-session core writes them
+  (``turn_searches=0``: only the search that returned the called tool teaches);
 * ``advisor+turn``: the same with the memory's default ``turn_searches`` (the turn's
   other searches teach too: the user's words that failed to find the tool);
 * ``baseline``: the inner index's top 20 fused by reciprocal rank (k = 60) with a
@@ -78,13 +79,13 @@ def feed_advisor(
         session = hash_session_id(f"bench-{query.id}")
         gold = [g for g in dict.fromkeys(query.gold) if g in names]
         hits = _names(index, key, query.text, 5)
-        memory.record_search(_search(at, session, digest, query.text, hits))
+        memory.record_search(_search(at, session, digest, query.text, hits, query.text))
         called = [g for g in gold if g in hits]
         found_first += len(called)
         for j, tool in enumerate(g for g in gold if g not in hits):
             words = by_name[tool].description[:300] or tool
             again = _names(index, key, words, 5)
-            memory.record_search(_search(at + 1 + j, session, digest, words, again))
+            memory.record_search(_search(at + 1 + j, session, digest, words, again, query.text))
             if tool in again:
                 called.append(tool)
                 found_second += 1
@@ -96,7 +97,11 @@ def feed_advisor(
     return {"first": found_first, "second": found_second, "missed": missed}
 
 
-def _search(at: float, session: str, digest: str, text: str, hits: list[str]) -> LoggedSearch:
+def _search(
+    at: float, session: str, digest: str, text: str, hits: list[str], request: str
+) -> LoggedSearch:
+    """A search record as the search-session core writes it: ``request`` is the user's
+    request of the turn (:attr:`~toolsearch.search.run.SearchRun.user_request`)."""
     return LoggedSearch(
         time=at,
         session=session,
@@ -107,6 +112,7 @@ def _search(at: float, session: str, digest: str, text: str, hits: list[str]) ->
         limit=5,
         hits=tuple((h, None) for h in hits),
         total_matches=len(hits),
+        request=request,
     )
 
 

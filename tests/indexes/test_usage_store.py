@@ -200,6 +200,37 @@ def test_with_turn_searches_the_words_that_failed_to_find_a_tool_are_learned():
         assert {r.text for r in memory.requests(DIGEST, "book_flight")} == expected
 
 
+def test_a_search_that_found_another_called_tool_does_not_teach_this_one():
+    # the turn: the user's words find get_weather, a second search finds book_flight;
+    # both are called. The second search was looking for book_flight, not get_weather.
+    memory = UsageMemory(params=UsageParams(turn_searches=3))
+    for i, (query, hit) in enumerate(
+        [("weather in lisbon and a flight there", "get_weather"), ("book a flight", "book_flight")]
+    ):
+        memory.record_search(
+            LoggedSearch(T0 + i, "x", DIGEST, query, "i", "t", 5, ((hit, 1.0),), 1)
+        )
+    names = ("get_weather", "book_flight")
+    memory.record_calls(LoggedCalls(T0 + 2, "x", DIGEST, names, (True, True)))
+    assert {r.text for r in memory.requests(DIGEST, "get_weather")} == {
+        "weather in lisbon and a flight there"
+    }
+    assert {r.text for r in memory.requests(DIGEST, "book_flight")} == {"book a flight"}
+
+
+def test_the_users_request_of_the_turn_teaches_every_tool_called_in_it():
+    memory = UsageMemory(params=UsageParams(turn_searches=3))
+    user = "weather in lisbon and a flight there"
+    for i, (query, hit) in enumerate([(user, "get_weather"), ("book a flight", "book_flight")]):
+        memory.record_search(
+            LoggedSearch(T0 + i, "x", DIGEST, query, "i", "t", 5, ((hit, 1.0),), 1, request=user)
+        )
+    names = ("get_weather", "book_flight")
+    memory.record_calls(LoggedCalls(T0 + 2, "x", DIGEST, names, (True, True)))
+    assert {r.text for r in memory.requests(DIGEST, "get_weather")} == {user}
+    assert {r.text for r in memory.requests(DIGEST, "book_flight")} == {"book a flight", user}
+
+
 def test_a_memory_marked_not_served_ranks_cold_and_reports_what_it_would_serve():
     memory = UsageMemory(clock=lambda: T0)
     index = LearnedToolIndex(Bm25ToolIndex(), memory=memory, embedder=HashingEmbedder(256))

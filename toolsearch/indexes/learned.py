@@ -8,9 +8,10 @@ index, each learned hit's share scaled by how clearly it qualifies: :func:`fuse_
 with two rankings of what was learned:
 
 * a **nearest-neighbour vote**: the query's embedding against the stored requests'
-  embeddings (extra vector views of each tool); a tool scores its best decay-weighted
-  cosine among its requests, over the ``vote_k`` best-scoring requests whose cosine is at
-  least ``vote_min_cosine`` (a weak neighbour must not lift a tool);
+  embeddings (extra vector views of each tool); over the ``vote_k`` best-scoring requests
+  whose cosine is at least ``vote_min_cosine`` (a weak neighbour must not lift a tool),
+  tools are ordered by the sum of their requests' decay-weighted cosines (``vote_sum``;
+  else by their best) and scored by their best;
 * a **BM25 field** over each tool's learned requests (the pure functions of
   :mod:`toolsearch.indexes.bm25_scoring`, one document per tool, term frequencies
   weighted by each request's decayed weight), hits below ``bm25_min_score`` left out.

@@ -57,21 +57,26 @@ from toolsearch.indexes.learning.model import (
     Entry,
     LearnedRequest,
     ReplayStats,
-    ToolUse,
     UsageParams,
     catalog_digest,
+    drop_entry,
+    forget_in,
     hash_terms,
+    learned_requests,
     normalize_request,
     priority,
     request_key,
-    weight_of,
 )
-from toolsearch.indexes.learning.persist import USAGE_FORMAT, USAGE_VERSION, to_document
+from toolsearch.indexes.learning.persist import (
+    USAGE_FORMAT,
+    USAGE_VERSION,
+    adopt_stored,
+    to_document,
+)
 from toolsearch.indexes.learning.store import CLOSE_AT_EXIT, FileUsageStore, UsageStore
-from toolsearch.indexes.learning.warm import warm_tools
+from toolsearch.indexes.learning.warm import count_use, warm_tools
 from toolsearch.indexes.text import clean_text
 from toolsearch.search.search_log import LoggedCalls, LoggedSearch
-from toolsearch.search.search_log_reader import iter_search_log
 from toolsearch.search.warm import WarmTool
 from toolsearch.tools.definition import ToolDefinition
 
@@ -201,13 +206,7 @@ class UsageMemory:
         if catalog is None:
             self._ensure_loaded()
             catalog = self._catalog(key, calls.tool_set)
-        half_life = (self.params.half_life_days or 36_500.0) * 86_400.0
-        for name, ok in zip(calls.names, calls.ok or (), strict=True):
-            use = catalog.use.setdefault(name, ToolUse(at=at))
-            decay = 0.5 ** (max(0.0, at - use.at) / half_life)
-            use.calls, use.ok, use.at = use.calls * decay + 1.0, use.ok * decay + float(ok), at
-            if ok:
-                use.last = max(use.last, at)
+        count_use(catalog, calls.names, calls.ok or (), at, self.params)
 
     # -- learning ----------------------------------------------------------------------
 
@@ -258,7 +257,7 @@ class UsageMemory:
             catalog.by_session[session] += 1
             if len(entries) > params.max_per_tool:
                 weakest = min(entries, key=lambda k: priority(entries[k], catalog, params, at))
-                self._drop(catalog, entries, weakest)
+                drop_entry(catalog, entries, weakest)
                 if weakest == entry_key:  # the new request is the weakest: nothing changes
                     catalog.events -= 1
                     return False
@@ -351,16 +350,6 @@ class UsageMemory:
                 return catalog.version, None
             return catalog.version, {t for t, at in catalog.stamps.items() if at > since}
 
-    def _weight(self, entry: Entry, catalog: Catalog, now: float) -> float:
-        return weight_of(entry, catalog, self.params, now)
-
-    @staticmethod
-    def _drop(catalog: Catalog, entries: dict[str, Entry], key: str) -> None:
-        for session in entries.pop(key).sessions:
-            catalog.by_session[session] -= 1
-            if catalog.by_session[session] <= 0:
-                del catalog.by_session[session]
-
     # -- reading -------------------------------------------------------------------------
 
     def version(self, tool_set: str) -> int:
@@ -381,29 +370,7 @@ class UsageMemory:
             catalog = self._catalogs.get(self.params.scope(tool_set))
             if catalog is None:
                 return ()
-            picked = catalog.tools if tool is None else {tool: catalog.tools.get(tool, {})}
-            found: list[LearnedRequest] = []
-            for name, entries in picked.items():
-                if self.params.min_sessions > 1:
-                    taught = {s for e in entries.values() for s in e.sessions}
-                    if len(taught) < self.params.min_sessions:
-                        continue
-                found.extend(
-                    LearnedRequest(
-                        name,
-                        e.text,
-                        self._weight(e, catalog, now),
-                        e.support,
-                        e.last,
-                        tuple(e.sessions),
-                        key,
-                        e.terms,
-                        None if e.vector is None else tuple(e.vector),
-                        e.embedder,
-                    )
-                    for key, e in entries.items()
-                )
-            return tuple(found)
+            return learned_requests(catalog, self.params, now, tool)
 
     def warm_tools(
         self,
@@ -484,16 +451,7 @@ class UsageMemory:
             for catalog in self._catalogs.values():
                 if session not in catalog.by_session:
                     continue
-                for entries in catalog.tools.values():
-                    for key, entry in list(entries.items()):
-                        if session not in entry.sessions:
-                            continue
-                        entry.sessions.remove(session)
-                        if not entry.sessions:
-                            del entries[key]
-                            deleted += 1
-                        catalog.by_session[session] -= 1
-                del catalog.by_session[session]
+                deleted += forget_in(catalog, session)
                 self._changed(catalog)
             self._replace = True
         return deleted
@@ -522,20 +480,9 @@ class UsageMemory:
     ) -> ReplayStats:
         """Feed a search log (a JSONL path, or records) to the memory in order, as live
         learning would have received it. ``progress`` is called with each record's count."""
-        source = iter_search_log(records) if isinstance(records, str | os.PathLike) else records
-        searches = calls = learned = 0
-        for count, record in enumerate(source, 1):
-            if isinstance(record, LoggedSearch):
-                searches += 1
-                self.record_search(record)
-            else:
-                calls += 1
-                before = self._events()
-                self.record_calls(record)
-                learned += self._events() - before
-            if progress is not None:
-                progress(count)
-        return ReplayStats(searches, calls, learned)
+        from toolsearch.indexes.learning.replay import replay
+
+        return replay(self, records, self._events, progress)
 
     def _events(self) -> int:
         with self._lock:
@@ -569,14 +516,7 @@ class UsageMemory:
 
     def _adopt_stored(self, merged: dict[str, Catalog]) -> None:
         """Take the store's merged catalogs, restamping those whose content changed."""
-        for key, catalog in merged.items():
-            mine = self._catalogs.get(key)
-            same = mine is not None and (mine.events, mine.size) == (catalog.events, catalog.size)
-            if same and mine is not None:
-                catalog.version, catalog.full, catalog.stamps = mine.version, mine.full, mine.stamps
-            else:
-                self._stamp += 1
-                catalog.version = catalog.full = self._stamp
+        self._stamp = adopt_stored(self._catalogs, merged, self._stamp)
         self._catalogs = merged
 
     def _autosave(self) -> None:

@@ -48,7 +48,7 @@ class LearnedParams:
     """
 
     inner_weight: float = 1.0
-    vote_weight: float = 0.5
+    vote_weight: float = 2.0
     bm25_weight: float = 4.0
     rrf_k: float = 5.0
     candidates: int = 20
@@ -61,7 +61,7 @@ class LearnedParams:
     confidence: bool = True
     outrank_sessions: int = 3
     shadow: bool = False
-    vote_sum: bool = False
+    vote_sum: bool = True
 
     def __post_init__(self) -> None:
         weights = (self.inner_weight, self.vote_weight, self.bm25_weight)

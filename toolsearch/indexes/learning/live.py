@@ -3,8 +3,10 @@
 A usage memory learns a request when a search is followed, in the same session, by a
 successful call of one of its hits. :class:`LiveJoin` holds each session's recent searches
 until its calls arrive and says what to learn (:class:`Lesson`): the latest earlier search
-that returned the called tool and, with ``turn_searches``, the turn's other searches (the
-words that did not find the tool are the ones it needs). What it holds is bounded three
+that returned the called tool and, with ``turn_searches``, the turn's earlier searches
+that returned none of the turn's other called tools (the words that did not find the tool
+are the ones it needs; a search that found another called tool was looking for that one),
+and the user's request of the turn when the front door recorded it. What it holds is bounded three
 ways: searches per session, sessions, and characters over all sessions (a search's query
 is cut to ``max_request_chars`` first), so sessions that never call anything (throwaway
 sessions with huge queries, say) cannot grow the process.
@@ -104,16 +106,24 @@ class LiveJoin:
         flags = calls.ok or (None,) * len(calls.names)
         at = round(calls.time, 6)
         lessons: list[Lesson] = []
-        for name, ok in zip(calls.names, flags, strict=True):
-            if not (ok is True or (ok is None and params.count_unknown_outcomes)):
+        called = {
+            name
+            for name, ok in zip(calls.names, flags, strict=True)
+            if ok is True or (ok is None and params.count_unknown_outcomes)
+        }
+        for name in calls.names:
+            if name not in called:
                 continue
             earlier = [p for p in session.searches if calls.ok is None or p.time <= at]
-            target = next((p for p in reversed(earlier) if name in p.hits), None)
+            place = next(
+                (i for i in range(len(earlier) - 1, -1, -1) if name in earlier[i].hits), None
+            )
+            target = None if place is None else earlier[place]
             taught = [] if target is None else [target]
             if params.turn_searches and earlier:
-                turn = (target or earlier[-1]).turn
-                others = [p for p in earlier if p.turn == turn and p is not target]
-                taught.extend(others[-params.turn_searches :])
+                taught.extend(
+                    _turn_others(earlier, place, called - {name})[-params.turn_searches :]
+                )
             requests: set[str] = set()
             for pending in taught:
                 if name not in pending.learned:
@@ -137,3 +147,13 @@ class LiveJoin:
     def clear(self) -> None:
         self._open.clear()
         self.chars = 0
+
+
+def _turn_others(earlier: list[_Pending], place: int | None, others: set[str]) -> list[_Pending]:
+    """The turn's searches that may have been looking for the called tool: those of its
+    turn before the one that returned it (all of the turn when none did) that returned
+    none of the turn's other called tools (a search that discovered another tool was
+    looking for that one: its words would teach this tool another tool's request)."""
+    turn = earlier[-1 if place is None else place].turn
+    before = earlier if place is None else earlier[:place]
+    return [p for p in before if p.turn == turn and not (p.hits & others)]

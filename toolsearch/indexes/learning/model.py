@@ -29,7 +29,10 @@ __all__ = [
     "ToolUse",
     "UsageParams",
     "catalog_digest",
+    "drop_entry",
+    "forget_in",
     "hash_terms",
+    "learned_requests",
     "normalize_request",
     "request_key",
 ]
@@ -89,8 +92,9 @@ class UsageParams:
             recent sessions out): the bound on what live learning holds in memory.
         max_request_chars: A learned (and an awaiting) request is cut to this length.
         turn_searches: Besides the search that returned a called tool, learn up to this
-            many other searches of the same turn (the searches since the session's
-            previous calls): the words that failed to find the tool are the ones it needs.
+            many earlier searches of the same turn (since the session's previous calls)
+            that returned none of the turn's other called tools: the words that failed to
+            find the tool are the ones it needs.
         store_text: ``False``: keep no request text, only a hash of it, its hashed terms
             and (once a learned index embedded it) its vector.
         max_tool_sets: Tool sets (per tenant) kept; the least recently changed goes.
@@ -251,3 +255,58 @@ class ReplayStats:
     searches: int = 0
     calls: int = 0
     learned: int = 0
+
+
+def drop_entry(catalog: Catalog, entries: dict[str, Entry], key: str) -> None:
+    """Remove one entry of a tool, uncounting its sessions."""
+    for session in entries.pop(key).sessions:
+        catalog.by_session[session] -= 1
+        if catalog.by_session[session] <= 0:
+            del catalog.by_session[session]
+
+
+def forget_in(catalog: Catalog, session: str) -> int:
+    """Remove ``session`` from every request of ``catalog`` (one it alone made goes);
+    returns how many requests were deleted."""
+    deleted = 0
+    for entries in catalog.tools.values():
+        for key, entry in list(entries.items()):
+            if session not in entry.sessions:
+                continue
+            entry.sessions.remove(session)
+            if not entry.sessions:
+                del entries[key]
+                deleted += 1
+            catalog.by_session[session] -= 1
+    catalog.by_session.pop(session, None)
+    return deleted
+
+
+def learned_requests(
+    catalog: Catalog, params: UsageParams, now: float, tool: str | None = None
+) -> tuple[LearnedRequest, ...]:
+    """The catalog's searchable requests (of one ``tool``, or every tool's) with their
+    weights at ``now``; tools taught by fewer than ``min_sessions`` sessions left out."""
+    picked = catalog.tools if tool is None else {tool: catalog.tools.get(tool, {})}
+    found: list[LearnedRequest] = []
+    for name, entries in picked.items():
+        if params.min_sessions > 1:
+            taught = {s for e in entries.values() for s in e.sessions}
+            if len(taught) < params.min_sessions:
+                continue
+        found.extend(
+            LearnedRequest(
+                name,
+                e.text,
+                weight_of(e, catalog, params, now),
+                e.support,
+                e.last,
+                tuple(e.sessions),
+                key,
+                e.terms,
+                None if e.vector is None else tuple(e.vector),
+                e.embedder,
+            )
+            for key, e in entries.items()
+        )
+    return tuple(found)

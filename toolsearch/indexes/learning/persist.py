@@ -31,6 +31,7 @@ from toolsearch.indexes.learning.model import Catalog, Entry, ToolUse, UsagePara
 __all__ = [
     "USAGE_FORMAT",
     "USAGE_VERSION",
+    "adopt_stored",
     "dump_document",
     "from_document",
     "merge",
@@ -281,3 +282,20 @@ def write_atomically(target: Path, text: str) -> None:
         os.replace(staging, target)
     finally:
         staging.unlink(missing_ok=True)
+
+
+def adopt_stored(mine: Mapping[str, Catalog], merged: Mapping[str, Catalog], stamp: int) -> int:
+    """Carry each unchanged catalog's change stamps from ``mine`` to ``merged`` and give
+    the others a fresh one (from ``stamp``); returns the last stamp used."""
+    for key, catalog in merged.items():
+        current = mine.get(key)
+        if current is not None and (current.events, current.size) == (
+            catalog.events,
+            catalog.size,
+        ):
+            catalog.version, catalog.full = current.version, current.full
+            catalog.stamps = current.stamps
+        else:
+            stamp += 1
+            catalog.version = catalog.full = stamp
+    return stamp

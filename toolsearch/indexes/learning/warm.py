@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolsearch.indexes.learning.model import Catalog, UsageParams, weight_of
+from toolsearch.indexes.learning.model import Catalog, ToolUse, UsageParams, weight_of
 from toolsearch.search.warm import WarmTool
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["warm_tools"]
+__all__ = ["count_use", "warm_tools"]
 
 
 def warm_tools(
@@ -44,3 +44,20 @@ def warm_tools(
             found.append(WarmTool(name, weight, 1.0, last))
     found.sort(key=lambda tool: (-tool.weight, -tool.last_used, tool.name))
     return found[: max(0, limit)]
+
+
+def count_use(
+    catalog: Catalog,
+    names: Sequence[str],
+    ok: Sequence[bool],
+    at: float,
+    params: UsageParams,
+) -> None:
+    """Count one calls record: decayed calls and successes per tool (the warm set)."""
+    half_life = (params.half_life_days or 36_500.0) * 86_400.0
+    for name, success in zip(names, ok, strict=True):
+        use = catalog.use.setdefault(name, ToolUse(at=at))
+        decay = 0.5 ** (max(0.0, at - use.at) / half_life)
+        use.calls, use.ok, use.at = use.calls * decay + 1.0, use.ok * decay + float(success), at
+        if success:
+            use.last = max(use.last, at)
