@@ -89,7 +89,7 @@ def cosines(dev: DevSet, text: Callable[[ToolDefinition, PreparedTool], str]) ->
 
 
 def bm25_lists(dev: DevSet) -> list[list[tuple[int, float]]]:
-    from toolsearch.indexes.bm25 import Bm25Ranker
+    from toolsearch.indexes.lexical.bm25 import Bm25Ranker
 
     _, catalog, queries = dev
     session = Bm25Ranker().prepare(SessionTools.of(list(catalog.tools)))
@@ -325,7 +325,7 @@ def _analysis_variants() -> dict[str, tuple[Callable[[str], str], frozenset[str]
 def lever_analysis(sets: list[DevSet]) -> dict[str, dict[str, float]]:
     import tantivy
 
-    from toolsearch.indexes import analysis, bm25
+    from toolsearch.indexes.lexical import analysis, bm25
     from toolsearch.indexes.text import STOP_WORDS
 
     def analyzer(extra: frozenset[str]) -> Any:

@@ -8,7 +8,7 @@ from toolsearch.chat.messages import AssistantMessage, ToolCall, ToolResponseMes
 from toolsearch.chat.response import ChatResponse, Usage
 from toolsearch.errors import MissingExtraError, ProviderAuthenticationError, ProviderError
 from toolsearch.models import FunctionChatModel
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
+from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolsearch.tools.definition import ToolDefinition
 from toolsearch_bench.data import Catalog, Query, QuerySet
 from toolsearch_bench.live import (

@@ -12,7 +12,7 @@ with two rankings of what was learned:
   cosine among its requests, over the ``vote_k`` best-scoring requests whose cosine is at
   least ``vote_min_cosine`` (a weak neighbour must not lift a tool);
 * a **BM25 field** over each tool's learned requests (the pure functions of
-  :mod:`toolsearch.indexes.bm25_scoring`, one document per tool, term frequencies
+  :mod:`toolsearch.indexes.lexical.bm25_scoring`, one document per tool, term frequencies
   weighted by each request's decayed weight), hits below ``bm25_min_score`` left out.
 
 Why fuse rather than replace: the inner index still finds tools nobody has used yet and
@@ -42,7 +42,6 @@ from typing import Any, Unpack
 
 from cachetools import LRUCache
 
-from toolsearch.indexes import bm25_scoring
 from toolsearch.indexes.embedders import Embedder
 from toolsearch.indexes.learning.fusion import (
     LearnedOptions,
@@ -51,6 +50,7 @@ from toolsearch.indexes.learning.fusion import (
     guard_top,
 )
 from toolsearch.indexes.learning.model import hash_terms
+from toolsearch.indexes.lexical import bm25_scoring
 from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.ranker import Hit, Ranker, Ranking, SessionRanker, SessionTools
 from toolsearch.indexes.session import SessionIndex, as_ranker
@@ -253,7 +253,7 @@ class LearnedRanker:
         if not memory.params.store_text and self.params.vote_weight > 0:
             memory.attach_embedder(self._embedder_name(), self._embed_texts)
         if self.params.bm25_weight > 0:
-            from toolsearch.indexes.analysis import analyze
+            from toolsearch.indexes.lexical.analysis import analyze
 
             analyze("probe")  # fail now, naming the extra, if tantivy is missing
 
@@ -433,7 +433,7 @@ class LearnedRanker:
         decayed weight and ``1 + ln(support)``."""
         import math
 
-        from toolsearch.indexes.analysis import analyze
+        from toolsearch.indexes.lexical.analysis import analyze
 
         hashed = not self.memory.params.store_text
         document: dict[str, float] = {}
@@ -482,7 +482,7 @@ class LearnedRanker:
         """Tools by BM25 over their learned requests (normalized scores, weak hits out)."""
         if view.postings is None or view.scope is None:
             return []
-        from toolsearch.indexes.analysis import analyze
+        from toolsearch.indexes.lexical.analysis import analyze
 
         np = _numpy()
         scope, docs = view.scope, None

@@ -41,11 +41,11 @@ from typing import Annotated, Any, NotRequired
 from pydantic import BaseModel, Field, ValidationError
 
 from toolsearch.integrations._common import DefinitionCache, preload, require
+from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP, search_tool_definition
 from toolsearch.search.events import SearchListener
+from toolsearch.search.logs.sink import SearchLog
 from toolsearch.search.options import ToolSearchOptions, UndiscoveredToolPolicy, options_error
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_log import SearchLog
-from toolsearch.search.search_tool import MAX_RESULTS_CAP, search_tool_definition
 from toolsearch.search.sessions import (
     PORTABLE_NAMES,
     CallDecision,
@@ -55,8 +55,8 @@ from toolsearch.search.sessions import (
     ToolSearchSessions,
     resolve_session,
 )
-from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.stores.session_store import SessionStore
 from toolsearch.tools.definition import ToolDefinition
 
 try:

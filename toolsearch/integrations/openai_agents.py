@@ -62,15 +62,15 @@ from typing import TYPE_CHECKING, Any
 from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.integrations._common import preload, require
 from toolsearch.models.wire_names import WireNames
+from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.events import SearchListener
+from toolsearch.search.logs.sink import SearchLog
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
-from toolsearch.search.search_log import SearchLog
-from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.sessions import PORTABLE_NAMES, ToolSearchSessions, resolve_session
-from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.stores.session_store import SessionStore
 from toolsearch.tools.definition import ToolDefinition
 
 if TYPE_CHECKING:

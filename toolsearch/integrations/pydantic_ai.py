@@ -47,16 +47,16 @@ from toolsearch.integrations._common import (
     require,
     warm_index,
 )
+from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.events import SearchListener
+from toolsearch.search.logs.sink import SearchLog
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
-from toolsearch.search.search_log import SearchLog
-from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.session_ref import run_in_thread
 from toolsearch.search.sessions import ToolSearchSessions, resolve_session
-from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.stores.session_store import SessionStore
 from toolsearch.tools.definition import ToolDefinition
 
 if TYPE_CHECKING:

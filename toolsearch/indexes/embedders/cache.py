@@ -1,6 +1,6 @@
 """``EmbeddingCache``: document embeddings on disk, so a catalog is embedded once per model.
 
-An API embedder (:mod:`toolsearch.indexes.api_embedders`) pays for every text it sends, and
+An API embedder (:mod:`toolsearch.indexes.embedders.api`) pays for every text it sends, and
 a catalog is rebuilt, re-registered by new processes and indexed into several backends (a
 session index, a catalog index, a Milvus collection). The cache keeps each document
 vector under ``(embedder name, sha256 of the text)``: the embedder name carries everything

@@ -3,7 +3,7 @@
 Text is analyzed with tantivy's tokenizer, stop-word filter and English stemmer (so
 "forecasts" finds "forecast"). Fields are weighted (name 3, description 1, parameters 0.5
 by default, :class:`~toolsearch.indexes.params.Bm25Params`) and scored by
-:func:`toolsearch.indexes.bm25_scoring.rank`: one BM25F formula with the searched
+:func:`toolsearch.indexes.lexical.bm25_scoring.rank`: one BM25F formula with the searched
 session's own statistics, normalized to ``[0, 1)`` so ``min_score`` means the same on 20
 tools and on 20,000 (see that module).
 
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Unpack
 
-from toolsearch.indexes import bm25_scoring
-from toolsearch.indexes.analysis import analyze, tool_terms
-from toolsearch.indexes.bm25_scoring import MemoryPostings, Postings, Scope, scope_of
+from toolsearch.indexes.lexical import bm25_scoring
+from toolsearch.indexes.lexical.analysis import analyze, tool_terms
+from toolsearch.indexes.lexical.bm25_scoring import MemoryPostings, Postings, Scope, scope_of
 from toolsearch.indexes.params import Bm25Options, Bm25Params
 from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionIndex, SessionTools
@@ -52,7 +52,7 @@ class _Corpus:
 
 @dataclass(frozen=True)
 class Bm25Session:
-    """BM25F over one scope of any :class:`~toolsearch.indexes.bm25_scoring.Postings`,
+    """BM25F over one scope of any :class:`~toolsearch.indexes.lexical.bm25_scoring.Postings`,
     its places being the session's positions (an in-memory session, a catalog session)."""
 
     postings: Postings

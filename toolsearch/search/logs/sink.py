@@ -5,7 +5,7 @@ A :class:`SearchLog` is a sink on the tool-search advisor
 :class:`LoggedSearch` after every search and a :class:`LoggedCalls` for every turn in which
 the model called tools. The two are joined later, by session and order: a search's
 *labels* are the tools among its hits that the model then called in that session
-(:func:`~toolsearch.search.search_log_reader.read_search_log`). Those labels score any
+(:func:`~toolsearch.search.logs.reader.read_search_log`). Those labels score any
 index on real traffic (``toolsearch bench --replay LOG``) and train the embedder
 (``toolsearch embedder finetune --search-log LOG``).
 
@@ -389,7 +389,7 @@ class JsonlSearchLog:
       its ``time``).
 
     Nothing is ever rewritten:
-    :func:`~toolsearch.search.search_log_reader.read_search_log` joins searches to calls.
+    :func:`~toolsearch.search.logs.reader.read_search_log` joins searches to calls.
     Writes are thread-safe, and logs of one path in one process share one file handle; each line is
     written whole, with one ``write`` of a file opened for appending.
     """

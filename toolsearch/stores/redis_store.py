@@ -16,7 +16,7 @@ One sorted set ``<namespace>:lru`` scores the tracked sessions by last use. The 
 strategies keep their meaning: LRU keeps the ``max_sessions`` most recently used, TTL drops
 sessions unused for ``ttl``, a composite does both, never keeps all, always drops a session
 when its request ends. A session holding a live lease is never dropped: its eviction waits,
-exactly as in :class:`~toolsearch.search.store.InMemorySessionStore`. The LRU set and a
+exactly as in :class:`~toolsearch.stores.session_store.InMemorySessionStore`. The LRU set and a
 session's keys live on different cluster slots, so an eviction is two steps: pick the
 oldest from the set, then drop each one in its own script only if it is idle and was not
 used since it was picked (a use in between wins).
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolsearch.errors import MissingExtraError, SessionStoreError
-from toolsearch.search.eviction import (
+from toolsearch.stores.eviction import (
     AlwaysEvictStrategy,
     CompositeEvictionStrategy,
     EvictionStrategy,
@@ -47,7 +47,7 @@ from toolsearch.search.eviction import (
     NeverEvictStrategy,
     TtlEvictionStrategy,
 )
-from toolsearch.search.store import Lease, StoredTools
+from toolsearch.stores.session_store import Lease, StoredTools
 from toolsearch.urls import redact_url, scrub_urls
 
 __all__ = ["DEFAULT_LEASE_SECONDS", "RedisSessionStore"]

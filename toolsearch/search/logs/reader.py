@@ -1,6 +1,6 @@
 """Reading a search log back: each search joined with the calls that followed it.
 
-:func:`read_search_log` joins a :class:`~toolsearch.search.search_log.JsonlSearchLog` file's
+:func:`read_search_log` joins a :class:`~toolsearch.search.logs.sink.JsonlSearchLog` file's
 lines by session and order: a search's *labels* are the tools among its hits that the model
 then called in that session (:class:`LabeledSearch`); :func:`iter_search_log` gives the
 records one by one (a usage memory replays them). A torn last line (a crash mid-write) and
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.observe import hash_session_id
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
     "session_part",
 ]
 
-_log = logging.getLogger("toolsearch.search.search_log")
+_log = logging.getLogger("toolsearch.search.logs.sink")
 
 
 @dataclass(frozen=True)

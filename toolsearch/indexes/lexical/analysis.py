@@ -9,7 +9,7 @@ from typing import Any
 from cachetools import LRUCache
 
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.bm25_scoring import weighted_terms
+from toolsearch.indexes.lexical.bm25_scoring import weighted_terms
 from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.text import STOP_WORDS, PreparedTool
 

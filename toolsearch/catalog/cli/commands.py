@@ -2,7 +2,7 @@
 
 ``--engine files`` (the default) builds memory-mapped artifacts in a folder (``--out``);
 ``--engine milvus`` writes the catalog into a Milvus collection (``--uri``, ``--collection``;
-``toolsearch.catalog.milvus_cli``), which ``search`` and ``info`` then read.
+``toolsearch.catalog.cli.milvus``), which ``search`` and ``info`` then read.
 
 User errors (missing files, malformed sources, an index that needs rebuilding, a missing
 extra) print one line that says what to do and exit with a non-zero code, never a traceback:
@@ -13,7 +13,7 @@ Tables fit the terminal's width (``COLUMNS``; 80 columns when it cannot be known
 and values wrap, tool names stay whole while they fit and fold when longer than their
 column. ``build`` reports its progress on stderr: live rows (count, time left, time spent)
 on a terminal, else counted lines at most every ten seconds per stage
-(:mod:`toolsearch.catalog.cli_output`).
+(:mod:`toolsearch.catalog.cli.output`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from toolsearch._cli_errors import error_exit
-from toolsearch.catalog.cli_output import build_progress, fields_table, results_table
+from toolsearch.catalog.cli.output import build_progress, fields_table, results_table
 from toolsearch.indexes.kinds import (
     IndexKindRow,
     catalog_kind_names,
@@ -241,7 +241,7 @@ def index_app() -> Any:
 
             quiet_model_loading()
         if _engine(engine, collection):
-            from toolsearch.catalog.milvus_cli import build_milvus
+            from toolsearch.catalog.cli.milvus import build_milvus
 
             try:
                 line, refused = build_milvus(
@@ -350,7 +350,7 @@ def index_app() -> Any:
                 )
             if mode is not None and mode not in _MODES:
                 raise typer.BadParameter(f"choose one of {', '.join(_MODES)}", param_hint="--mode")
-            from toolsearch.catalog.milvus_cli import search_milvus
+            from toolsearch.catalog.cli.milvus import search_milvus
 
             query = path
             try:
@@ -413,7 +413,7 @@ def index_app() -> Any:
     ) -> None:
         """Show what an index or Milvus collection holds; --verify checks checksums."""
         if _engine(engine, collection):
-            from toolsearch.catalog.milvus_cli import info_milvus
+            from toolsearch.catalog.cli.milvus import info_milvus
 
             try:
                 rows = info_milvus(uri, token, str(collection))
@@ -477,7 +477,7 @@ def index_app() -> Any:
         table.add_row("checksums", "verified (sha256)" if verify else "sizes checked")
         Console().print(table)  # the terminal's width: the values wrap
 
-    from toolsearch.catalog.learn_cli import learn_command
+    from toolsearch.catalog.cli.learn import learn_command
 
     app.command("learn")(learn_command)
     return app

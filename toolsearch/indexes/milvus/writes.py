@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolsearch.errors import IndexUnavailableError
-from toolsearch.indexes.milvus_client import is_transient
+from toolsearch.indexes.milvus.client import is_transient
 from toolsearch.indexes.session import SessionTools
 from toolsearch.tools.definition import ToolDefinition
 
@@ -26,7 +26,7 @@ __all__ = [
     "server_down",
 ]
 
-_LOG = logging.getLogger("toolsearch.indexes.milvus_ranker")
+_LOG = logging.getLogger("toolsearch.indexes.milvus.ranker")
 
 
 @dataclass(frozen=True)

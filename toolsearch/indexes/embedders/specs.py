@@ -10,7 +10,7 @@
 * the folder of a sentence-transformers model;
 * ``hashing`` / ``hashing-DIM``: the dependency-light test double;
 * ``openai:MODEL`` and ``gemini:MODEL``, optionally ``?dimensions=N&base_url=URL``: an API
-  embedder (:mod:`toolsearch.indexes.api_embedders`). Without ``base_url`` it embeds at
+  embedder (:mod:`toolsearch.indexes.embedders.api`). Without ``base_url`` it embeds at
   ``OPENAI_BASE_URL`` / ``GOOGLE_GEMINI_BASE_URL``, else the provider's own endpoint;
   ``vector:openai:text-embedding-3-small`` names a whole index;
 * the names embedders report (``sentence-transformers/...``,
@@ -31,17 +31,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolsearch.indexes.embedders import (
+from toolsearch.indexes.embedders.local import (
     Embedder,
     HashingEmbedder,
     SentenceTransformerEmbedder,
     StaticEmbedder,
 )
-from toolsearch.indexes.onnx_embedder import minilm_embedder
+from toolsearch.indexes.embedders.onnx import minilm_embedder
 from toolsearch.indexes.tuned import default_tuned_model_path
 
 if TYPE_CHECKING:
-    from toolsearch.indexes.api_names import ApiEmbedderSpec
+    from toolsearch.indexes.embedders.api_names import ApiEmbedderSpec
 
 __all__ = ["embedder_factory", "load_embedder", "resolve_embedder", "shared_embedder"]
 
@@ -66,7 +66,7 @@ def embedder_factory(name: str, *, local_only: bool = False) -> Callable[[], Emb
         if local_only:  # a recorded name never chooses where queries and the key go
             api.check_environment()
             api = dataclasses.replace(api, base_url=None)
-        from toolsearch.indexes.api_embedders import create_embedder
+        from toolsearch.indexes.embedders.api import create_embedder
 
         return functools.partial(create_embedder, api)
     if spec == "static":
@@ -78,7 +78,7 @@ def embedder_factory(name: str, *, local_only: bool = False) -> Callable[[], Emb
     if spec == "minilm-torch":
         return SentenceTransformerEmbedder
     if spec == "minilm-onnx":
-        from toolsearch.indexes.onnx_embedder import OnnxEmbedder
+        from toolsearch.indexes.embedders.onnx import OnnxEmbedder
 
         return OnnxEmbedder.from_packaged_minilm
     if spec.startswith("sentence-transformers/"):  # "#id" names a fine-tuned model's weights
@@ -110,7 +110,7 @@ def _api_spec(spec: str) -> ApiEmbedderSpec | None:
     prefix = spec.partition(":")[0]
     if prefix not in ("openai", "gemini"):
         return None
-    from toolsearch.indexes.api_names import ApiEmbedderSpec
+    from toolsearch.indexes.embedders.api_names import ApiEmbedderSpec
 
     return ApiEmbedderSpec.parse(spec)
 

@@ -29,8 +29,7 @@ from typing import Any, Literal
 from cachetools import LRUCache
 
 from toolsearch.errors import InvalidPatternError, MissingExtraError, PatternTooLongError
-from toolsearch.indexes.ranker import Ranking
-from toolsearch.indexes.regex_prefilter import (
+from toolsearch.indexes.lexical.regex_prefilter import (
     Requirement,
     TokenIndex,
     fold,
@@ -38,6 +37,7 @@ from toolsearch.indexes.regex_prefilter import (
     required_literals,
     splittable,
 )
+from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionIndex, SessionTools
 from toolsearch.indexes.text import clean_text, query_terms
 
@@ -259,7 +259,7 @@ _TERM_LOCK = threading.Lock()
 
 PREFILTER_MIN_TOOLS = 1000
 """Sessions with at least this many tools search through the prefilter
-(:mod:`toolsearch.indexes.regex_prefilter`), built on their first search; smaller ones
+(:mod:`toolsearch.indexes.lexical.regex_prefilter`), built on their first search; smaller ones
 scan every tool, which costs less than building the index (~30 ms a query at 1,000)."""
 
 
@@ -328,7 +328,7 @@ class _Session:
         self, finder: Finder, terms: list[str], limit: int, allowed: Sequence[int] | None
     ) -> Ranking:
         """Exact scores of the tools that can reach the top ``limit``, the matched count
-        from the index (see :mod:`toolsearch.indexes.regex_prefilter`)."""
+        from the index (see :mod:`toolsearch.indexes.lexical.regex_prefilter`)."""
         import numpy as np
 
         index = self._index

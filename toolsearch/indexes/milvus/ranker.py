@@ -15,20 +15,20 @@ from typing import Any, Literal, TypeVar, get_args
 
 from toolsearch.errors import IndexUnavailableError
 from toolsearch.indexes.embedders import Embedder
-from toolsearch.indexes.milvus_client import (
+from toolsearch.indexes.milvus.client import (
     MilvusConnection,
     RetryPolicy,
     in_filter,
     pymilvus,
     string_literal,
 )
-from toolsearch.indexes.milvus_schema import (
+from toolsearch.indexes.milvus.schema import (
     CollectionSettings,
     bm25_query,
     create_collection,
     tool_row,
 )
-from toolsearch.indexes.milvus_writes import (
+from toolsearch.indexes.milvus.writes import (
     Progress,
     RefusedTool,
     UpsertReport,
@@ -353,7 +353,7 @@ class MilvusRanker:
         with self._lock:
             if self._embedder is None:
                 if settings is not None and settings.embedder:
-                    from toolsearch.indexes.embedder_specs import embedder_factory
+                    from toolsearch.indexes.embedders.specs import embedder_factory
 
                     self._embedder = embedder_factory(settings.embedder, local_only=True)()
                 else:

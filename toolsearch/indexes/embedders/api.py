@@ -21,13 +21,13 @@ What they share (:class:`ApiEmbedder`):
   What is left is an :class:`~toolsearch.errors.EmbeddingApiError` naming the endpoint and
   model (never the key): registering tools or a build fails with it, a search hands it to
   the model as an ``index_unavailable`` result.
-* **A document cache on disk** (:class:`~toolsearch.indexes.embedding_cache.EmbeddingCache`)
+* **A document cache on disk** (:class:`~toolsearch.indexes.embedders.cache.EmbeddingCache`)
   keyed by the embedder's name and the sha256 of each text: a catalog is embedded once per
   model, however often it is rebuilt or registered. Query vectors stay in memory (an LRU):
   they are user content.
 * **Unit vectors**: every vector is normalised to length 1 (Gemini's reduced dimensions are
   not), so inner product is cosine similarity, as the indexes assume.
-* **A name that says what changes a vector** (:mod:`toolsearch.indexes.api_names`):
+* **A name that says what changes a vector** (:mod:`toolsearch.indexes.embedders.api_names`):
   provider, model, ``dimensions`` and, unless it is the provider's own, the endpoint.
   Index artifacts record the name, and the cache files vectors under it.
 
@@ -53,7 +53,7 @@ from toolsearch.errors import (
     ProviderConnectionError,
     ProviderError,
 )
-from toolsearch.indexes.api_names import (
+from toolsearch.indexes.embedders.api_names import (
     GEMINI,
     OPENAI,
     ApiEmbedderSpec,
@@ -62,12 +62,12 @@ from toolsearch.indexes.api_names import (
     embedder_name,
     model_name,
 )
-from toolsearch.indexes.embedders import _normalize, _QueryCache
-from toolsearch.indexes.embedding_cache import (
+from toolsearch.indexes.embedders.cache import (
     CacheOption,
     cache_from_option,
     text_key,
 )
+from toolsearch.indexes.embedders.local import _normalize, _QueryCache
 
 __all__ = ["ApiEmbedder", "GeminiEmbedder", "OpenAIEmbedder"]
 
@@ -410,7 +410,7 @@ class OpenAIEmbedder(ApiEmbedder):
         retry_backoff: The first wait between attempts, in seconds (doubling).
         timeout: Seconds per request.
         cache: ``True`` (the default cache; see
-            :func:`~toolsearch.indexes.embedding_cache.default_embedding_cache`), ``False``,
+            :func:`~toolsearch.indexes.embedders.cache.default_embedding_cache`), ``False``,
             a folder or an :class:`EmbeddingCache`.
         client: An ``openai.OpenAI`` to use as is (its own retries add to ours); its
             ``base_url`` names the endpoint unless ``base_url`` is given.

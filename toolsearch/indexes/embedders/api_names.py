@@ -5,7 +5,7 @@ unless it is the provider's own, the endpoint (scheme, host, port and path; neve
 credentials). llama.cpp's server ignores the ``model`` field, so only its address tells two
 of them apart. :class:`ApiEmbedderSpec` parses a name, resolves the endpoint a spec without
 ``base_url`` means (``OPENAI_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL``, else the provider's),
-and creates the embedder (:mod:`toolsearch.indexes.api_embedders`); the embedders report
+and creates the embedder (:mod:`toolsearch.indexes.embedders.api`); the embedders report
 their names through :func:`embedder_name`, so a recorded name resolves back to the same
 embedder. Nothing here imports an SDK.
 """

@@ -20,7 +20,7 @@ field           type                   holds
 
 **The BM25 text is our analysis, not the engine's.** ``text`` holds the terms our own BM25
 index reads (tantivy's tokenizer, lower case, our stop words, the English stemmer;
-:func:`toolsearch.indexes.analysis.field_tokens`), and queries are analyzed the same way
+:func:`toolsearch.indexes.lexical.analysis.field_tokens`), and queries are analyzed the same way
 before they are sent, so the server's analyzer only has to split on spaces (the
 ``standard`` tokenizer, which Milvus Lite and a cluster both have; Lite has no stemmer).
 BM25F's field weights become repetitions: each field's terms appear ``round(weight *
@@ -42,8 +42,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolsearch.indexes.analysis import analyze, field_tokens
-from toolsearch.indexes.milvus_client import pymilvus
+from toolsearch.indexes.lexical.analysis import analyze, field_tokens
+from toolsearch.indexes.milvus.client import pymilvus
 from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.text import PreparedTool, clean_text
 from toolsearch.tools.definition import ToolDefinition
@@ -178,7 +178,7 @@ def tool_row(
     cut to :data:`MAX_VARCHAR` bytes (sessions find their tools by fingerprint and name
     them as they were given, so only a whole-collection search shows the stored form). A
     row the server still refuses (a definition over its JSON limit) is reported by
-    :meth:`~toolsearch.indexes.milvus_ranker.MilvusRanker.upsert_tools`, not fatal."""
+    :meth:`~toolsearch.indexes.milvus.ranker.MilvusRanker.upsert_tools`, not fatal."""
     row: dict[str, Any] = {
         "id": tool.fingerprint,
         "catalog": _cut(clean_text(catalog)),

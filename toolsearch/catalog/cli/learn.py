@@ -95,7 +95,7 @@ def learn_command(
     from rich.console import Console
     from rich.table import Table
 
-    from toolsearch.catalog.cli_output import build_progress
+    from toolsearch.catalog.cli.output import build_progress
     from toolsearch.indexes.usage import UsageMemory, UsageMemoryError, UsageParams
 
     try:

@@ -12,8 +12,8 @@ The :class:`~toolsearch.search.registry.SessionRegistry` splits a session in two
   session.
 
 :class:`InMemorySessionStore` (the default) keeps the state in this process and runs an
-:class:`~toolsearch.search.eviction.EvictionStrategy`;
-:class:`~toolsearch.search.redis_store.RedisSessionStore` keeps it in Redis, shared by every
+:class:`~toolsearch.stores.eviction.EvictionStrategy`;
+:class:`~toolsearch.stores.redis_store.RedisSessionStore` keeps it in Redis, shared by every
 process pointed at the same server, with the same eviction meanings. One contract suite
 (``tests/contracts/test_session_store_contract.py``) runs over both.
 
@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from toolsearch.search.eviction import EvictionStrategy, LruEvictionStrategy
+from toolsearch.stores.eviction import EvictionStrategy, LruEvictionStrategy
 
 __all__ = ["InMemorySessionStore", "Lease", "SessionStore", "StoredTools"]
 

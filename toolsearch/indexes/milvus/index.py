@@ -8,7 +8,7 @@ code talks to an embedded Milvus Lite file (``uri="./tools.db"``), a Milvus Lite
 ``token``). Install ``toolsearch[milvus]``.
 
 * **One collection per catalog**, one row per tool keyed by its fingerprint (the fields:
-  :mod:`toolsearch.indexes.milvus_schema`). Preparing a session's tools asks the server
+  :mod:`toolsearch.indexes.milvus.schema`). Preparing a session's tools asks the server
   which fingerprints it already holds and upserts only the others, so re-registering
   unchanged tools (in any process) writes nothing, and a tool is embedded once.
 * **Sessions are filters inside the search**: every search carries ``id in [...]`` with the
@@ -39,8 +39,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolsearch.indexes.embedders import Embedder
-from toolsearch.indexes.milvus_client import RetryPolicy
-from toolsearch.indexes.milvus_ranker import (
+from toolsearch.indexes.milvus.client import RetryPolicy
+from toolsearch.indexes.milvus.ranker import (
     EXACT_TOTAL_UP_TO,
     MAX_TOP_K,
     MilvusRanker,

@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.errors import MissingExtraError
-from toolsearch.indexes.embedders import (
+from toolsearch.indexes.embedders.cache import CacheOption, cache_from_option
+from toolsearch.indexes.embedders.local import (
     SentenceTransformerEmbedder,
     _ModelEmbedder,
     _QueryCache,
     packaged_minilm_path,
 )
-from toolsearch.indexes.embedding_cache import CacheOption, cache_from_option
 from toolsearch.indexes.tuned import default_cache_dir
 
 _log = logging.getLogger(__name__)
@@ -242,7 +242,7 @@ class OnnxEmbedder(_ModelEmbedder):
         dimension: The vectors' length.
         threads: Chunks of a document batch run at once (default: the CPU count).
         cache: Document vectors kept on disk across processes
-            (:class:`~toolsearch.indexes.embedding_cache.EmbeddingCache`): ``True`` (default)
+            (:class:`~toolsearch.indexes.embedders.cache.EmbeddingCache`): ``True`` (default)
             for the default cache (``$TOOLSEARCH_EMBEDDING_CACHE``, ``off`` for none),
             ``False`` for none, or a cache or folder of your own. A second process over
             the same tools embeds nothing.
