@@ -35,7 +35,8 @@ def test_the_old_path_imports_the_new_module_with_a_warning(old: str, new: str) 
         module = importlib.import_module(old)
     assert module is moved
     assert module.__name__ == new
-    assert module.__spec__ is not None and module.__spec__.name == new
+    assert module.__spec__ is not None
+    assert module.__spec__.name == new
     for name in getattr(moved, "__all__", []):
         assert getattr(module, name) is getattr(moved, name)
 
@@ -44,8 +45,8 @@ def test_the_old_path_imports_the_new_module_with_a_warning(old: str, new: str) 
 def test_from_package_import_the_old_name_works_too(old: str) -> None:
     _forget(old)
     parent, _, child = old.rpartition(".")
-    with pytest.warns(DeprecationWarning):
-        namespace: dict[str, object] = {}
+    namespace: dict[str, object] = {}
+    with pytest.warns(DeprecationWarning, match=rf"{old} moved to "):
         exec(f"from {parent} import {child} as module", namespace)
     assert namespace["module"] is importlib.import_module(MOVED[old])
 

@@ -32,8 +32,8 @@ from toolsearch_bench.render import (
     render_request,
 )
 
-GOLDEN = Path(__file__).parents[1] / "golden"
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "providers"
+GOLDEN = Path(__file__).parent / "golden"
+FIXTURES = Path(__file__).parents[3] / "tests" / "fixtures" / "providers"  # recorded replies
 MODEL = "bench-model"
 
 WEATHER_SCHEMA = {

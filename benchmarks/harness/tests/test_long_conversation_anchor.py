@@ -10,7 +10,7 @@ from pathlib import Path
 from toolsearch import AssistantMessage, ChatOptions, Prompt, UserMessage
 from toolsearch.chat.options import ToolChange
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
 
 from long_conversation import anchored_changes
 

@@ -534,7 +534,7 @@ def test_the_docs_example_loads_the_tuned_model(trained, tmp_path, monkeypatch):
 
     monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
     shutil.copytree(trained[0].path, default_tuned_model_path())
-    docs = Path(__file__).resolve().parents[2] / "docs" / "finetune.md"
+    docs = Path(__file__).resolve().parents[3] / "docs" / "finetune.md"
     blocks = re.findall(r"```python\n(.*?)```", docs.read_text(encoding="utf-8"), re.DOTALL)
     [block] = [b for b in blocks if 'resolve_embedder("tuned")' in b]
     namespace: dict[str, object] = {}
