@@ -21,8 +21,8 @@ argument to change it) and batches of documents with every core; see
 :mod:`toolsearch.indexes.threads` for why. The other two run no torch at all.
 
 Names (``static``, ``tuned``, a model folder...) become embedders in
-:mod:`toolsearch.indexes.specs`; ``embedder_factory`` and ``load_embedder`` are still
-importable from here.
+:mod:`toolsearch.indexes.embedders.specs` (``embedder_factory``, ``load_embedder``), handed
+on by :mod:`toolsearch.indexes.specs`.
 """
 
 from __future__ import annotations
