@@ -106,7 +106,7 @@ row.update(timed(search, queries))
 """,
     "regex": """
 from toolsearch.tools.definition import ToolDefinition
-from toolsearch.indexes.regex import RegexToolIndex
+from toolsearch.indexes.lexical.regex import RegexToolIndex
 from toolsearch.search.types import ToolSearchRequest
 tools = [ToolDefinition(r["name"], r.get("description") or "", r.get("input_schema") or {},
                         category=r.get("category")) for r in records()]
@@ -119,7 +119,7 @@ row.update(timed(lambda q: index.search(ToolSearchRequest("s", q, 10)), queries)
 """,
     "memory": """
 from toolsearch.tools.definition import ToolDefinition
-from toolsearch.indexes.bm25 import Bm25ToolIndex
+from toolsearch.indexes.lexical.bm25 import Bm25ToolIndex
 tools = [ToolDefinition(r["name"], r.get("description") or "", r.get("input_schema") or {},
                         category=r.get("category")) for r in records()]
 index = Bm25ToolIndex()
@@ -130,7 +130,7 @@ row = {"build_cpu_s": cpu_all() - start, "build_peak_mib": peak_mib(), "disk_byt
     "vector": """
 import numpy as np
 from toolsearch.catalog.index import CatalogIndex
-from toolsearch.indexes.embedder_specs import resolve_embedder
+from toolsearch.indexes.embedders.specs import resolve_embedder
 embedder = resolve_embedder("static")  # created before timing, as for FAISS
 embedder.embed_documents(["warm up"])
 out = os.path.join(work, "ts-vector"); shutil.rmtree(out, ignore_errors=True)
@@ -159,7 +159,7 @@ if vector.get("index") == "hnsw":
 """,
     "faiss": """
 import numpy as np, faiss
-from toolsearch.indexes.embedder_specs import resolve_embedder
+from toolsearch.indexes.embedders.specs import resolve_embedder
 faiss.omp_set_num_threads(1)
 embedder = resolve_embedder("static")
 embedder.embed_documents(["warm up"])

@@ -27,7 +27,9 @@ import dataclasses
 ROW = dataclasses.replace(PROVIDERS[0], name="acme-chat", otel_name="acme")
 MISNAMED = dataclasses.replace(PROVIDERS[0], name="other")
 NOT_A_ROW = "a string"
-KIND = IndexKindRow("sneaky", "toolsearch.indexes.regex:RegexToolIndex", (), "x", catalog=True)
+KIND = IndexKindRow(
+    "sneaky", "toolsearch.indexes.lexical.regex:RegexToolIndex", (), "x", catalog=True
+)
 
 
 def hello_app():

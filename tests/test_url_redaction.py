@@ -48,7 +48,7 @@ def test_a_redis_store_shows_no_password(url: str) -> None:
 def test_a_milvus_connection_shows_no_credentials(caplog: pytest.LogCaptureFixture) -> None:
     pytest.importorskip("pymilvus")
     from toolsearch.errors import IndexUnavailableError
-    from toolsearch.indexes.milvus_client import MilvusConnection, RetryPolicy
+    from toolsearch.indexes.milvus.client import MilvusConnection, RetryPolicy
 
     class Refusing:
         def list_collections(self) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 # first, before anything can load torch or FAISS: OpenMP's idle threads sleep instead of
 # spinning against other processes (OMP_WAIT_POLICY=PASSIVE unless set; see the module)
 import toolsearch.indexes.threads  # noqa: F401  (standard library only)
+from toolsearch import _moved
 from toolsearch._version import __version__
 from toolsearch.errors import (
     AdvisorChainError,
@@ -259,6 +260,7 @@ def _install() -> None:
 
 
 _install()
+_moved.install()  # old paths of modules that moved into family folders (a table, no imports)
 
 __all__ = [
     "CONVERSATION_ID",

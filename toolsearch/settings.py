@@ -35,13 +35,13 @@ from pydantic_settings import (
 
 from toolsearch.indexes import kinds
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
-from toolsearch.search.eviction import (
+from toolsearch.search.options import ToolSearchOptions
+from toolsearch.stores.eviction import (
     CompositeEvictionStrategy,
     EvictionStrategy,
     LruEvictionStrategy,
     TtlEvictionStrategy,
 )
-from toolsearch.search.options import ToolSearchOptions
 
 __all__ = [
     "Settings",
@@ -85,7 +85,7 @@ class ToolSearchSettings(ToolSearchOptions):
     it re-orders the index's top 20 hits for each search (any ``index_type``)."""
     search_log: Path | None = None
     """A JSONL file to append every search and the tools the model then called to
-    (:class:`~toolsearch.search.search_log.JsonlSearchLog`), for ``toolsearch bench
+    (:class:`~toolsearch.search.logs.sink.JsonlSearchLog`), for ``toolsearch bench
     --replay`` and ``toolsearch embedder finetune --search-log``. It holds the search
     queries, which are user content. Off by default."""
     usage_memory: Path | None = None
@@ -175,13 +175,13 @@ def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAd
     through ``settings.options``; the index and the eviction are built from the rest)."""
     search_log: Any = None
     if settings.search_log is not None:
-        from toolsearch.search.search_log import JsonlSearchLog
+        from toolsearch.search.logs.sink import JsonlSearchLog
 
         search_log = JsonlSearchLog(settings.search_log)
     index = _index(settings)
     if settings.usage_memory is not None or settings.usage_memory_redis_url is not None:
         from toolsearch.indexes.learned import LearnedToolIndex
-        from toolsearch.search.search_log import TeeSearchLog
+        from toolsearch.search.logs.sink import TeeSearchLog
 
         memory = usage_memory(settings)  # it learns as a search log, and ranks
         index = LearnedToolIndex(index, memory=memory, shadow=settings.usage_memory_shadow)

@@ -355,7 +355,7 @@ def test_a_build_log_counts_every_stage_up_to_its_real_total(runner, tmp_path, m
     """stderr is not a terminal: count lines (here on every report) whose done never passes
     the total, and each stage's last line at done == total. 1,300 lines, the last 20
     repeating names: 1,300 tools analyzed, 1,280 embedded."""
-    from toolsearch.catalog import cli_output as catalog_cli
+    from toolsearch.catalog.cli import output as catalog_cli
 
     monkeypatch.setattr(catalog_cli, "LOG_EVERY", 0.0)
     names = [f"tool_{i}" for i in range(1280)] + [f"tool_{i}" for i in range(20)]
@@ -413,7 +413,7 @@ def test_the_progress_callback_never_counts_past_a_total(tmp_path):
 
 
 def test_build_log_lines_come_at_most_every_ten_seconds_with_rate_and_eta():
-    from toolsearch.catalog.cli_output import BuildLog
+    from toolsearch.catalog.cli.output import BuildLog
 
     now = [100.0]
     lines: list[str] = []
@@ -445,7 +445,7 @@ def test_a_terminal_shows_counts_without_a_made_up_total_and_an_eta_with_one():
     which a stage without a total kept."""
     from rich.console import Console
 
-    from toolsearch.catalog.cli_output import build_progress as _build_progress
+    from toolsearch.catalog.cli.output import build_progress as _build_progress
 
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=80, color_system=None)

@@ -341,7 +341,7 @@ def test_a_manifest_never_picks_a_model_to_download(tmp_path, monkeypatch):
         raise AssertionError("a model was about to be loaded")
 
     monkeypatch.setattr(
-        "toolsearch.indexes.embedder_specs.SentenceTransformerEmbedder", no_download
+        "toolsearch.indexes.embedders.specs.SentenceTransformerEmbedder", no_download
     )
     with pytest.raises(ManifestMismatchError, match="model hub") as caught:
         CatalogIndex.load(index.path)
@@ -895,7 +895,7 @@ def test_session_setup_needs_no_reindexing(tmp_path, monkeypatch):
     """A session over catalog tools resolves fingerprints: nothing is analyzed or embedded."""
     import toolsearch.catalog.pipeline as module
     import toolsearch.catalog.ranker as ranker
-    import toolsearch.indexes.analysis as analysis
+    import toolsearch.indexes.lexical.analysis as analysis
 
     embedder = CountingEmbedder()
     index = build(tmp_path, "hybrid", embedder=embedder)

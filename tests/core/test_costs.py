@@ -1,7 +1,7 @@
 """The library's cost model (toolsearch.costs), pinned on hand-computed requests: each
 family's write premium, each model's minimum cacheable length, traffic against the TTL,
 block counts scaled to the request counted whole, prompt_cache_key, and the cause of each
-miss. The bench bills with this same model (tests/bench/test_cache_model.py)."""
+miss. The bench bills with this same model (benchmarks/harness/tests/test_cache_model.py)."""
 
 from __future__ import annotations
 

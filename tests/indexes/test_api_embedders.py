@@ -41,9 +41,9 @@ from toolsearch.errors import (
     ToolIndexError,
 )
 from toolsearch.indexes import specs
-from toolsearch.indexes.api_embedders import GeminiEmbedder, OpenAIEmbedder
-from toolsearch.indexes.api_names import ApiEmbedderSpec
-from toolsearch.indexes.embedding_cache import CACHE_FILE, EmbeddingCache, text_key
+from toolsearch.indexes.embedders.api import GeminiEmbedder, OpenAIEmbedder
+from toolsearch.indexes.embedders.api_names import ApiEmbedderSpec
+from toolsearch.indexes.embedders.cache import CACHE_FILE, EmbeddingCache, text_key
 from toolsearch.search.types import ToolSearchRequest
 from toolsearch.tools.definition import ToolDefinition
 from toolsearch_bench.loaders import load_bundled
@@ -295,8 +295,8 @@ def test_a_changed_tool_is_the_only_one_embedded_again(server, cache_dir, acme, 
 
 def test_hybrid_index_over_acme_with_an_api_embedder(server, cache_dir, acme) -> None:
     pytest.importorskip("faiss", reason="VectorToolIndex needs faiss")
-    from toolsearch.indexes.bm25 import Bm25ToolIndex
     from toolsearch.indexes.hybrid import HybridToolIndex
+    from toolsearch.indexes.lexical.bm25 import Bm25ToolIndex
     from toolsearch.indexes.vector import VectorToolIndex
 
     tools, queries = acme
@@ -640,7 +640,7 @@ def test_an_unusable_answer_is_the_project_error_and_is_never_cached(
 
 def test_a_damaged_cached_vector_is_embedded_again(server, cache_dir) -> None:
     """A NaN row in the cache (written by an older version) is never served."""
-    from toolsearch.indexes.embedding_cache import text_key
+    from toolsearch.indexes.embedders.cache import text_key
 
     first = _openai(server, cache=cache_dir)
     first.embed_documents(["send an email"])

@@ -179,7 +179,7 @@ def _reference_pattern(query: str, max_length: int) -> str | None:
 @settings(max_examples=300, deadline=None)
 @given(query=st.text(max_size=400), max_length=st.integers(3, 250))
 def test_natural_language_pattern_matches_the_reference_and_its_limit(query, max_length) -> None:
-    from toolsearch.indexes.regex import natural_language_pattern
+    from toolsearch.indexes.lexical.regex import natural_language_pattern
 
     pattern = natural_language_pattern(query, max_length)
     assert pattern == _reference_pattern(query, max_length)
@@ -203,7 +203,7 @@ def pattern_index() -> Any:
 
 @pytest.mark.parametrize("pattern", ADVERSARIAL_PATTERNS)
 def test_adversarial_patterns_give_results_or_typed_errors(pattern_index, pattern, monkeypatch):
-    from toolsearch.indexes import regex
+    from toolsearch.indexes.lexical import regex
 
     consumed = [0]
     compile_pattern = regex._compile_model_pattern

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolsearch.indexes.embedding_cache import (
+from toolsearch.indexes.embedders.cache import (
     DEFAULT_MAX_BYTES,
     EmbeddingCache,
     default_embedding_cache,

@@ -361,7 +361,7 @@ def bm25_reference(
     weights: tuple[float, float, float] = (3.0, 1.0, 0.5),
 ) -> dict[str, float]:
     """Brute-force BM25F with the normalization described in bm25.py's docstring."""
-    from toolsearch.indexes.analysis import analyze
+    from toolsearch.indexes.lexical.analysis import analyze
 
     docs = []
     for tool in tools:
@@ -442,7 +442,7 @@ def test_bm25_scores_match_a_brute_force_reference(settings, query) -> None:
 def test_bm25_reference_helper_uses_the_cached_field_tokens() -> None:
     """The reference analyzes fields itself; the index's per-fingerprint cache agrees."""
     importorskip("tantivy")
-    from toolsearch.indexes.analysis import analyze, field_tokens
+    from toolsearch.indexes.lexical.analysis import analyze, field_tokens
 
     for tool in TOY:
         prepared = prepare_tool(tool)
@@ -583,7 +583,7 @@ def test_bm25_subset_session_uses_its_own_statistics() -> None:
 
 def test_bm25_second_session_with_the_same_tools_analyzes_nothing(monkeypatch) -> None:
     Bm25 = _bm25()
-    from toolsearch.indexes import analysis
+    from toolsearch.indexes.lexical import analysis
 
     marker = uuid.uuid4().hex[:12]
     tools = [
@@ -629,7 +629,7 @@ def test_bm25_second_session_with_the_same_tools_analyzes_nothing(monkeypatch) -
 
 
 def _regex_module():
-    from toolsearch.indexes import regex
+    from toolsearch.indexes.lexical import regex
 
     return regex
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from toolsearch.indexes import embedder_specs, specs
+from toolsearch.indexes import specs
 from toolsearch.indexes.embedders import HashingEmbedder
+from toolsearch.indexes.embedders import specs as embedder_specs
 
 
 def _has(module: str) -> bool:
@@ -301,7 +302,7 @@ def test_only_the_unnamed_default_falls_back_and_it_says_so(
     def without_tantivy(self: object, *args: object, **kwargs: object) -> None:
         raise MissingExtraError("BM25 tool search", "bm25", "tantivy")
 
-    monkeypatch.setattr("toolsearch.indexes.bm25.Bm25ToolIndex.__init__", without_tantivy)
+    monkeypatch.setattr("toolsearch.indexes.lexical.bm25.Bm25ToolIndex.__init__", without_tantivy)
     specs._warn_fallback.cache_clear()
     with caplog.at_level(logging.WARNING, logger="toolsearch.indexes.specs"):
         assert isinstance(ToolSearchToolCallingAdvisor().tool_index, RegexToolIndex)

@@ -25,7 +25,7 @@ import services
 from toolsearch import ToolDefinition
 from toolsearch.errors import IndexUnavailableError
 from toolsearch.indexes import HashingEmbedder, MilvusToolIndex
-from toolsearch.indexes.milvus_client import RetryPolicy
+from toolsearch.indexes.milvus.client import RetryPolicy
 from toolsearch.search import ToolSearchRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contracts"))
@@ -206,7 +206,7 @@ def test_an_outage_prints_no_pymilvus_tracebacks(tmp_path) -> None:
         import sys
         from toolsearch import ToolDefinition
         from toolsearch.indexes import MilvusToolIndex
-        from toolsearch.indexes.milvus_client import RetryPolicy
+        from toolsearch.indexes.milvus.client import RetryPolicy
         from toolsearch.search import ToolSearchRequest
         from toolsearch.errors import IndexUnavailableError
         index = MilvusToolIndex("http://127.0.0.1:{port}", mode="bm25", timeout=2.0,

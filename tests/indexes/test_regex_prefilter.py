@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from toolsearch.indexes.lexical.regex import RegexRanker
+from toolsearch.indexes.lexical.regex_prefilter import TokenIndex, required_literals
 from toolsearch.indexes.ranker import SessionTools
-from toolsearch.indexes.regex import RegexRanker
-from toolsearch.indexes.regex_prefilter import TokenIndex, required_literals
 from toolsearch.tools.definition import ToolDefinition
 
 WORDS = (  # noqa: SIM905
@@ -172,7 +172,7 @@ def test_token_index_finds_tokens_containing_a_literal_and_counts_occurrences() 
 
 
 def test_natural_scores_computed_in_c_equal_the_match_by_match_scores() -> None:
-    from toolsearch.indexes.regex import _score_matches
+    from toolsearch.indexes.lexical.regex import _score_matches
 
     ranker = RegexRanker(mode="natural")
     session = ranker.prepare(SessionTools.of(_corpus(200)))
@@ -217,7 +217,7 @@ def test_natural_mode_counts_exactly_where_query_words_overlap() -> None:
 def test_suffix_array_orders_positions_as_sorting_their_slices() -> None:
     import numpy as np
 
-    from toolsearch.indexes.regex_prefilter import _KEY, _suffix_array
+    from toolsearch.indexes.lexical.regex_prefilter import _KEY, _suffix_array
 
     rng = random.Random(8)
     alphabet = "ab\nc\x00\x01\U0010ffff\u212a\u4e2dzZ"

@@ -33,8 +33,8 @@ from toolsearch.indexes.usage import (
 )
 from toolsearch.models import FunctionChatModel
 from toolsearch.observe import hash_session_id
-from toolsearch.search.search_log import JsonlSearchLog, LoggedCalls, LoggedSearch, TeeSearchLog
-from toolsearch.search.search_log_reader import iter_search_log, read_search_log
+from toolsearch.search.logs.reader import iter_search_log, read_search_log
+from toolsearch.search.logs.sink import JsonlSearchLog, LoggedCalls, LoggedSearch, TeeSearchLog
 
 DAY = 86_400.0
 T0 = 1_700_000_000.0
@@ -419,7 +419,7 @@ def test_the_learn_command_rebuilds_a_memory_from_a_log(tmp_path):
     import typer
     from typer.testing import CliRunner
 
-    from toolsearch.catalog.learn_cli import learn_command
+    from toolsearch.catalog.cli.learn import learn_command
 
     log = tmp_path / "searches.jsonl"
     records = [

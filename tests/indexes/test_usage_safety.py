@@ -31,7 +31,7 @@ from toolsearch.indexes.learning.model import ANONYMOUS
 from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import ToolSearchRequest
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
 T0 = 1_700_000_000.0
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

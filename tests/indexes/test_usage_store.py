@@ -20,7 +20,7 @@ from toolsearch.indexes.learned import LearnedToolIndex
 from toolsearch.indexes.learning.store import InMemoryUsageStore
 from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
 from toolsearch.search import ToolSearchRequest
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
 T0 = 1_700_000_000.0
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -266,7 +266,7 @@ def _log_of(tmp_path: Path, head: tuple[str, str], tail: tuple[str, str], n: int
     """A search log: ``n`` sessions searching ``head[0]`` and calling ``head[1]``, then
     ``n // 4`` searching ``tail[0]`` and calling ``tail[1]`` (every search returns every
     tool)."""
-    from toolsearch.search.search_log import JsonlSearchLog
+    from toolsearch.search.logs.sink import JsonlSearchLog
 
     path = tmp_path / f"searches-{head[1]}-{tail[1]}.jsonl"
     log = JsonlSearchLog(path)
@@ -286,7 +286,7 @@ def test_the_learn_command_evaluates_a_held_back_tail_and_only_serves_what_helps
     import typer
     from typer.testing import CliRunner
 
-    from toolsearch.catalog.learn_cli import learn_command
+    from toolsearch.catalog.cli.learn import learn_command
 
     app = typer.Typer()
     app.command("learn")(learn_command)

@@ -56,7 +56,7 @@ from toolsearch.errors import (
 from toolsearch.indexes import RegexToolIndex
 from toolsearch.loop.advisor import AdvisorChain, ChatClientRequest, ChatClientResponse
 from toolsearch.models import OpenAIChatModel
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
+from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME
 
 pytestmark = pytest.mark.interop
 

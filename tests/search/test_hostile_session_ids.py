@@ -23,7 +23,7 @@ from toolsearch import (
 from toolsearch.indexes import Bm25ToolIndex
 from toolsearch.models import FunctionChatModel
 from toolsearch.observe import hash_session_id
-from toolsearch.search.search_log import JsonlSearchLog
+from toolsearch.search.logs.sink import JsonlSearchLog
 
 SEARCH = "toolSearchTool"
 

@@ -12,8 +12,12 @@ from toolsearch.chat.messages import AssistantMessage, ToolCall
 from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.indexes import Bm25ToolIndex
 from toolsearch.models import FunctionChatModel
+from toolsearch.search.builtin_tools.search_tool import (
+    MAX_QUERIES,
+    ToolSearchTool,
+    search_tool_definition,
+)
 from toolsearch.search.options import ToolSearchOptions
-from toolsearch.search.search_tool import MAX_QUERIES, ToolSearchTool, search_tool_definition
 from toolsearch.search.sessions import ToolSearchSessions
 from toolsearch.testing import function_tool
 from toolsearch_bench.agent import QueryPolicy, SimulatedAgent

@@ -32,7 +32,7 @@ from toolsearch.search import (
     SearchLog,
     read_search_log,
 )
-from toolsearch.search.search_log_reader import parse_part, session_part
+from toolsearch.search.logs.reader import parse_part, session_part
 from toolsearch.telemetry import hash_session_id
 
 SEARCH = "toolSearchTool"
@@ -323,7 +323,7 @@ def test_a_torn_last_line_then_new_appends_leave_the_log_readable(tmp_path, capl
     JsonlSearchLog(path).close()
     text = path.read_text(encoding="utf-8")
     path.write_text(text + '{"v":1,"type":"search","sess', encoding="utf-8")  # the crash
-    from toolsearch.search import search_log
+    from toolsearch.search.logs import sink as search_log
 
     search_log._writers.clear()  # a new process: no open handle, no tool sets written yet
     again = ToolSearchToolCallingAdvisor(
@@ -363,7 +363,7 @@ def test_the_usage_memory_setting_learns_from_a_real_turn_and_saves(tmp_path, mo
     learned index and feeds the memory beside the JSONL log; a successful call is learned."""
     from toolsearch.indexes.learned import LearnedToolIndex
     from toolsearch.indexes.usage import UsageMemory
-    from toolsearch.search.search_log import TeeSearchLog
+    from toolsearch.search.logs.sink import TeeSearchLog
     from toolsearch.settings import load_settings, tool_search_advisor
 
     memory_file = tmp_path / "usage.json"

@@ -19,7 +19,7 @@ from toolsearch import (
 from toolsearch.indexes import Bm25ToolIndex
 from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
 from toolsearch.models import FunctionChatModel
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 TOOLS = [

@@ -35,7 +35,7 @@ from toolsearch import (
 )
 from toolsearch.indexes import Bm25ToolIndex, RegexToolIndex
 from toolsearch.models import FunctionChatModel
-from toolsearch.search.search_tool import ToolSearchEvent
+from toolsearch.search.builtin_tools.search_tool import ToolSearchEvent
 
 
 def plain_client(model=None, **advisor):

@@ -6,7 +6,7 @@ tools' own statistics; ``min_score`` and the hybrid's convex fusion rely on that
 tantivy index scores fields separately with catalog-wide statistics, so a catalog-backed
 session would rank its 500 tools differently from the same 500 tools in a
 ``Bm25ToolIndex``. Instead the build analyzes every tool with the same tantivy analyzer
-(:func:`toolsearch.indexes.analysis.analyze`) and writes the weighted postings as ``.npy``
+(:func:`toolsearch.indexes.lexical.analysis.analyze`) and writes the weighted postings as ``.npy``
 files that load memory-mapped (on disk, paged in on use, shared between processes):
 
 * ``bm25_terms.txt``: the vocabulary, sorted, one term per line;
@@ -17,8 +17,8 @@ files that load memory-mapped (on disk, paged in on use, shared between processe
 * ``bm25_impacts.npy``: per posting, its BM25 term weight without the idf
   (``tf·(k1+1)/(tf + k1·(1-b+b·len/avglen))``) under the whole catalog's statistics (float32).
 
-:class:`MappedPostings` serves them as :class:`~toolsearch.indexes.bm25_scoring.Postings`,
-and :func:`toolsearch.indexes.bm25_scoring.rank` scores them exactly as it scores a
+:class:`MappedPostings` serves them as :class:`~toolsearch.indexes.lexical.bm25_scoring.Postings`,
+and :func:`toolsearch.indexes.lexical.bm25_scoring.rank` scores them exactly as it scores a
 ``Bm25ToolIndex``'s in-memory postings, so a search over a session's subset (statistics of
 that subset alone, filtering before ranking) returns exactly what a ``Bm25ToolIndex`` over
 the same tools returns. A search over the whole catalog uses the precomputed impacts (one
@@ -33,8 +33,8 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from toolsearch.indexes.analysis import tool_terms
-from toolsearch.indexes.bm25_scoring import TermPostings
+from toolsearch.indexes.lexical.analysis import tool_terms
+from toolsearch.indexes.lexical.bm25_scoring import TermPostings
 from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.text import PreparedTool
 
@@ -122,7 +122,7 @@ class Bm25Writer:
 
 class MappedPostings:
     """Read side: the built postings, memory-mapped, as
-    :class:`~toolsearch.indexes.bm25_scoring.Postings` (catalog ids are document ids)."""
+    :class:`~toolsearch.indexes.lexical.bm25_scoring.Postings` (catalog ids are document ids)."""
 
     def __init__(self, folder: Path, settings: Bm25Params) -> None:
         import numpy as np

@@ -17,7 +17,7 @@ index scores fields separately with whole-index statistics, so a session over 50
 tools would rank them differently from a ``Bm25ToolIndex`` over the same 500. The build
 analyzes text with the same tantivy analyzer and stores the weighted postings as
 memory-mapped ``.npy`` arrays, scored by the same function as the session indexes
-(:mod:`toolsearch.indexes.bm25_scoring`; see ``indexes/README.md``).
+(:mod:`toolsearch.indexes.lexical.bm25_scoring`; see ``indexes/README.md``).
 
 **Builds** (:mod:`toolsearch.catalog.build`) stream their sources, analyze them in worker
 processes and write into a temporary folder that replaces the target only once complete:

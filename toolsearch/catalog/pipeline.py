@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from toolsearch.catalog.store import definition_json
 from toolsearch.errors import CatalogIndexError, CatalogSourceError, MissingExtraError
 from toolsearch.indexes import text as _text
-from toolsearch.indexes.analysis import tool_terms
+from toolsearch.indexes.lexical.analysis import tool_terms
 from toolsearch.indexes.params import Bm25Params
 from toolsearch.tools.definition import ToolDefinition
 

@@ -14,7 +14,7 @@ binary search: nothing is analyzed or embedded) and places them over the artifac
 * **hybrid**: both, fused by :class:`~toolsearch.indexes.hybrid.FusedSession`, as a
   ``HybridToolIndex`` fuses its sides.
 
-Scoring is :mod:`toolsearch.indexes.bm25_scoring`'s and fusion
+Scoring is :mod:`toolsearch.indexes.lexical.bm25_scoring`'s and fusion
 :mod:`toolsearch.indexes.fusion`'s: the catalog defines none of its own.
 """
 
@@ -28,17 +28,17 @@ from typing import Any
 from toolsearch.catalog.bm25_artifact import MappedPostings
 from toolsearch.catalog.store import ToolStore
 from toolsearch.catalog.vector_artifact import VectorArtifact, VectorScope
-from toolsearch.indexes.analysis import tool_terms
-from toolsearch.indexes.bm25 import Bm25Session
-from toolsearch.indexes.bm25_scoring import (
+from toolsearch.indexes.clauses import clause_ranking, query_vectors
+from toolsearch.indexes.embedders import Embedder
+from toolsearch.indexes.hybrid import FusedSession
+from toolsearch.indexes.lexical.analysis import tool_terms
+from toolsearch.indexes.lexical.bm25 import Bm25Session
+from toolsearch.indexes.lexical.bm25_scoring import (
     ChainedPostings,
     MemoryPostings,
     scope_of,
     whole_scope,
 )
-from toolsearch.indexes.clauses import clause_ranking, query_vectors
-from toolsearch.indexes.embedders import Embedder
-from toolsearch.indexes.hybrid import FusedSession
 from toolsearch.indexes.params import FusionParams, VectorParams
 from toolsearch.indexes.ranker import Ranking, SessionRanker
 from toolsearch.indexes.session import SessionTools

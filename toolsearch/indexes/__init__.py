@@ -20,23 +20,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolsearch.indexes.api_embedders import GeminiEmbedder, OpenAIEmbedder
-    from toolsearch.indexes.bm25 import Bm25Ranker, Bm25ToolIndex
     from toolsearch.indexes.embedders import (
         Embedder,
         HashingEmbedder,
         SentenceTransformerEmbedder,
         StaticEmbedder,
     )
-    from toolsearch.indexes.embedding_cache import EmbeddingCache
+    from toolsearch.indexes.embedders.api import GeminiEmbedder, OpenAIEmbedder
+    from toolsearch.indexes.embedders.cache import EmbeddingCache
+    from toolsearch.indexes.embedders.onnx import OnnxEmbedder
     from toolsearch.indexes.hybrid import HybridRanker, HybridToolIndex
     from toolsearch.indexes.kinds import IndexKindRow, IndexOptions
     from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex
+    from toolsearch.indexes.lexical.bm25 import Bm25Ranker, Bm25ToolIndex
+    from toolsearch.indexes.lexical.regex import RegexRanker, RegexToolIndex
     from toolsearch.indexes.milvus import MilvusRanker, MilvusToolIndex
-    from toolsearch.indexes.onnx_embedder import OnnxEmbedder
     from toolsearch.indexes.params import Bm25Params, FusionParams, VectorParams
     from toolsearch.indexes.ranker import Ranker, Ranking, SessionRanker
-    from toolsearch.indexes.regex import RegexRanker, RegexToolIndex
     from toolsearch.indexes.rerank import (
         CrossEncoderReranker,
         FunctionReranker,
@@ -67,16 +67,16 @@ _LOCATIONS = {
     "Ranker": "ranker",
     "Ranking": "ranker",
     "SessionRanker": "ranker",
-    "Bm25Ranker": "bm25",
-    "Bm25ToolIndex": "bm25",
+    "Bm25Ranker": "lexical.bm25",
+    "Bm25ToolIndex": "lexical.bm25",
     "Embedder": "embedders",
-    "EmbeddingCache": "embedding_cache",
-    "GeminiEmbedder": "api_embedders",
-    "OpenAIEmbedder": "api_embedders",
+    "EmbeddingCache": "embedders.cache",
+    "GeminiEmbedder": "embedders.api",
+    "OpenAIEmbedder": "embedders.api",
     "HashingEmbedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "StaticEmbedder": "embedders",
-    "OnnxEmbedder": "onnx_embedder",
+    "OnnxEmbedder": "embedders.onnx",
     "embedder_factory": "specs",
     "index_factory": "specs",
     "load_embedder": "specs",
@@ -92,8 +92,8 @@ _LOCATIONS = {
     "UsageParams": "usage",
     "MilvusRanker": "milvus",
     "MilvusToolIndex": "milvus",
-    "RegexRanker": "regex",
-    "RegexToolIndex": "regex",
+    "RegexRanker": "lexical.regex",
+    "RegexToolIndex": "lexical.regex",
     "CrossEncoderReranker": "rerank",
     "FunctionReranker": "rerank",
     "Reranker": "rerank",

@@ -59,7 +59,7 @@ class HybridRanker:
 
 
 class HybridToolIndex(SessionIndex):
-    """Fusion of a :class:`~toolsearch.indexes.bm25.Bm25ToolIndex` and a
+    """Fusion of a :class:`~toolsearch.indexes.lexical.bm25.Bm25ToolIndex` and a
     :class:`~toolsearch.indexes.vector.VectorToolIndex` (or any two rankers).
 
     Args:
@@ -86,7 +86,7 @@ class HybridToolIndex(SessionIndex):
     ) -> None:
         fusion = dataclasses.replace(params or FusionParams(), **options)
         if bm25 is None:
-            from toolsearch.indexes.bm25 import Bm25ToolIndex
+            from toolsearch.indexes.lexical.bm25 import Bm25ToolIndex
 
             bm25 = Bm25ToolIndex()
         if vector is None:

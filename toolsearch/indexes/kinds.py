@@ -166,7 +166,7 @@ _log = logging.getLogger(__name__)
 
 
 def build_bm25(options: IndexOptions) -> ToolIndex:
-    from toolsearch.indexes.bm25 import Bm25ToolIndex
+    from toolsearch.indexes.lexical.bm25 import Bm25ToolIndex
 
     return Bm25ToolIndex(min_score=options.bm25_min_score)
 
@@ -178,8 +178,8 @@ def build_vector(options: IndexOptions) -> ToolIndex:
 
 
 def build_hybrid(options: IndexOptions) -> ToolIndex:
-    from toolsearch.indexes.bm25 import Bm25ToolIndex
     from toolsearch.indexes.hybrid import HybridToolIndex
+    from toolsearch.indexes.lexical.bm25 import Bm25ToolIndex
     from toolsearch.indexes.vector import VectorToolIndex
 
     return HybridToolIndex(
@@ -218,13 +218,13 @@ _HERE = __name__
 KINDS: tuple[IndexKindRow, ...] = (
     IndexKindRow(
         "regex",
-        "toolsearch.indexes.regex:RegexToolIndex",
+        "toolsearch.indexes.lexical.regex:RegexToolIndex",
         (),
         "words or a pattern over names and descriptions (patterns with toolsearch[regex])",
     ),
     IndexKindRow(
         "bm25",
-        "toolsearch.indexes.bm25:Bm25ToolIndex",
+        "toolsearch.indexes.lexical.bm25:Bm25ToolIndex",
         ("bm25",),
         "BM25F over name, description and parameters (tantivy's analysis, stemmed)",
         build=f"{_HERE}:build_bm25",

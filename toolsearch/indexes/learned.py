@@ -13,7 +13,7 @@ with two rankings of what was learned:
   tools are ordered by the sum of their requests' decay-weighted cosines (``vote_sum``;
   else by their best) and scored by their best;
 * a **BM25 field** over each tool's learned requests (the pure functions of
-  :mod:`toolsearch.indexes.bm25_scoring`, one document per tool, term frequencies
+  :mod:`toolsearch.indexes.lexical.bm25_scoring`, one document per tool, term frequencies
   weighted by each request's decayed weight), hits below ``bm25_min_score`` left out.
 
 Why fuse rather than replace: the inner index still finds tools nobody has used yet and
@@ -43,7 +43,6 @@ from typing import Any, Unpack
 
 from cachetools import LRUCache
 
-from toolsearch.indexes import bm25_scoring
 from toolsearch.indexes.embedders import Embedder
 from toolsearch.indexes.learning.fusion import (
     LearnedOptions,
@@ -52,6 +51,7 @@ from toolsearch.indexes.learning.fusion import (
     guard_top,
 )
 from toolsearch.indexes.learning.model import hash_terms
+from toolsearch.indexes.lexical import bm25_scoring
 from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.ranker import Hit, Ranker, Ranking, SessionRanker, SessionTools
 from toolsearch.indexes.session import SessionIndex, as_ranker
@@ -254,7 +254,7 @@ class LearnedRanker:
         if not memory.params.store_text and self.params.vote_weight > 0:
             memory.attach_embedder(self._embedder_name(), self._embed_texts)
         if self.params.bm25_weight > 0:
-            from toolsearch.indexes.analysis import analyze
+            from toolsearch.indexes.lexical.analysis import analyze
 
             analyze("probe")  # fail now, naming the extra, if tantivy is missing
 
@@ -434,7 +434,7 @@ class LearnedRanker:
         decayed weight and ``1 + ln(support)``."""
         import math
 
-        from toolsearch.indexes.analysis import analyze
+        from toolsearch.indexes.lexical.analysis import analyze
 
         hashed = not self.memory.params.store_text
         document: dict[str, float] = {}
@@ -483,7 +483,7 @@ class LearnedRanker:
         """Tools by BM25 over their learned requests (normalized scores, weak hits out)."""
         if view.postings is None or view.scope is None:
             return []
-        from toolsearch.indexes.analysis import analyze
+        from toolsearch.indexes.lexical.analysis import analyze
 
         np = _numpy()
         scope, docs = view.scope, None

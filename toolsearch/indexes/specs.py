@@ -1,5 +1,5 @@
 """One registry of names: the specs that stand for an index (and, re-exported from
-:mod:`toolsearch.indexes.embedder_specs`, for an embedder).
+:mod:`toolsearch.indexes.embedders.specs`, for an embedder).
 
 **Embedder specs** (:func:`embedder_factory`, :func:`load_embedder`,
 :func:`resolve_embedder`):
@@ -11,7 +11,7 @@
 * the folder of a sentence-transformers model;
 * ``hashing`` / ``hashing-DIM``: the dependency-light test double;
 * ``openai:MODEL`` and ``gemini:MODEL``, optionally ``?dimensions=N&base_url=URL``: an API
-  embedder (:mod:`toolsearch.indexes.api_embedders`). Without ``base_url`` it embeds at
+  embedder (:mod:`toolsearch.indexes.embedders.api`). Without ``base_url`` it embeds at
   ``OPENAI_BASE_URL`` / ``GOOGLE_GEMINI_BASE_URL``, else the provider's own endpoint;
   ``vector:openai:text-embedding-3-small`` names a whole index;
 * the names embedders report (``sentence-transformers/...``,
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolsearch.indexes import kinds
-from toolsearch.indexes.embedder_specs import (
+from toolsearch.indexes.embedders.specs import (
     embedder_factory,
     load_embedder,
     resolve_embedder,
@@ -84,11 +84,11 @@ def default_index() -> ToolIndex:
     and says so in a warning (once per process), so the core install still runs.
     """
     try:
-        from toolsearch.indexes.bm25 import Bm25ToolIndex
+        from toolsearch.indexes.lexical.bm25 import Bm25ToolIndex
 
         return Bm25ToolIndex()
     except ImportError as exc:
-        from toolsearch.indexes.regex import RegexToolIndex
+        from toolsearch.indexes.lexical.regex import RegexToolIndex
 
         _warn_fallback(str(exc))
         return RegexToolIndex()

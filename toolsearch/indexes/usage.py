@@ -14,7 +14,7 @@ file like any other user data, and delete a user's requests with
 What counts: a search followed, in the same session, by a **successful** call of one of
 its hits (:mod:`toolsearch.indexes.learning.live`); calls whose outcome was not recorded
 count only with ``count_unknown_outcomes=True``. The memory is a
-:class:`~toolsearch.search.search_log.SearchLog` (it learns live) and :meth:`replay`
+:class:`~toolsearch.search.logs.sink.SearchLog` (it learns live) and :meth:`replay`
 rebuilds it from a JSONL search log exactly as live learning would have. The bounds, decay
 and flood limits are :class:`UsageParams` (docs/learning-from-use.md says why each).
 
@@ -76,7 +76,7 @@ from toolsearch.indexes.learning.persist import (
 from toolsearch.indexes.learning.store import CLOSE_AT_EXIT, FileUsageStore, UsageStore
 from toolsearch.indexes.learning.warm import count_use, warm_tools
 from toolsearch.indexes.text import clean_text
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 from toolsearch.search.warm import WarmTool
 from toolsearch.tools.definition import ToolDefinition
 
@@ -270,7 +270,7 @@ class UsageMemory:
     def _entry(self, text: str, key: str, session: str, at: float, event: int) -> Entry:
         if self.params.store_text:
             return Entry(text, [session], at, at, event)
-        from toolsearch.indexes.analysis import analyze
+        from toolsearch.indexes.lexical.analysis import analyze
 
         entry = Entry("", [session], at, at, event, terms=hash_terms(analyze(text)), key=key)
         if self._embed is not None:  # the text is not kept: embed it now or never

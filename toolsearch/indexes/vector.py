@@ -30,7 +30,7 @@ from cachetools import LRUCache
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.clauses import clause_ranking, query_vectors
 from toolsearch.indexes.embedders import Embedder
-from toolsearch.indexes.onnx_embedder import minilm_embedder
+from toolsearch.indexes.embedders.onnx import minilm_embedder
 from toolsearch.indexes.params import VectorOptions, VectorParams
 from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.session import SessionIndex, SessionTools

@@ -24,15 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypedDict, Unpack
 
+from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.events import SearchListener
-from toolsearch.search.eviction import EvictionStrategy
+from toolsearch.search.logs.sink import SearchLog
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_log import SearchLog
-from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.sessions import ToolSearchSessions
-from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
+from toolsearch.stores.eviction import EvictionStrategy
+from toolsearch.stores.session_store import SessionStore
 
 __all__ = ["ToolSearchDoorKwargs", "check_max_results", "check_tool_names", "door_sessions"]
 

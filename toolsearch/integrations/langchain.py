@@ -42,8 +42,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from toolsearch.integrations._common import DefinitionCache, preload, require
 from toolsearch.integrations.door import ToolSearchDoorKwargs, door_sessions
+from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP, search_tool_definition
 from toolsearch.search.options import ToolSearchOptions, UndiscoveredToolPolicy, options_error
-from toolsearch.search.search_tool import MAX_RESULTS_CAP, search_tool_definition
 from toolsearch.search.sessions import (
     PORTABLE_NAMES,
     CallDecision,

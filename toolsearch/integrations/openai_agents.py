@@ -68,10 +68,10 @@ from toolsearch.integrations.door import (
     door_sessions,
 )
 from toolsearch.models.wire_names import WireNames
+from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
-from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.sessions import PORTABLE_NAMES, resolve_session
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolDefinition

@@ -50,10 +50,10 @@ from toolsearch.integrations._common import (
     warm_index,
 )
 from toolsearch.integrations.door import ToolSearchDoorKwargs, check_max_results, door_sessions
+from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
-from toolsearch.search.search_tool import MAX_RESULTS_CAP
 from toolsearch.search.session_ref import run_in_thread
 from toolsearch.search.sessions import resolve_session
 from toolsearch.search.types import ToolIndex

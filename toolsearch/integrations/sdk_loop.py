@@ -30,7 +30,7 @@ tool list does. :meth:`LoopSession.tool_name` maps a name the model called back 
 tool's own, for your own dispatch. Searching goes through the search-session core
 (:class:`~toolsearch.search.sessions.ToolSearchSessions`), the path every front door uses:
 the tools are indexed once per tool set and session, discoveries live in its
-:class:`~toolsearch.search.store.SessionStore` (with a ``RedisSessionStore`` a
+:class:`~toolsearch.stores.session_store.SessionStore` (with a ``RedisSessionStore`` a
 conversation's next turn may run on any worker and still see what it discovered), and every
 search emits the ``tool_search`` span, its metrics and search-log records.
 
@@ -55,10 +55,10 @@ from toolsearch.integrations.door import (
     door_sessions,
 )
 from toolsearch.models.wire_names import WireNames
+from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolsearch.search.session_ref import run_in_thread
 from toolsearch.search.sessions import SessionRef, name_rule, resolve_session
 from toolsearch.search.types import ToolIndex

@@ -46,9 +46,9 @@ from toolsearch.mcp.progress import ProgressRelay, ProgressReporter, request_pro
 from toolsearch.mcp.results import error_result, forwarded, text_result
 from toolsearch.mcp.server import Transport, run_server, tool_server
 from toolsearch.search.events import SearchListener
+from toolsearch.search.logs.sink import SearchLog
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.run import SearchResult
-from toolsearch.search.search_log import SearchLog
 from toolsearch.search.sessions import ToolSearchSessions
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolAnnotations, ToolDefinition

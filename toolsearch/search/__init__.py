@@ -3,21 +3,12 @@
 session stores (in memory or Redis), eviction and search logs."""
 
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
+from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
 from toolsearch.search.events import SearchListener, ToolSearchEvent
-from toolsearch.search.eviction import (
-    AlwaysEvictStrategy,
-    CompositeEvictionStrategy,
-    EvictionStrategy,
-    LruEvictionStrategy,
-    NeverEvictStrategy,
-    TtlEvictionStrategy,
-)
+from toolsearch.search.logs.reader import LabeledSearch, SearchLogContents, read_search_log
+from toolsearch.search.logs.sink import JsonlSearchLog, LoggedCalls, LoggedSearch, SearchLog
 from toolsearch.search.options import ToolSearchOptions
-from toolsearch.search.redis_store import RedisSessionStore
 from toolsearch.search.registry import SessionRegistry, SessionState
-from toolsearch.search.search_log import JsonlSearchLog, LoggedCalls, LoggedSearch, SearchLog
-from toolsearch.search.search_log_reader import LabeledSearch, SearchLogContents, read_search_log
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, ToolSearchTool
 from toolsearch.search.sessions import (
     CallDecision,
     SearchResult,
@@ -26,7 +17,6 @@ from toolsearch.search.sessions import (
     ToolSearchSessions,
     resolve_session,
 )
-from toolsearch.search.store import InMemorySessionStore, Lease, SessionStore, StoredTools
 from toolsearch.search.types import (
     DEFAULT_MAX_RESULTS,
     SearchMetadata,
@@ -36,6 +26,16 @@ from toolsearch.search.types import (
     ToolSearchResponse,
 )
 from toolsearch.search.warm import StaticWarmSet, WarmSetSource, WarmTool
+from toolsearch.stores.eviction import (
+    AlwaysEvictStrategy,
+    CompositeEvictionStrategy,
+    EvictionStrategy,
+    LruEvictionStrategy,
+    NeverEvictStrategy,
+    TtlEvictionStrategy,
+)
+from toolsearch.stores.redis_store import RedisSessionStore
+from toolsearch.stores.session_store import InMemorySessionStore, Lease, SessionStore, StoredTools
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",

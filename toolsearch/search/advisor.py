@@ -37,12 +37,13 @@ from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.observe import hash_session_id
 from toolsearch.search.advisor_options import OptionViews
-from toolsearch.search.call_tool import CallTool
+from toolsearch.search.builtin_tools.call_tool import CallTool
+from toolsearch.search.builtin_tools.search_tool import ToolSearchTool
 from toolsearch.search.change_anchor import CHANGES_KEY as _CHANGES_KEY
 from toolsearch.search.change_anchor import anchored as _anchored
 from toolsearch.search.events import SearchListener
-from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools
+from toolsearch.search.logs.sink import SearchLog
 from toolsearch.search.options import (
     ToolSearchOptions,
     ToolSearchOptionsDict,
@@ -50,13 +51,12 @@ from toolsearch.search.options import (
 )
 from toolsearch.search.outcomes import TurnOutcomes
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.search_log import SearchLog
-from toolsearch.search.search_tool import ToolSearchTool
 from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_index
-from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.search.warm import WarmSetSource
 from toolsearch.search.working_set import ChangeTracker, change_costs_more
+from toolsearch.stores.eviction import EvictionStrategy
+from toolsearch.stores.session_store import SessionStore
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.collect import tool_callbacks
@@ -171,11 +171,11 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
             its own eviction strategy; give one or the other).
         tool_calling_manager: Runs the tools (limits, error handling).
         search_listeners: Called with a
-            :class:`~toolsearch.search.search_tool.ToolSearchEvent` after every search
+            :class:`~toolsearch.search.builtin_tools.search_tool.ToolSearchEvent` after every search
             (query, hits with scores, hashed session, timing): where a search log
             attaches. More with :meth:`add_search_listener`.
-        search_log: A :class:`~toolsearch.search.search_log.SearchLog` (a
-            :class:`~toolsearch.search.search_log.JsonlSearchLog`, say) that receives every
+        search_log: A :class:`~toolsearch.search.logs.sink.SearchLog` (a
+            :class:`~toolsearch.search.logs.sink.JsonlSearchLog`, say) that receives every
             search and, per turn, the tools the model called: the data of
             ``toolsearch bench --replay`` and ``toolsearch embedder finetune --search-log``.
             It holds the search queries, which are user content. None by default.

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from toolsearch.loop.advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolsearch.memory.memory import CONVERSATION_ID
-from toolsearch.search.call_tool import DEFAULT_CALL_TOOL_NAME
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
+from toolsearch.search.builtin_tools.call_tool import DEFAULT_CALL_TOOL_NAME
+from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
 
 __all__ = [
     "Injection",
@@ -96,8 +96,8 @@ class ToolSearchOptions(BaseModel):
     list. ``"results"``: the tool list stays the search tool, the call tool and the pinned
     tools; a search's result carries the full definitions it found, and the model calls
     them through the call tool, so the start of the prompt never changes and a provider's
-    prompt cache keeps the whole conversation (:mod:`toolsearch.search.call_tool`). The
-    tool-search advisor only."""
+    prompt cache keeps the whole conversation
+    (:mod:`toolsearch.search.builtin_tools.call_tool`). The tool-search advisor only."""
     call_tool_name: str = DEFAULT_CALL_TOOL_NAME
     """The call tool's name (``injection="results"``)."""
     max_loaded_tools: int | None = Field(default=None, ge=1)

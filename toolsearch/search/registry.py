@@ -16,10 +16,10 @@ recently used tool set is cleared from the index when a fifth arrives, unless a 
 request still searches it (a tool set in use is never cleared; the LRU may then hold more
 for as long as those requests run).
 
-What must outlive this process lives in a :class:`~toolsearch.search.store.SessionStore`:
+What must outlive this process lives in a :class:`~toolsearch.stores.session_store.SessionStore`:
 the tools a session discovered, the tool set it used last, which requests hold it (leases)
-and eviction. The default :class:`~toolsearch.search.store.InMemorySessionStore` keeps it
-here; a :class:`~toolsearch.search.redis_store.RedisSessionStore` shares it between
+and eviction. The default :class:`~toolsearch.stores.session_store.InMemorySessionStore` keeps it
+here; a :class:`~toolsearch.stores.redis_store.RedisSessionStore` shares it between
 processes, so a conversation's next request may go to any worker and still see the tools it
 discovered. The registry keeps only this process's side: which tool sets its index holds,
 their holds, and one build lock per session.
@@ -44,9 +44,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from toolsearch.search.eviction import EvictionStrategy
-from toolsearch.search.store import InMemorySessionStore, Lease, SessionStore, StoredTools
 from toolsearch.search.types import ToolIndex
+from toolsearch.stores.eviction import EvictionStrategy
+from toolsearch.stores.session_store import InMemorySessionStore, Lease, SessionStore, StoredTools
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [

@@ -22,13 +22,13 @@ from toolsearch.chat.messages import ToolSearchHit
 from toolsearch.costs import Traffic, cache_shape
 from toolsearch.errors import InvalidToolArgumentsError, ToolDefinitionError, ToolIndexError
 from toolsearch.models.wire_names import NameRule, WireNames
-from toolsearch.search.call_tool import CallTool, unwrap_call
+from toolsearch.search.builtin_tools.call_tool import CallTool, unwrap_call
+from toolsearch.search.builtin_tools.results import render_result
+from toolsearch.search.builtin_tools.search_tool import ToolSearchTool
 from toolsearch.search.events import ToolSearchEvent
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
-from toolsearch.search.results import render_result
-from toolsearch.search.search_tool import ToolSearchTool
 from toolsearch.search.session_ref import (
     EPHEMERAL_PREFIX,
     SessionRef,
@@ -429,7 +429,7 @@ class SearchRun:
         return result
 
     def render(self, result: SearchResult) -> str:
-        """A search's result as the model reads it (:func:`~toolsearch.search.results.
+        """A search's result as the model reads it (:func:`~toolsearch.search.builtin_tools.results.
         render_result`: names, names with summaries, or definitions with
         ``injection="results"``), under the run's wire names."""
         carried = self.tools if self.sessions.call_tool_name is not None else None

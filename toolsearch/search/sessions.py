@@ -13,7 +13,7 @@ on one session:
   own session or conversation id, else a throwaway session for this run alone, dropped when
   it closes (never a default shared by unrelated runs);
 * **registration**: a run's tools are indexed once per tool set and session, through the
-  registry's :class:`~toolsearch.search.store.SessionStore` (leases, eviction);
+  registry's :class:`~toolsearch.stores.session_store.SessionStore` (leases, eviction);
 * **search**, sync and async: :meth:`SearchRun.asearch` and :meth:`ToolSearchSessions.aopen`
   run ranking, embedding and indexing on a worker thread, never on the event loop; several
   queries are searched one by one and merged rank by rank; tools the
@@ -39,20 +39,20 @@ from collections.abc import Iterable, Sequence
 
 from toolsearch.models.providers import PROVIDERS, provider_names
 from toolsearch.models.wire_names import NameRule
-from toolsearch.search.call_tool import call_tool_definition
+from toolsearch.search.builtin_tools.call_tool import call_tool_definition
+from toolsearch.search.builtin_tools.search_tool import search_tool_definition
 from toolsearch.search.events import SearchListener, ToolSearchEvent
-from toolsearch.search.eviction import EvictionStrategy
 from toolsearch.search.loaded import LoadedTools, LoadedTracker
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch, SearchLog
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import CallDecision, SearchResult, SearchRun
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch, SearchLog
-from toolsearch.search.search_tool import search_tool_definition
 from toolsearch.search.session_ref import SessionRef, resolve_session, run_in_thread
-from toolsearch.search.store import SessionStore
 from toolsearch.search.types import ToolIndex
 from toolsearch.search.warm import WarmSetSource
 from toolsearch.search.working_set import ChangeTracker
+from toolsearch.stores.eviction import EvictionStrategy
+from toolsearch.stores.session_store import SessionStore
 from toolsearch.tokens import TokenCounter
 from toolsearch.tools.definition import ToolDefinition
 
@@ -130,7 +130,7 @@ class ToolSearchSessions:
         options: The plain-data options (:class:`ToolSearchOptions`): max results, search
             tool name, accumulation, exclusion of loaded tools, undiscovered-call policy...
         search_listeners: Called with a :class:`ToolSearchEvent` after every search.
-        search_log: A :class:`~toolsearch.search.search_log.SearchLog` receiving every
+        search_log: A :class:`~toolsearch.search.logs.sink.SearchLog` receiving every
             search and the tools then called.
         door: The front door's name, as events and spans report it.
         token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate

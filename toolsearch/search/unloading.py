@@ -2,7 +2,7 @@
 
 :func:`choose_unloads` is what :meth:`~toolsearch.search.run.SearchRun.unload_idle` asks,
 given the session's discoveries, each one's last turn of use (the store's
-:meth:`~toolsearch.search.store.SessionStore.last_used`) and the current turn; the run
+:meth:`~toolsearch.stores.session_store.SessionStore.last_used`) and the current turn; the run
 then asks the store to unload them. Kept apart, the rule is tested without sessions.
 """
 

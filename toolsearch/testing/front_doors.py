@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsearch.search.events import ToolSearchEvent
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 from toolsearch.search.types import ToolIndex
 
 __all__ = [

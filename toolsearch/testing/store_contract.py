@@ -14,7 +14,7 @@ stands for a second process on the same store: a shared store (Redis) gives two 
 over one state; for a store that lives in one process, set ``process_local = True`` and
 the test's first store stands for every process (``make_store`` is called once a test).
 
-The contract (``toolsearch/search/store.py``): sessions are created by ``begin``; the last
+The contract (``toolsearch/stores/session_store.py``): sessions are created by ``begin``; the last
 tool set and the discoveries (in discovery order, each once) are kept; turns are counted
 and stamp discoveries and uses; LRU keeps the most recently used, TTL drops the unused, a
 composite does both, never keeps all, always drops when a request ends (not an index

@@ -27,8 +27,8 @@ from typing import Any
 from toolsearch.chat.messages import AssistantMessage, Message, ToolCall, ToolResponseMessage
 from toolsearch.indexes.clauses import split_clauses
 from toolsearch.models.samples import sample_arguments
-from toolsearch.search.call_tool import DEFAULT_CALL_TOOL_NAME
-from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_QUERIES
+from toolsearch.search.builtin_tools.call_tool import DEFAULT_CALL_TOOL_NAME
+from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_QUERIES
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["QueryPolicy", "SimulatedAgent", "called_tools", "split_clauses"]

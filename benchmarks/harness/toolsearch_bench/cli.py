@@ -242,7 +242,7 @@ def _cold_embeddings() -> Iterator[None]:
     every tool and build times are cold, unless the user names a cache (an API embedder's
     runs then reuse their paid vectors). The variable is restored afterwards, so a caller
     running the command in-process keeps its own setting."""
-    name = "TOOLSEARCH_EMBEDDING_CACHE"  # toolsearch.indexes.embedding_cache.CACHE_ENV
+    name = "TOOLSEARCH_EMBEDDING_CACHE"  # toolsearch.indexes.embedders.cache.CACHE_ENV
     if name in os.environ:
         yield
         return

@@ -25,7 +25,7 @@ def record_log(
 ) -> None:
     """``--search-log``: the simulated agent's tool-search runs, recorded into ``path``."""
     from toolsearch._cli_errors import error_exit
-    from toolsearch.search.search_log import JsonlSearchLog
+    from toolsearch.search.logs.sink import JsonlSearchLog
     from toolsearch_bench.agent import QueryPolicy
     from toolsearch_bench.replay import record_simulated_log
 
@@ -64,7 +64,7 @@ def run_replay(
     from rich.table import Table
 
     from toolsearch.errors import MissingExtraError
-    from toolsearch.search.search_log_reader import parse_part, read_search_log
+    from toolsearch.search.logs.reader import parse_part, read_search_log
     from toolsearch_bench.data import Catalog
     from toolsearch_bench.progress import PhaseProgress
     from toolsearch_bench.replay import (

@@ -187,7 +187,7 @@ def fuzz_learned(
     from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex
     from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
     from toolsearch.search import ToolSearchRequest
-    from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+    from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
     gen, report = HostileText(seed), FuzzReport()
     with tempfile.TemporaryDirectory() as scratch:

@@ -311,7 +311,7 @@ def run_live(
     from toolsearch.loop.client import ChatClient
     from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
     from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
-    from toolsearch.search.search_tool import DEFAULT_SEARCH_TOOL_NAME
+    from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME
 
     tasks = list(queries)[: limit if limit else None]
     tools = [SyntheticTool(definition) for definition in catalog.tools]

@@ -1,6 +1,6 @@
 """Replay a search log: score any index on the searches real traffic made.
 
-A search log (:class:`~toolsearch.search.search_log.JsonlSearchLog`) holds every search of
+A search log (:class:`~toolsearch.search.logs.sink.JsonlSearchLog`) holds every search of
 the tool-search advisor and the tools the model then called. :func:`replay_cases` turns
 the labelled searches (those with a called hit) into cases: the query, the tools the model
 already had (left out, as the search left them out), and the called tools as the relevant
@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolsearch.search.search_log import SearchLog
-from toolsearch.search.search_log_reader import SearchLogContents
+from toolsearch.search.logs.reader import SearchLogContents
+from toolsearch.search.logs.sink import SearchLog
 from toolsearch.search.types import ToolIndex, ToolSearchRequest
 from toolsearch.tools.definition import ToolDefinition
 from toolsearch_bench.agent import QueryPolicy, SimulatedAgent

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolsearch.indexes.learning.model import UsageParams
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
-from toolsearch.search.search_log_reader import iter_search_log, read_search_log
+from toolsearch.search.logs.reader import iter_search_log, read_search_log
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
 __all__ = ["ToolSetEvaluation", "evaluate_log"]
 

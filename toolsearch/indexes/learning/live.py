@@ -18,7 +18,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 from toolsearch.indexes.learning.model import ANONYMOUS, UsageParams, normalize_request
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
 __all__ = ["Lesson", "LiveJoin"]
 

@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from toolsearch.search.logs.sink import tool_set_digest
 from toolsearch.search.registry import tool_set_key
-from toolsearch.search.search_log import tool_set_digest
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [

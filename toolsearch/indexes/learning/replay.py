@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from toolsearch.indexes.learning.model import ReplayStats
-from toolsearch.search.search_log import LoggedCalls, LoggedSearch
-from toolsearch.search.search_log_reader import iter_search_log
+from toolsearch.search.logs.reader import iter_search_log
+from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
 __all__ = ["replay"]
 

@@ -191,7 +191,7 @@ def embedder_app() -> Any:
             )
         part = None
         if sessions is not None:
-            from toolsearch.search.search_log_reader import parse_part
+            from toolsearch.search.logs.reader import parse_part
 
             if not search_logs:
                 raise typer.BadParameter("goes with --search-log", param_hint="--sessions")
@@ -291,7 +291,7 @@ def _labeled(
 
         sets.append((Catalog.from_jsonl(catalog_file), QuerySet.from_jsonl(queries_file)))
     for path in search_logs:
-        from toolsearch.search.search_log_reader import read_search_log
+        from toolsearch.search.logs.reader import read_search_log
         from toolsearch_bench.replay import log_dataset
 
         try:
