@@ -2,14 +2,14 @@
 usage memory fed by earlier requests), on every development catalog.
 
 A time split per catalog: the queries in a fixed seeded order; the first half are
-*logged* requests, each fed to a :class:`~toolsearch.indexes.usage.UsageMemory` as if it
+*logged* requests, each fed to a :class:`~toolsearch.indexes.learning.memory.UsageMemory` as if it
 had led to a successful call of its gold tool(s) (a search whose hits hold the gold, then
 a calls record with ``ok``, through the memory's ``SearchLog`` methods, one session per
 request); the second half is evaluated. Warm after 200 / 1,000 / 3,000 logged requests
 feeds the first ``min(n, half)`` of them (no development catalog has 2,000 queries, so the
 larger stages feed what the catalog has, and say how many). Inner indexes ``vector`` and
 ``hybrid`` from :func:`toolsearch.indexes.make_index`, wrapped in
-:class:`~toolsearch.indexes.learned.LearnedToolIndex` (with an empty memory it returns the
+:class:`~toolsearch.indexes.learning.learned.LearnedToolIndex` (with an empty memory it returns the
 inner ranking exactly, so "cold" is the inner index).
 
     python benchmarks/learning_from_use.py                     # the table
@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from toolsearch.indexes import make_index
-from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex, inner_embedder
-from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
+from toolsearch.indexes.learning.learned import LearnedParams, LearnedToolIndex, inner_embedder
+from toolsearch.indexes.learning.memory import UsageMemory, UsageParams, catalog_digest
 from toolsearch.observe import hash_session_id
 from toolsearch.search import LoggedCalls, LoggedSearch, ToolSearchRequest
 from toolsearch_bench.data import Catalog, Query, QuerySet

@@ -37,8 +37,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolsearch.indexes import make_index
-from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex, inner_embedder
-from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
+from toolsearch.indexes.learning.learned import LearnedParams, LearnedToolIndex, inner_embedder
+from toolsearch.indexes.learning.memory import UsageMemory, UsageParams, catalog_digest
 from toolsearch.observe import hash_session_id
 from toolsearch.search import LoggedCalls, LoggedSearch, ToolSearchRequest
 from toolsearch_bench.data import Catalog, Query

@@ -4,7 +4,7 @@ the "loaded but never called" negative signal tried, with :mod:`learning_paths`'
 For each development catalog (the same seeded time split and stages as
 :mod:`learning_paths`), the memory is fed every logged request as a successful call of its
 gold tools (``every-call``) and, at each stage, every point of a grid of
-:class:`~toolsearch.indexes.learned.LearnedParams` is scored through the real learned index
+:class:`~toolsearch.indexes.learning.learned.LearnedParams` is scored through the real learned index
 (the inner ranking and the two learned rankings are memoized per query, so only the fusion
 is recomputed per point). The plain baseline (:func:`learning_paths.baseline_recall`) is
 scored at the same stages.
@@ -43,8 +43,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolsearch.indexes import make_index
-from toolsearch.indexes.learned import LearnedToolIndex, inner_embedder
-from toolsearch.indexes.usage import UsageMemory, catalog_digest
+from toolsearch.indexes.learning.learned import LearnedToolIndex, inner_embedder
+from toolsearch.indexes.learning.memory import UsageMemory, catalog_digest
 from toolsearch.search import ToolSearchRequest
 from toolsearch_bench.data import Query
 from toolsearch_bench.metrics import recall_at

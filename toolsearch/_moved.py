@@ -53,6 +53,11 @@ MOVED: dict[str, str] = {
     "toolsearch.catalog.cli_output": "toolsearch.catalog.cli.output",
     "toolsearch.catalog.learn_cli": "toolsearch.catalog.cli.learn",
     "toolsearch.catalog.milvus_cli": "toolsearch.catalog.cli.milvus",
+    # learning from use: toolsearch/indexes/learning/
+    "toolsearch.indexes.usage": "toolsearch.indexes.learning.memory",
+    "toolsearch.indexes.learned": "toolsearch.indexes.learning.learned",
+    # where the fine-tuned embedder lives: toolsearch/indexes/embedders/
+    "toolsearch.indexes.tuned": "toolsearch.indexes.embedders.tuned",
 }
 """Old dotted module name -> new one. ``toolsearch.indexes.embedders``,
 ``toolsearch.indexes.milvus`` and ``toolsearch.catalog.cli`` are packages now, under the

@@ -399,6 +399,6 @@ class MissingExtraError(ToolsearchError, ImportError):
 
 
 class UsageMemoryError(ToolsearchError, ValueError):
-    """A usage memory file (:class:`~toolsearch.indexes.usage.UsageMemory`) that cannot be
+    """A usage memory file (:class:`~toolsearch.indexes.learning.memory.UsageMemory`) that cannot be
     read: not JSON, not a usage memory, a newer version, or malformed; the message names
     the file."""

@@ -91,7 +91,7 @@ class ToolSearchSettings(ToolSearchOptions):
     usage_memory: Path | None = None
     """Learning from use (docs/learning-from-use.md): a JSON file where the index keeps, per
     tool, the requests that led to a successful call of it, and ranks by them beside its own
-    ranking (:class:`~toolsearch.indexes.learned.LearnedToolIndex`). It stores user request
+    ranking (:class:`~toolsearch.indexes.learning.learned.LearnedToolIndex`). It stores user request
     text. Off by default."""
     usage_memory_autosave_every: int | None = Field(default=50, ge=1)
     """Save the usage memory after this many learned requests (``None``: on close and at
@@ -180,7 +180,7 @@ def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAd
         search_log = JsonlSearchLog(settings.search_log)
     index = _index(settings)
     if settings.usage_memory is not None or settings.usage_memory_redis_url is not None:
-        from toolsearch.indexes.learned import LearnedToolIndex
+        from toolsearch.indexes.learning.learned import LearnedToolIndex
         from toolsearch.search.logs.sink import TeeSearchLog
 
         memory = usage_memory(settings)  # it learns as a search log, and ranks
@@ -195,9 +195,9 @@ def tool_search_advisor(settings: ToolSearchSettings) -> ToolSearchToolCallingAd
 
 
 def usage_memory(settings: ToolSearchSettings) -> Any:
-    """The :class:`~toolsearch.indexes.usage.UsageMemory` the settings describe (a file, or
-    Redis with ``usage_memory_redis_url``)."""
-    from toolsearch.indexes.usage import UsageMemory, UsageParams
+    """The :class:`~toolsearch.indexes.learning.memory.UsageMemory` the settings describe (a
+    file, or Redis with ``usage_memory_redis_url``)."""
+    from toolsearch.indexes.learning.memory import UsageMemory, UsageParams
 
     params = UsageParams(
         tenant=settings.usage_memory_tenant, store_text=settings.usage_memory_store_text

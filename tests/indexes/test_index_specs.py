@@ -96,7 +96,7 @@ def test_tuned_without_a_model_says_how_to_make_it(tmp_path: Path, monkeypatch) 
 
 
 def test_tuned_loads_the_model_in_the_default_folder(tmp_path: Path, monkeypatch, loads) -> None:
-    from toolsearch.indexes.tuned import default_tuned_model_path
+    from toolsearch.indexes.embedders.tuned import default_tuned_model_path
 
     monkeypatch.setenv("TOOLSEARCH_CACHE_DIR", str(tmp_path))
     folder = default_tuned_model_path()
@@ -129,7 +129,7 @@ def test_the_old_homes_of_the_names_still_work() -> None:
 
 
 def test_a_fine_tuned_record_names_the_weights(tmp_path: Path) -> None:
-    from toolsearch.indexes.tuned import RECORD_FILE, recorded_model_id
+    from toolsearch.indexes.embedders.tuned import RECORD_FILE, recorded_model_id
 
     assert recorded_model_id(tmp_path) is None
     (tmp_path / RECORD_FILE).write_text("not json")

@@ -25,13 +25,13 @@ from toolsearch.indexes import (
     HybridToolIndex,
     VectorToolIndex,
 )
-from toolsearch.indexes.learned import (
+from toolsearch.indexes.learning.learned import (
     LearnedParams,
     LearnedToolIndex,
     fuse_learned,
     inner_embedder,
 )
-from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
+from toolsearch.indexes.learning.memory import UsageMemory, UsageParams, catalog_digest
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import ToolSearchRequest, ToolSearchResponse
 from toolsearch.testing import CATALOG, ToolIndexContract
@@ -187,7 +187,7 @@ def test_an_unreadable_memory_leaves_the_index_cold_with_a_warning(tmp_path, cap
     path.write_text("{torn", encoding="utf-8")
     inner = indexed(VectorToolIndex(embedder=hashing()))
     learned = indexed(LearnedToolIndex(inner, memory=UsageMemory(path)))
-    with caplog.at_level(logging.WARNING, logger="toolsearch.indexes.learned"):
+    with caplog.at_level(logging.WARNING, logger="toolsearch.indexes.learning.learned"):
         assert ask(learned, "weather").tool_references == ask(inner, "weather").tool_references
         ask(learned, "weather")
     assert sum("usage memory unreadable" in r.getMessage() for r in caplog.records) == 1

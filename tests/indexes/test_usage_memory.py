@@ -23,7 +23,7 @@ from toolsearch import (
     ToolSearchToolCallingAdvisor,
 )
 from toolsearch.indexes import RegexToolIndex
-from toolsearch.indexes.usage import (
+from toolsearch.indexes.learning.memory import (
     USAGE_FORMAT,
     UsageMemory,
     UsageMemoryError,

@@ -26,9 +26,9 @@ from toolsearch import (
 )
 from toolsearch.errors import ToolDefinitionError, UsageMemoryError
 from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder
-from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex
+from toolsearch.indexes.learning.learned import LearnedParams, LearnedToolIndex
+from toolsearch.indexes.learning.memory import UsageMemory, UsageParams, catalog_digest
 from toolsearch.indexes.learning.model import ANONYMOUS
-from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import ToolSearchRequest
 from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch

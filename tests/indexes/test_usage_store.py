@@ -16,9 +16,9 @@ import pytest
 
 from toolsearch import ToolDefinition
 from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder
-from toolsearch.indexes.learned import LearnedToolIndex
+from toolsearch.indexes.learning.learned import LearnedToolIndex
+from toolsearch.indexes.learning.memory import UsageMemory, UsageParams, catalog_digest
 from toolsearch.indexes.learning.store import InMemoryUsageStore
-from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
 from toolsearch.search import ToolSearchRequest
 from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 WORKER = """
 import sys
-from toolsearch.indexes.usage import UsageMemory, UsageParams
+from toolsearch.indexes.learning.memory import UsageMemory, UsageParams
 from toolsearch.indexes.learning.redis_store import RedisUsageStore
 kind, where, name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 params = UsageParams(max_per_tool=1_000, session_floor=1_000)
@@ -395,7 +395,7 @@ def test_an_incremental_view_update_ranks_as_a_full_rebuild():
 def test_a_summed_vote_counts_many_neighbours_of_one_tool():
     import numpy as np
 
-    from toolsearch.indexes.learned import LearnedParams, LearnedRanker, _View
+    from toolsearch.indexes.learning.learned import LearnedParams, LearnedRanker, _View
 
     embedder = HashingEmbedder(64)
     q = np.asarray(embedder.embed_query("find it"), dtype=np.float32)

@@ -361,8 +361,8 @@ def test_a_huge_query_is_logged_as_far_as_the_index_reads_it(tmp_path):
 def test_the_usage_memory_setting_learns_from_a_real_turn_and_saves(tmp_path, monkeypatch):
     """``TOOLSEARCH_TOOL_SEARCH__USAGE_MEMORY``: the configured advisor ranks through a
     learned index and feeds the memory beside the JSONL log; a successful call is learned."""
-    from toolsearch.indexes.learned import LearnedToolIndex
-    from toolsearch.indexes.usage import UsageMemory
+    from toolsearch.indexes.learning.learned import LearnedToolIndex
+    from toolsearch.indexes.learning.memory import UsageMemory
     from toolsearch.search.logs.sink import TeeSearchLog
     from toolsearch.settings import load_settings, tool_search_advisor
 

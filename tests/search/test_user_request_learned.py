@@ -17,7 +17,7 @@ from toolsearch import (
     ToolSearchToolCallingAdvisor,
 )
 from toolsearch.indexes import Bm25ToolIndex
-from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
+from toolsearch.indexes.learning.memory import UsageMemory, UsageParams, catalog_digest
 from toolsearch.models import FunctionChatModel
 from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 

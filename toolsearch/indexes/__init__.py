@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from toolsearch.indexes.embedders.onnx import OnnxEmbedder
     from toolsearch.indexes.hybrid import HybridRanker, HybridToolIndex
     from toolsearch.indexes.kinds import IndexKindRow, IndexOptions
-    from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex
+    from toolsearch.indexes.learning.learned import LearnedParams, LearnedToolIndex
+    from toolsearch.indexes.learning.memory import UsageMemory, UsageParams
     from toolsearch.indexes.lexical.bm25 import Bm25Ranker, Bm25ToolIndex
     from toolsearch.indexes.lexical.regex import RegexRanker, RegexToolIndex
     from toolsearch.indexes.milvus import MilvusRanker, MilvusToolIndex
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
         resolve_embedder,
     )
     from toolsearch.indexes.text import PreparedTool, prepare_tool, split_name
-    from toolsearch.indexes.usage import UsageMemory, UsageParams
     from toolsearch.indexes.vector import VectorRanker, VectorToolIndex
 
 _LOCATIONS = {

@@ -7,7 +7,7 @@
 * ``minilm``: the packaged all-MiniLM-L6-v2 (sentence-transformers);
 * ``static``: its model2vec distillation (:meth:`StaticEmbedder.from_packaged_minilm`);
 * ``tuned``: the model ``toolsearch embedder finetune`` saved at
-  :func:`~toolsearch.indexes.tuned.default_tuned_model_path`;
+  :func:`~toolsearch.indexes.embedders.tuned.default_tuned_model_path`;
 * the folder of a sentence-transformers model;
 * ``hashing`` / ``hashing-DIM``: the dependency-light test double;
 * ``openai:MODEL`` and ``gemini:MODEL``, optionally ``?dimensions=N&base_url=URL``: an API

@@ -28,7 +28,7 @@ def default_out() -> Path:
     """
     import time
 
-    from toolsearch.indexes.tuned import default_cache_dir
+    from toolsearch.indexes.embedders.tuned import default_cache_dir
 
     base = default_cache_dir() / "bench" / time.strftime("%Y%m%d-%H%M%S")
     candidate, number = base, 1

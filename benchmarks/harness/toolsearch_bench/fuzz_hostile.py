@@ -7,8 +7,8 @@ points over the whole range) and of hostile tool sets (dotted, slashed, unicode 
 200+-character names, names that collide once case-folded or normalized, exact
 duplicates, hostile descriptions and schemas):
 
-* :func:`fuzz_learned` drives a :class:`~toolsearch.indexes.learned.LearnedToolIndex`
-  over a :class:`~toolsearch.indexes.usage.UsageMemory` through ``index_tools``,
+* :func:`fuzz_learned` drives a :class:`~toolsearch.indexes.learning.learned.LearnedToolIndex`
+  over a :class:`~toolsearch.indexes.learning.memory.UsageMemory` through ``index_tools``,
   ``record_search`` / ``record_calls`` (live learning), ``search``, ``save`` and ``load``;
 * :func:`fuzz_injection` drives the public chat path: a
   :class:`~toolsearch.ToolSearchToolCallingAdvisor` (``injection="tools"`` and
@@ -184,8 +184,8 @@ def fuzz_learned(
     learned index (HashingEmbedder vote + BM25 field) and its usage memory: live learning,
     search, save, load and search again. Every third tool set's memory is a file."""
     from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder
-    from toolsearch.indexes.learned import LearnedParams, LearnedToolIndex
-    from toolsearch.indexes.usage import UsageMemory, UsageParams, catalog_digest
+    from toolsearch.indexes.learning.learned import LearnedParams, LearnedToolIndex
+    from toolsearch.indexes.learning.memory import UsageMemory, UsageParams, catalog_digest
     from toolsearch.search import ToolSearchRequest
     from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
@@ -526,8 +526,8 @@ def fuzz_injection(tool_sets: int, queries_per_set: int = 10, *, seed: int = 474
         ToolSearchToolCallingAdvisor,
     )
     from toolsearch.indexes import Bm25ToolIndex, HashingEmbedder
-    from toolsearch.indexes.learned import LearnedToolIndex
-    from toolsearch.indexes.usage import UsageMemory
+    from toolsearch.indexes.learning.learned import LearnedToolIndex
+    from toolsearch.indexes.learning.memory import UsageMemory
 
     gen, report = HostileText(seed), FuzzReport()
     with ScriptedServer() as server:

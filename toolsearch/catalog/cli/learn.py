@@ -1,7 +1,7 @@
 """``toolsearch index learn LOG --out FILE``: rebuild a usage memory from a search log.
 
 The command replays a JSONL search log (``JsonlSearchLog``) into a
-:class:`~toolsearch.indexes.usage.UsageMemory` in file order, exactly as the memory would
+:class:`~toolsearch.indexes.learning.memory.UsageMemory` in file order, exactly as the memory would
 have learned live as the advisor's search log, and saves it atomically to ``--out`` (the
 file ``LearnedToolIndex`` reads, kept beside the index it serves). Only searches followed
 by a *successful* call of one of their hits count; a log written before outcomes were
@@ -96,7 +96,7 @@ def learn_command(
     from rich.table import Table
 
     from toolsearch.catalog.cli.output import build_progress
-    from toolsearch.indexes.usage import UsageMemory, UsageMemoryError, UsageParams
+    from toolsearch.indexes.learning.memory import UsageMemory, UsageMemoryError, UsageParams
 
     try:
         params = UsageParams(

@@ -13,7 +13,7 @@ opens its own connection per operation, writes one transaction per batch, and wa
 30 s for another writer, so concurrent builds share the file safely and a build killed
 mid-way keeps the batches it finished. The file is bounded (1 GiB of live pages by default):
 a write past the bound removes the least recently used rows. The default folder is
-``<cache dir>/embeddings`` (:func:`~toolsearch.indexes.tuned.default_cache_dir`:
+``<cache dir>/embeddings`` (:func:`~toolsearch.indexes.embedders.tuned.default_cache_dir`:
 ``$TOOLSEARCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/toolsearch``, else ``~/.cache/toolsearch``);
 ``$TOOLSEARCH_EMBEDDING_CACHE`` names another folder, or ``off`` to use none.
 
@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolsearch.indexes.tuned import default_cache_dir
+from toolsearch.indexes.embedders.tuned import default_cache_dir
 
 __all__ = [
     "CACHE_ENV",

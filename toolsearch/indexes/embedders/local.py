@@ -46,9 +46,9 @@ from toolsearch.indexes.embedders.cache import (
     cache_from_option,
     cached_rows,
 )
+from toolsearch.indexes.embedders.tuned import default_cache_dir, recorded_model_id
 from toolsearch.indexes.threads import query_threads as resolve_query_threads
 from toolsearch.indexes.threads import torch_build_threads, torch_query_threads
-from toolsearch.indexes.tuned import default_cache_dir, recorded_model_id
 
 __all__ = [
     "Embedder",

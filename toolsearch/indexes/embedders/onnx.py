@@ -5,7 +5,7 @@ The vector and hybrid indexes' default model is the all-MiniLM-L6-v2 shipped in 
 costs hundreds of megabytes and seconds of start-up in every process. This embedder runs
 the same network on ONNX Runtime instead: the packaged weights are exported to ONNX once
 (with torch, the first time on a machine; :func:`export_minilm_onnx`), the file is cached
-under :func:`~toolsearch.indexes.tuned.default_cache_dir` like the static embedder's
+under :func:`~toolsearch.indexes.embedders.tuned.default_cache_dir` like the static embedder's
 vectors, and every later process loads only ``onnxruntime``, ``tokenizers`` and numpy.
 
 Why an export of our own rather than sentence-transformers' ONNX backend: that backend
@@ -40,7 +40,7 @@ from toolsearch.indexes.embedders.local import (
     _QueryCache,
     packaged_minilm_path,
 )
-from toolsearch.indexes.tuned import default_cache_dir
+from toolsearch.indexes.embedders.tuned import default_cache_dir
 
 _log = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 file format (:mod:`.persist`), the stores several processes share (:mod:`.store`,
 :mod:`.redis_store`) and the warm set (:mod:`.warm`).
 
-The public entry points stay :mod:`toolsearch.indexes.usage` (``UsageMemory``) and
-:mod:`toolsearch.indexes.learned` (``LearnedToolIndex``).
+The public entry points: :mod:`.memory` (``UsageMemory``) and
+:mod:`.learned` (``LearnedToolIndex``), both re-exported by :mod:`toolsearch.indexes`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
 first search, in file order, as live learning would have) and scores the tail's labeled
 searches (their successfully called tools) twice with the same inner index: cold, and
 fused with what the head taught. A tool set whose learned ranking scores worse on its
-tail than cold is marked not served (:meth:`~toolsearch.indexes.usage.UsageMemory.set_serving`):
+tail than cold is marked not served
+(:meth:`~toolsearch.indexes.learning.memory.UsageMemory.set_serving`):
 a learned index then answers cold for it and keeps learning (shadow), until a later
 evaluation finds it helps. ``toolsearch index learn LOG --out F --evaluate`` runs it.
 """
@@ -51,8 +52,8 @@ def evaluate_log(
 
     ``make_inner`` builds a fresh inner index (``lambda: make_index("vector")``); the
     tool sets are the log's ``tools`` records (a tool set without one is not scored)."""
-    from toolsearch.indexes.learned import LearnedToolIndex
-    from toolsearch.indexes.usage import UsageMemory
+    from toolsearch.indexes.learning.learned import LearnedToolIndex
+    from toolsearch.indexes.learning.memory import UsageMemory
     from toolsearch.search.types import ToolSearchRequest
 
     if not 0 < holdout < 1:

@@ -1,7 +1,7 @@
 """How what use taught is fused with an index's ranking: :class:`LearnedParams`,
 :func:`fuse_learned` (reciprocal rank, each learned hit scaled by its confidence) and
 :func:`guard_top` (the support rule: thinly supported learning never moves a tool above
-the inner index's top hit). :class:`~toolsearch.indexes.learned.LearnedToolIndex` uses
+the inner index's top hit). :class:`~toolsearch.indexes.learning.learned.LearnedToolIndex` uses
 them; they are pure functions of rankings, tested on their own.
 """
 

@@ -2,7 +2,7 @@
 learned (:class:`Catalog`: per tool, its requests and its call counts) and how requests
 are keyed.
 
-Kept apart from :class:`~toolsearch.indexes.usage.UsageMemory` so the file format
+Kept apart from :class:`~toolsearch.indexes.learning.memory.UsageMemory` so the file format
 (:mod:`toolsearch.indexes.learning.persist`) and the shared stores read and write the same
 objects without importing the memory.
 """
@@ -70,7 +70,7 @@ def hash_terms(terms: Iterable[str]) -> Counter[str]:
 
 @dataclass(frozen=True, slots=True)
 class UsageParams:
-    """The memory's bounds and clocks; see :mod:`toolsearch.indexes.usage` for why each
+    """The memory's bounds and clocks; see :mod:`toolsearch.indexes.learning.memory` for why each
     exists.
 
     Attributes:
@@ -250,7 +250,7 @@ class LearnedRequest:
 
 @dataclass(frozen=True)
 class ReplayStats:
-    """What :meth:`~toolsearch.indexes.usage.UsageMemory.replay` read and learned."""
+    """What :meth:`~toolsearch.indexes.learning.memory.UsageMemory.replay` read and learned."""
 
     searches: int = 0
     calls: int = 0

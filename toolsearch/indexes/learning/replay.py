@@ -1,5 +1,5 @@
 """Rebuilding a usage memory from a search log: the records fed in order, as live learning
-would have received them (:meth:`~toolsearch.indexes.usage.UsageMemory.replay`)."""
+would have received them (:meth:`~toolsearch.indexes.learning.memory.UsageMemory.replay`)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ learning, and each one, after its save, also serves what the others learned.
   with an optimistic transaction (``WATCH`` / ``MULTI``), for workers on several machines.
 
 ``replace=True`` writes the memory's catalogs as they are (after
-:meth:`~toolsearch.indexes.usage.UsageMemory.forget_session`, so a merge does not bring
+:meth:`~toolsearch.indexes.learning.memory.UsageMemory.forget_session`, so a merge does not bring
 the forgotten requests back).
 """
 

@@ -19,7 +19,7 @@ Other sinks (a database, a queue) implement the two methods of :class:`SearchLog
 :meth:`LoggedSearch.to_record` and :meth:`LoggedCalls.to_record` give the JSON objects
 the file holds (``from_record`` reads them back; :func:`iter_search_log` replays a file as
 those objects, in order). :class:`TeeSearchLog` hands every record to several sinks (a
-file and a :class:`~toolsearch.indexes.usage.UsageMemory`, say).
+file and a :class:`~toolsearch.indexes.learning.memory.UsageMemory`, say).
 
 Whether a called tool *succeeded* (ran and returned, rather than raising or being refused)
 is recorded since the tool-search advisor writes a turn's calls after they ran: the

@@ -9,7 +9,11 @@ embedder name ``tuned`` refers to (``--index hybrid:tuned`` in ``toolsearch benc
 
 from __future__ import annotations
 
-from toolsearch.indexes.tuned import RECORD_FILE, TUNED_MODEL_NAME, default_tuned_model_path
+from toolsearch.indexes.embedders.tuned import (
+    RECORD_FILE,
+    TUNED_MODEL_NAME,
+    default_tuned_model_path,
+)
 from toolsearch_bench.tuning.pairs import (
     TrainingPair,
     labeled_pairs,

@@ -25,7 +25,7 @@ from typing import Any
 
 from toolsearch.errors import MissingExtraError
 from toolsearch.indexes.embedders import packaged_minilm_path
-from toolsearch.indexes.tuned import RECORD_FILE
+from toolsearch.indexes.embedders.tuned import RECORD_FILE
 from toolsearch_bench.tuning.pairs import TrainingPair
 
 __all__ = ["FinetuneResult", "FinetuneSettings", "RECORD_FILE", "finetune_embedder"]

@@ -2,7 +2,7 @@
 
 Learning from use needs no training step and no new dependency: a tool's representation
 gains the words people actually used to reach it. :class:`UsageMemory` keeps them, and
-:class:`~toolsearch.indexes.learned.LearnedToolIndex` searches them beside the tool's own
+:class:`~toolsearch.indexes.learning.learned.LearnedToolIndex` searches them beside the tool's own
 text.
 
 **What it stores: user request text.** Each entry is a search query as the model sent it
@@ -20,7 +20,7 @@ and flood limits are :class:`UsageParams` (docs/learning-from-use.md says why ea
 
 Safety (why a single request cannot move another user's ranking): requests without a
 conversation id count as one contributor (:data:`~toolsearch.indexes.learning.model.ANONYMOUS`),
-not one each; :class:`~toolsearch.indexes.learned.LearnedToolIndex` lets a learned tool
+not one each; :class:`~toolsearch.indexes.learning.learned.LearnedToolIndex` lets a learned tool
 outrank the inner index's top hit only once ``outrank_sessions`` distinct sessions taught
 it; ``UsageParams(tenant=...)`` scopes learning per tenant, and ``store_text=False``
 keeps no request text (a hash, hashed terms and a vector only).

@@ -1,7 +1,7 @@
 """``LearnedToolIndex``: an index's ranking fused with the requests that led to each tool.
 
 Learning from use, without a training step or a new dependency: a
-:class:`~toolsearch.indexes.usage.UsageMemory` holds, per tool set and tool, the requests
+:class:`~toolsearch.indexes.learning.memory.UsageMemory` holds, per tool set and tool, the requests
 that were followed by a successful call of that tool. This wrapper answers with the inner
 index's ranking fused (reciprocal rank, ``Σ weight / (rrf_k + rank)`` as in the hybrid
 index, each learned hit's share scaled by how clearly it qualifies: :func:`fuse_learned`)
@@ -50,12 +50,17 @@ from toolsearch.indexes.learning.fusion import (
     fuse_learned,
     guard_top,
 )
+from toolsearch.indexes.learning.memory import (
+    LearnedRequest,
+    UsageMemory,
+    UsageMemoryError,
+    catalog_digest,
+)
 from toolsearch.indexes.learning.model import hash_terms
 from toolsearch.indexes.lexical import bm25_scoring
 from toolsearch.indexes.params import Bm25Params
 from toolsearch.indexes.ranker import Hit, Ranker, Ranking, SessionRanker, SessionTools
 from toolsearch.indexes.session import SessionIndex, as_ranker
-from toolsearch.indexes.usage import LearnedRequest, UsageMemory, UsageMemoryError, catalog_digest
 
 __all__ = [
     "LearnedOptions",
