@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 from toolsearch._steps import Steps, adrive, drive
 from toolsearch.chat.messages import AssistantMessage, Message, SystemMessage
+from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, FinishReason, Usage
 from toolsearch.errors import ToolLoopLimitError
 from toolsearch.loop.advisor import (
@@ -250,10 +251,9 @@ class ToolCallingAdvisor:
         prior_call_counts: Mapping[str, int] | None,
     ) -> ToolExecutionResult:
         """Run the response's tool calls (default: through the tool-calling manager)."""
-        assert response.chat_response is not None
-        return self.tool_calling_manager.execute_tool_calls(
-            request.prompt, response.chat_response, prior_call_counts=prior_call_counts
-        )
+        turn = self._tool_turn(request, response, prior_call_counts)
+        manager, counts = self.tool_calling_manager, prior_call_counts
+        return drive(turn, lambda c: manager.execute_tool_calls(*c, prior_call_counts=counts))
 
     async def ado_execute_tool_calls(
         self,
@@ -262,10 +262,24 @@ class ToolCallingAdvisor:
         prior_call_counts: Mapping[str, int] | None,
     ) -> ToolExecutionResult:
         """Async twin of :meth:`do_execute_tool_calls`."""
-        assert response.chat_response is not None
-        return await self.tool_calling_manager.aexecute_tool_calls(
-            request.prompt, response.chat_response, prior_call_counts=prior_call_counts
+        turn = self._tool_turn(request, response, prior_call_counts)
+        manager, counts = self.tool_calling_manager, prior_call_counts
+        return await adrive(
+            turn, lambda c: manager.aexecute_tool_calls(*c, prior_call_counts=counts)
         )
+
+    def _tool_turn(
+        self,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> Steps[tuple[Prompt, ChatResponse], ToolExecutionResult]:
+        """One turn of tool calls, written once for both hooks above: yields the prompt
+        and response whose calls the manager runs (blocking or awaited), returns the
+        turn's result. The tool-search advisor overrides this, not the two hooks."""
+        assert response.chat_response is not None
+        result: ToolExecutionResult = yield request.prompt, response.chat_response
+        return result
 
     def do_get_next_instructions_for_tool_call(
         self,

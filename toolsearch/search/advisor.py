@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from functools import partial
 from typing import Any, Literal, Unpack
 
 from pydantic import ValidationError
 
 from toolsearch._first_use import preload
-from toolsearch._steps import Steps, adrive, drive
+from toolsearch._steps import Steps
 from toolsearch.chat.messages import UserMessage
 from toolsearch.costs import cache_shape
 from toolsearch.errors import ToolDefinitionError
@@ -363,27 +362,7 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
             **{_CHANGES_KEY: loop.changes}
         )
 
-    def do_execute_tool_calls(
-        self,
-        request: ChatClientRequest,
-        response: ChatClientResponse,
-        prior_call_counts: Mapping[str, int] | None,
-    ) -> ToolExecutionResult:
-        manager = self.tool_calling_manager
-        run = partial(manager.execute_tool_calls, prior_call_counts=prior_call_counts)
-        return drive(self._turn(request, response, prior_call_counts), lambda d: run(*d))
-
-    async def ado_execute_tool_calls(
-        self,
-        request: ChatClientRequest,
-        response: ChatClientResponse,
-        prior_call_counts: Mapping[str, int] | None,
-    ) -> ToolExecutionResult:
-        manager = self.tool_calling_manager
-        run = partial(manager.aexecute_tool_calls, prior_call_counts=prior_call_counts)
-        return await adrive(self._turn(request, response, prior_call_counts), lambda d: run(*d))
-
-    def _turn(
+    def _tool_turn(
         self,
         request: ChatClientRequest,
         response: ChatClientResponse,
