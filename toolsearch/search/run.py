@@ -60,7 +60,9 @@ class SearchRun:
     (parallel tool calls); :meth:`close` once, when the run ends.
     """
 
-    def __init__(self, sessions: RunOwner, ref: SessionRef, rule: NameRule | None) -> None:
+    def __init__(
+        self, sessions: RunOwner[SearchRun], ref: SessionRef, rule: NameRule | None
+    ) -> None:
         self.sessions = sessions
         self.session_id = ref.session_id
         self.ephemeral = ref.ephemeral

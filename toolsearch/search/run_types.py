@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from toolsearch.chat.messages import ToolSearchHit
 from toolsearch.search.events import ToolSearchEvent
@@ -17,10 +17,11 @@ from toolsearch.search.types import ToolIndex
 from toolsearch.search.warm import WarmSetSource
 from toolsearch.tools.definition import ToolDefinition
 
-if TYPE_CHECKING:
-    from toolsearch.search.run import SearchRun
-
 __all__ = ["CallDecision", "RunOwner", "SearchResult", "merge_hits"]
+
+RunT = TypeVar("RunT", contravariant=True)
+"""The run an owner reports for (:class:`~toolsearch.search.run.SearchRun`; a type
+variable, so this module need not import the run's, which imports it)."""
 
 
 def merge_hits(per_query: Sequence[Sequence[ToolSearchHit]]) -> tuple[ToolSearchHit, ...]:
@@ -63,7 +64,7 @@ class CallDecision:
     kind: Literal["search", "visible", "discovered_by_call", "undiscovered", "unknown"] = "visible"
 
 
-class RunOwner(Protocol):
+class RunOwner(Protocol, Generic[RunT]):
     """What a run needs from the front door's core object
     (:class:`~toolsearch.search.sessions.ToolSearchSessions`): the registry and options,
     and the sinks it reports to. The run never calls the front door itself."""
@@ -85,20 +86,18 @@ class RunOwner(Protocol):
 
     def call_definition(self) -> ToolDefinition | None: ...
 
-    def report_search(
-        self, event: ToolSearchEvent, run: SearchRun, loaded: Sequence[str]
-    ) -> None: ...
+    def report_search(self, event: ToolSearchEvent, run: RunT, loaded: Sequence[str]) -> None: ...
 
     def report_calls(
         self,
-        run: SearchRun,
+        run: RunT,
         names: Sequence[str],
         *,
         ok: Sequence[bool] | None = None,
         started: float | None = None,
     ) -> None: ...
 
-    def report_loaded(self, run: SearchRun, names: Sequence[str]) -> LoadedTools: ...
+    def report_loaded(self, run: RunT, names: Sequence[str]) -> LoadedTools: ...
 
     def forget_loaded(self, session_id: str) -> None: ...
 
