@@ -193,21 +193,32 @@ class AdvisorChain:
     def model(self) -> ChatModel:
         return self._model
 
-    def next_call(self, request: ChatClientRequest) -> ChatClientResponse:
+    def _next(self, *methods: str) -> tuple[Any, bool, AdvisorChain] | None:
+        """The first advisor from this point that has one of ``methods`` (each advisor is
+        asked for them in turn): its method, whether it is the first of ``methods``, and
+        the chain after it; ``None`` when only the model is left. The one walk of the four
+        ``next_*`` faces."""
         for index in range(self._position, len(self._advisors)):
             advisor = self._advisors[index]
-            if hasattr(advisor, "advise_call"):
-                rest = AdvisorChain(self._advisors, self._model, index + 1)
-                return advisor.advise_call(request, rest)  # type: ignore[no-any-return]
+            for method in methods:
+                if hasattr(advisor, method):
+                    rest = AdvisorChain(self._advisors, self._model, index + 1)
+                    return getattr(advisor, method), method == methods[0], rest
+        return None
+
+    def next_call(self, request: ChatClientRequest) -> ChatClientResponse:
+        found = self._next("advise_call")
+        if found is not None:
+            advise, _, rest = found
+            return advise(request, rest)  # type: ignore[no-any-return]
         return ChatClientResponse(self._model.call(request.prompt), request.context)
 
     def next_stream(self, request: ChatClientRequest) -> Iterator[ChatClientResponse]:
-        for index in range(self._position, len(self._advisors)):
-            advisor = self._advisors[index]
-            if hasattr(advisor, "advise_stream"):
-                rest = AdvisorChain(self._advisors, self._model, index + 1)
-                yield from advisor.advise_stream(request, rest)
-                return
+        found = self._next("advise_stream")
+        if found is not None:
+            advise, _, rest = found
+            yield from advise(request, rest)
+            return
         for chunk in self._model.stream(request.prompt):
             yield ChatClientResponse(chunk, request.context)
 
@@ -216,13 +227,12 @@ class AdvisorChain:
         blocking ``advise_call`` in a worker thread; the model is awaited (``acall``)."""
         import asyncio
 
-        for index in range(self._position, len(self._advisors)):
-            advisor = self._advisors[index]
-            rest = AdvisorChain(self._advisors, self._model, index + 1)
-            if hasattr(advisor, "aadvise_call"):
-                return await advisor.aadvise_call(request, rest)  # type: ignore[no-any-return]
-            if hasattr(advisor, "advise_call"):
-                return await asyncio.to_thread(advisor.advise_call, request, rest)
+        found = self._next("aadvise_call", "advise_call")
+        if found is not None:
+            advise, awaitable, rest = found
+            if awaitable:
+                return await advise(request, rest)  # type: ignore[no-any-return]
+            return await asyncio.to_thread(advise, request, rest)
         model = self._model
         if hasattr(model, "acall"):
             response = await model.acall(request.prompt)
@@ -234,17 +244,13 @@ class AdvisorChain:
         """Async twin of :meth:`next_stream`."""
         from toolsearch._async import iterate_in_thread
 
-        for index in range(self._position, len(self._advisors)):
-            advisor = self._advisors[index]
-            rest = AdvisorChain(self._advisors, self._model, index + 1)
-            if hasattr(advisor, "aadvise_stream"):
-                async for item in advisor.aadvise_stream(request, rest):
-                    yield item
-                return
-            if hasattr(advisor, "advise_stream"):
-                async for item in iterate_in_thread(iter(advisor.advise_stream(request, rest))):
-                    yield item
-                return
+        found = self._next("aadvise_stream", "advise_stream")
+        if found is not None:
+            advise, asynchronous, rest = found
+            items = advise(request, rest)
+            async for item in items if asynchronous else iterate_in_thread(iter(items)):
+                yield item
+            return
         model = self._model
         chunks = (
             model.astream(request.prompt)

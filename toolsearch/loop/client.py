@@ -16,7 +16,8 @@ import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from functools import partial
+from typing import Any, TypeAlias, TypeVar
 
 import toolsearch.observe as hooks
 from toolsearch.chat.messages import Message, SystemMessage, UserMessage
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 AutoToolAdvisorProvider: TypeAlias = Callable[[], Any]
 """Called by each ``build()``: the tool advisor for that client, or ``None`` for the plain one."""
@@ -339,63 +342,43 @@ class ChatClientRequestSpec:
 
     def call(self) -> CallResponse:
         """Run the request now; read the result from the returned object."""
-        request, chain = self.build_request()
-        _log_request(request, chain, "call")
-        return CallResponse(
-            hooks.chat_client_call(
-                self._model,
-                request.prompt,
-                chain.advisors,
-                lambda: chain.next_call(request),
-                conversation_id=request.conversation_id,
-            )
-        )
+        request, chain, observe = self._start("call", hooks.chat_client_call)
+        return CallResponse(observe(lambda: chain.next_call(request)))
 
     def stream(self) -> StreamResponse:
         """Stream the answer; only the final answer's chunks reach the caller.
 
         The request is checked now and runs as the result is iterated, once.
         """
-        request, chain = self.build_request()
-        _log_request(request, chain, "stream")
-        return StreamResponse(
-            hooks.chat_client_stream(
-                self._model,
-                request.prompt,
-                chain.advisors,
-                lambda: chain.next_stream(request),
-                conversation_id=request.conversation_id,
-            )
-        )
+        request, chain, observe = self._start("stream", hooks.chat_client_stream)
+        return StreamResponse(observe(lambda: chain.next_stream(request)))
 
     async def acall(self) -> CallResponse:
         """Async twin of :meth:`call`: the model and async tools are awaited on the caller's
         event loop (sync tools run in worker threads)."""
-        request, chain = self.build_request()
-        _log_request(request, chain, "acall")
-        return CallResponse(
-            await hooks.chat_client_acall(
-                self._model,
-                request.prompt,
-                chain.advisors,
-                lambda: chain.anext_call(request),
-                conversation_id=request.conversation_id,
-            )
-        )
+        request, chain, observe = self._start("acall", hooks.chat_client_acall)
+        return CallResponse(await observe(lambda: chain.anext_call(request)))
 
     def astream(self) -> AsyncStreamResponse:
         """Async twin of :meth:`stream`."""
+        request, chain, observe = self._start("astream", hooks.chat_client_astream)
+        return AsyncStreamResponse(observe(lambda: chain.anext_stream(request)))
+
+    def _start(
+        self, mode: str, hook: Callable[..., R]
+    ) -> tuple[ChatClientRequest, AdvisorChain, Callable[[Callable[[], Any]], R]]:
+        """Build and log the request, once for the four faces, and bind the observer's
+        ``hook`` (the face's own) to it: the face passes only what runs the chain."""
         request, chain = self.build_request()
-        _log_request(request, chain, "astream")
-        return AsyncStreamResponse(
-            hooks.chat_client_astream(
-                self._model,
-                request.prompt,
-                chain.advisors,
-                lambda: chain.anext_stream(request),
-                conversation_id=request.conversation_id,
-            )
+        _log_request(request, chain, mode)
+        observe = partial(
+            hook,
+            self._model,
+            request.prompt,
+            chain.advisors,
+            conversation_id=request.conversation_id,
         )
+        return request, chain, observe
 
 
 def _log_request(request: ChatClientRequest, chain: AdvisorChain, mode: str) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import toolsearch.observe as hooks
+from toolsearch._steps import Steps, adrive, drive
 from toolsearch.chat.messages import (
     AssistantMessage,
     Message,
@@ -75,6 +76,10 @@ def calls_since_last_user_message(messages: Sequence[Message]) -> Counter[str]:
         if isinstance(message, AssistantMessage):
             counts.update(call.name for call in message.tool_calls)
     return counts
+
+
+_ToolRun = tuple[ToolCallback, ToolCall, ToolContext]
+"""An effect of :meth:`ToolCallingManager._execution`: run this callback on this call."""
 
 
 @dataclass(frozen=True)
@@ -158,10 +163,8 @@ class ToolCallingManager:
         only limit violations with action THROW and failures the exception processor
         re-raises propagate.
         """
-        plan, counts = self._plan(prompt, response, prior_call_counts)
-        context = ToolContext(prompt.options.tool_context)
-        texts = [step.text if step.text is not None else self._run(step, context) for step in plan]
-        return self._result(prompt, response, plan, texts, counts)
+        steps = self._execution(prompt, response, prior_call_counts)
+        return drive(steps, lambda run: self.execute_one(*run))
 
     async def aexecute_tool_calls(
         self,
@@ -172,6 +175,17 @@ class ToolCallingManager:
     ) -> ToolExecutionResult:
         """Async twin of :meth:`execute_tool_calls`: tools run through ``ToolCallback.acall``
         on the caller's event loop, one after another in call order."""
+        steps = self._execution(prompt, response, prior_call_counts)
+        return await adrive(steps, lambda run: self.aexecute_one(*run))
+
+    def _execution(
+        self,
+        prompt: Prompt,
+        response: ChatResponse,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> Steps[_ToolRun, ToolExecutionResult]:
+        """One turn's execution, written once (:mod:`toolsearch._steps`): yields each call
+        to run, in call order, and is sent its result text."""
         plan, counts = self._plan(prompt, response, prior_call_counts)
         context = ToolContext(prompt.options.tool_context)
         texts = []
@@ -180,7 +194,7 @@ class ToolCallingManager:
                 texts.append(step.text)
             else:
                 assert step.callback is not None
-                texts.append(await self.aexecute_one(step.callback, step.call, context))
+                texts.append((yield step.callback, step.call, context))
         return self._result(prompt, response, plan, texts, counts)
 
     def _plan(
@@ -261,10 +275,6 @@ class ToolCallingManager:
         history = [*prompt.messages, response.message, ToolResponseMessage(responses=responses)]
         return ToolExecutionResult(history, return_direct, dict(counts))
 
-    def _run(self, step: _Step, context: ToolContext) -> str:
-        assert step.callback is not None
-        return self.execute_one(step.callback, step.call, context)
-
     def execute_one(self, callback: ToolCallback, call: ToolCall, context: ToolContext) -> str:
         """Run one call; argument errors and tool failures become result text.
 
@@ -279,24 +289,21 @@ class ToolCallingManager:
         with telemetry, an ``execute_tool {name}`` span): a failure marks it, and an
         exception the processor re-raises leaves through it.
         """
-        with hooks.tool_span(callback, call) as span:
-            _log.debug("executing tool %r (call %s)", call.name, call.id)
-            try:
-                result = callback.call(call.arguments, context)
-            except Exception as exc:
-                span.failed(exc)
-                return self._failure_text(callback, call, exc)
-            span.result(result)
-            return result
+        return drive(self._one(callback, call), lambda c: c.call(call.arguments, context))
 
     async def aexecute_one(
         self, callback: ToolCallback, call: ToolCall, context: ToolContext
     ) -> str:
         """Async twin of :meth:`execute_one`."""
+        return await adrive(self._one(callback, call), lambda c: c.acall(call.arguments, context))
+
+    def _one(self, callback: ToolCallback, call: ToolCall) -> Steps[ToolCallback, str]:
+        """One call under its span, written once: yields the callback to run (sync or
+        async), is sent its result or has its failure thrown in."""
         with hooks.tool_span(callback, call) as span:
             _log.debug("executing tool %r (call %s)", call.name, call.id)
             try:
-                result = await callback.acall(call.arguments, context)
+                result: str = yield callback
             except Exception as exc:
                 span.failed(exc)
                 return self._failure_text(callback, call, exc)

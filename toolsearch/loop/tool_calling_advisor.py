@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
+from toolsearch._steps import Steps, adrive, drive
 from toolsearch.chat.messages import AssistantMessage, Message, SystemMessage
+from toolsearch.chat.prompt import Prompt
 from toolsearch.chat.response import ChatResponse, ChatResponseAggregator, FinishReason, Usage
 from toolsearch.errors import ToolLoopLimitError
 from toolsearch.loop.advisor import (
@@ -110,98 +112,117 @@ class ToolCallingAdvisor:
 
     # -- the loop -------------------------------------------------------------------------
 
+    # Written once (:mod:`toolsearch._steps`): :meth:`_steps` is the loop, yielding a
+    # ``_Model`` effect per model turn, a ``_Tools`` effect per turn of tool calls and (when
+    # streaming) ``_Emit`` for held chunks; the four faces below only perform the effects.
+
     def advise_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientResponse:
-        loop = _Loop(self.do_initialize_loop(self._prepare(request, chain), chain))
-        while True:
-            turn = self.do_before_call(self._next_turn(loop), chain)
-            response = self.do_after_call(chain.next_call(turn), chain)
-            if not self._should_execute(loop, turn, response):
-                break
-            result = self.do_execute_tool_calls(turn, response, loop.counts)
-            final = self._after_tools(
-                loop, chain, turn, response, result, self.do_get_next_instructions_for_tool_call
-            )
-            if final is not None:
-                response = final
-                break
-        return self.do_finalize_loop(loop.finish(response), chain)
+        def handle(effect: _Effect) -> Any:
+            if isinstance(effect, _Model):
+                return chain.next_call(effect.turn)
+            assert isinstance(effect, _Tools)  # no _Emit when not streaming
+            return self.do_execute_tool_calls(*effect)
+
+        response = drive(self._steps(request, chain, streaming=False), handle)
+        assert response is not None
+        return response
 
     async def aadvise_call(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> ChatClientResponse:
         """Async twin of :meth:`advise_call`: the model and the tools are awaited."""
-        loop = _Loop(self.do_initialize_loop(self._prepare(request, chain), chain))
-        while True:
-            turn = self.do_before_call(self._next_turn(loop), chain)
-            response = self.do_after_call(await chain.anext_call(turn), chain)
-            if not self._should_execute(loop, turn, response):
-                break
-            result = await self.ado_execute_tool_calls(turn, response, loop.counts)
-            final = self._after_tools(
-                loop, chain, turn, response, result, self.do_get_next_instructions_for_tool_call
-            )
-            if final is not None:
-                response = final
-                break
-        return self.do_finalize_loop(loop.finish(response), chain)
+
+        def handle(effect: _Effect) -> Awaitable[Any]:
+            if isinstance(effect, _Model):
+                return chain.anext_call(effect.turn)
+            assert isinstance(effect, _Tools)
+            return self.ado_execute_tool_calls(*effect)
+
+        response = await adrive(self._steps(request, chain, streaming=False), handle)
+        assert response is not None
+        return response
 
     def advise_stream(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> Iterator[ChatClientResponse]:
-        loop = _Loop(self.do_initialize_loop_stream(self._prepare(request, chain), chain))
-        while True:
-            turn = self.do_before_stream(self._next_turn(loop), chain)
-            buffer = _TurnBuffer(turn, self.stream_mode)
-            for chunk in chain.next_stream(turn):
-                if buffer.offer(chunk):
-                    yield chunk
-            response = self.do_after_stream(buffer.response(), chain)
-            if not self._should_execute(loop, turn, response):
-                yield from buffer.held
-                break
-            result = self.do_execute_tool_calls(turn, response, loop.counts)
-            final = self._after_tools(
-                loop,
-                chain,
-                turn,
-                response,
-                result,
-                self.do_get_next_instructions_for_tool_call_stream,
-            )
-            if final is not None:
-                yield self.do_finalize_loop_stream(loop.finish(final), chain)
-                return
-        self.do_finalize_loop_stream(loop.finish(response), chain)
+        steps = self._steps(request, chain, streaming=True)
+        value: Any = None
+        while (effect := _step(steps, value)) is not None:
+            value = None
+            if isinstance(effect, _Emit):
+                yield from effect.chunks
+            elif isinstance(effect, _Tools):
+                value = self.do_execute_tool_calls(*effect)
+            else:
+                buffer = effect.buffer
+                assert buffer is not None
+                for chunk in chain.next_stream(effect.turn):
+                    if buffer.offer(chunk):
+                        yield chunk
 
     async def aadvise_stream(
         self, request: ChatClientRequest, chain: AdvisorChain
     ) -> AsyncIterator[ChatClientResponse]:
         """Async twin of :meth:`advise_stream`."""
-        loop = _Loop(self.do_initialize_loop_stream(self._prepare(request, chain), chain))
-        while True:
-            turn = self.do_before_stream(self._next_turn(loop), chain)
-            buffer = _TurnBuffer(turn, self.stream_mode)
-            async for chunk in chain.anext_stream(turn):
-                if buffer.offer(chunk):
+        steps = self._steps(request, chain, streaming=True)
+        value: Any = None
+        while (effect := _step(steps, value)) is not None:
+            value = None
+            if isinstance(effect, _Emit):
+                for chunk in effect.chunks:
                     yield chunk
-            response = self.do_after_stream(buffer.response(), chain)
-            if not self._should_execute(loop, turn, response):
-                for chunk in buffer.held:
-                    yield chunk
-                break
-            result = await self.ado_execute_tool_calls(turn, response, loop.counts)
-            final = self._after_tools(
-                loop,
-                chain,
-                turn,
-                response,
-                result,
-                self.do_get_next_instructions_for_tool_call_stream,
+            elif isinstance(effect, _Tools):
+                value = await self.ado_execute_tool_calls(*effect)
+            else:
+                buffer = effect.buffer
+                assert buffer is not None
+                async for chunk in chain.anext_stream(effect.turn):
+                    if buffer.offer(chunk):
+                        yield chunk
+
+    def _steps(
+        self, request: ChatClientRequest, chain: AdvisorChain, *, streaming: bool
+    ) -> Steps[_Effect, ChatClientResponse | None]:
+        """The loop, once for all four faces: the final response (``None`` when streaming,
+        whose caller receives the chunks through ``_Emit`` and the model turns)."""
+        if streaming:
+            initialize, before, after = (
+                self.do_initialize_loop_stream,
+                self.do_before_stream,
+                self.do_after_stream,
             )
+            finalize = self.do_finalize_loop_stream
+            instructions = self.do_get_next_instructions_for_tool_call_stream
+        else:
+            initialize, before, after = (
+                self.do_initialize_loop,
+                self.do_before_call,
+                self.do_after_call,
+            )
+            finalize = self.do_finalize_loop
+            instructions = self.do_get_next_instructions_for_tool_call
+        loop = _Loop(initialize(self._prepare(request, chain), chain))
+        while True:
+            turn = before(self._next_turn(loop), chain)
+            buffer = _TurnBuffer(turn, self.stream_mode) if streaming else None
+            response: ChatClientResponse = yield _Model(turn, buffer)
+            if buffer is not None:
+                response = buffer.response()
+            response = after(response, chain)
+            if not self._should_execute(loop, turn, response):
+                if buffer is not None and buffer.held:
+                    yield _Emit(buffer.held)
+                break
+            result = yield _Tools(turn, response, loop.counts)
+            final = self._after_tools(loop, chain, turn, response, result, instructions)
             if final is not None:
-                yield self.do_finalize_loop_stream(loop.finish(final), chain)
-                return
-        self.do_finalize_loop_stream(loop.finish(response), chain)
+                final = finalize(loop.finish(final), chain)
+                if streaming:
+                    yield _Emit([final])
+                    return None
+                return final
+        final = finalize(loop.finish(response), chain)
+        return None if streaming else final
 
     # -- hooks (override in subclasses) ---------------------------------------------------
 
@@ -230,10 +251,9 @@ class ToolCallingAdvisor:
         prior_call_counts: Mapping[str, int] | None,
     ) -> ToolExecutionResult:
         """Run the response's tool calls (default: through the tool-calling manager)."""
-        assert response.chat_response is not None
-        return self.tool_calling_manager.execute_tool_calls(
-            request.prompt, response.chat_response, prior_call_counts=prior_call_counts
-        )
+        turn = self._tool_turn(request, response, prior_call_counts)
+        manager, counts = self.tool_calling_manager, prior_call_counts
+        return drive(turn, lambda c: manager.execute_tool_calls(*c, prior_call_counts=counts))
 
     async def ado_execute_tool_calls(
         self,
@@ -242,10 +262,24 @@ class ToolCallingAdvisor:
         prior_call_counts: Mapping[str, int] | None,
     ) -> ToolExecutionResult:
         """Async twin of :meth:`do_execute_tool_calls`."""
-        assert response.chat_response is not None
-        return await self.tool_calling_manager.aexecute_tool_calls(
-            request.prompt, response.chat_response, prior_call_counts=prior_call_counts
+        turn = self._tool_turn(request, response, prior_call_counts)
+        manager, counts = self.tool_calling_manager, prior_call_counts
+        return await adrive(
+            turn, lambda c: manager.aexecute_tool_calls(*c, prior_call_counts=counts)
         )
+
+    def _tool_turn(
+        self,
+        request: ChatClientRequest,
+        response: ChatClientResponse,
+        prior_call_counts: Mapping[str, int] | None,
+    ) -> Steps[tuple[Prompt, ChatResponse], ToolExecutionResult]:
+        """One turn of tool calls, written once for both hooks above: yields the prompt
+        and response whose calls the manager runs (blocking or awaited), returns the
+        turn's result. The tool-search advisor overrides this, not the two hooks."""
+        assert response.chat_response is not None
+        result: ToolExecutionResult = yield request.prompt, response.chat_response
+        return result
 
     def do_get_next_instructions_for_tool_call(
         self,
@@ -354,6 +388,38 @@ class ToolCallingAdvisor:
             _notify_return_direct(chain, turn, result, direct)
             return response.with_chat_response(direct)
         loop.messages = next_instructions(turn, response, result)
+        return None
+
+
+class _Model(NamedTuple):
+    """Effect: run the model on ``turn`` (streaming: its chunks go through ``buffer``)."""
+
+    turn: ChatClientRequest
+    buffer: _TurnBuffer | None
+
+
+class _Tools(NamedTuple):
+    """Effect: execute the response's tool calls (the ``do_execute_tool_calls`` hook)."""
+
+    request: ChatClientRequest
+    response: ChatClientResponse
+    prior_call_counts: Mapping[str, int] | None
+
+
+class _Emit(NamedTuple):
+    """Effect (streaming): pass these responses on to the caller."""
+
+    chunks: Sequence[ChatClientResponse]
+
+
+_Effect = _Model | _Tools | _Emit
+
+
+def _step(steps: Steps[_Effect, Any], value: Any) -> _Effect | None:
+    """The core's next effect, ``None`` once it ended (the stream drivers' one step)."""
+    try:
+        return steps.send(value)
+    except StopIteration:
         return None
 
 

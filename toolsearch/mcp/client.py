@@ -27,9 +27,10 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO, TypeVar
 
 from toolsearch._async import LoopThread
+from toolsearch._steps import Steps, adrive, drive
 from toolsearch.errors import (
     InvalidToolArgumentsError,
     McpConfigError,
@@ -37,7 +38,13 @@ from toolsearch.errors import (
     McpError,
 )
 from toolsearch.mcp.config import ServerConfig, ServersArgument, as_config
-from toolsearch.mcp.connection import STOP_TIMEOUT, Connection, leaf_message, require_mcp
+from toolsearch.mcp.connection import (
+    Connection,
+    leaf_message,
+    require_mcp,
+    shutdown,
+    weak_method,
+)
 from toolsearch.mcp.exposure import Exposed, PrefixMode, ToolFilter, expose
 from toolsearch.mcp.results import (
     call_error,
@@ -252,23 +259,34 @@ class McpToolProvider:
                 require_mcp()
                 self._loop = LoopThread(f"toolsearch-mcp-{id(self):x}")
                 # runs when the provider is collected, or at interpreter exit (atexit)
-                self._finalizer = weakref.finalize(self, _shutdown, self._loop, self._connections)
+                self._finalizer = weakref.finalize(self, shutdown, self._loop, self._connections)
             return self._loop
+
+    # Blocking and awaiting faces share one core each (:mod:`toolsearch._steps`): it yields
+    # _CONNECT or an _OnLoop coroutine, which _perform waits for and _aperform awaits.
+
+    def _perform(self, effect: _Effect) -> Any:
+        if isinstance(effect, _OnLoop):
+            return self._ensure_loop().run(effect.coroutine, timeout=effect.timeout)
+        return self.connect()
+
+    async def _aperform(self, effect: _Effect) -> Any:
+        if isinstance(effect, _OnLoop):
+            return await self._ensure_loop().run_async(effect.coroutine)
+        return await self.aconnect()
 
     def connect(self) -> McpToolProvider:
         """Start every server and list its tools (idempotent). Returns ``self``."""
-        if self._connected:
-            return self
-        loop = self._ensure_loop()
-        loop.run(self._aconnect())
-        return self
+        return drive(self._connect_steps(), self._perform)
 
     async def aconnect(self) -> McpToolProvider:
         """:meth:`connect` for async code."""
-        if self._connected:
-            return self
-        loop = self._ensure_loop()
-        await loop.run_async(self._aconnect())
+        return await adrive(self._connect_steps(), self._aperform)
+
+    def _connect_steps(self) -> Steps[_Effect, McpToolProvider]:
+        if not self._connected:
+            self._ensure_loop()
+            yield _OnLoop(self._aconnect())
         return self
 
     async def _aconnect(self) -> None:
@@ -281,7 +299,7 @@ class McpToolProvider:
         if self._connected:
             return
         names = list(self._servers)
-        on_tools_changed = _weak_method(self._tools_changed)
+        on_tools_changed = weak_method(self._tools_changed)
         for name in names:
             self._connections.setdefault(
                 name,
@@ -390,13 +408,11 @@ class McpToolProvider:
     def refresh(self, server: str | None = None) -> None:
         """List the tools again (of one server, or all) and update the exposed tools."""
         self.connect()
-        assert self._loop is not None
-        self._loop.run(self._relist([server] if server else list(self._connections)))
+        self._perform(_OnLoop(self._relist([server] if server else list(self._connections))))
 
     async def arefresh(self, server: str | None = None) -> None:
         await self.aconnect()
-        assert self._loop is not None
-        await self._loop.run_async(self._relist([server] if server else list(self._connections)))
+        await self._aperform(_OnLoop(self._relist([server] if server else list(self._connections))))
 
     def add_listener(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` (on the provider's loop thread) after the exposed tools change."""
@@ -520,22 +536,19 @@ class McpToolProvider:
         return await self._loop.run_async(operation(connection))
 
     def _call(self, exposed: Exposed, arguments: dict[str, Any]) -> str:
-        timeout = self._servers[exposed.server].timeout
-        try:
-            loop = self._ensure_loop()
-            self.connect()
-            result = loop.run(self._invoke(exposed, arguments), timeout=timeout + 5.0)
-        except Exception as exc:
-            error = call_error(exposed, exc, timeout)
-            raise error from error.cause
-        return _text_or_raise(exposed, result)
+        return drive(self._call_steps(exposed, arguments), self._perform)
 
     async def _acall(self, exposed: Exposed, arguments: dict[str, Any]) -> str:
+        return await adrive(self._call_steps(exposed, arguments), self._aperform)
+
+    def _call_steps(self, exposed: Exposed, arguments: dict[str, Any]) -> Steps[_Effect, str]:
+        """One call of an exposed tool: its text, or a typed error (the blocking face
+        waits ``timeout + 5`` seconds at most; the async one leaves that to its caller)."""
         timeout = self._servers[exposed.server].timeout
         try:
-            loop = self._ensure_loop()
-            await self.aconnect()
-            result = await loop.run_async(self._invoke(exposed, arguments))
+            self._ensure_loop()
+            yield _CONNECT
+            result = yield _OnLoop(self._invoke(exposed, arguments), timeout + 5.0)
         except Exception as exc:
             error = call_error(exposed, exc, timeout)
             raise error from error.cause
@@ -546,16 +559,19 @@ class McpToolProvider:
         return f"McpToolProvider(servers={self.server_names!r}, {state})"
 
 
-def _weak_method(method: Callable[[str], None]) -> Callable[[str], None]:
-    """A callback that does not keep the provider alive (so it can be collected)."""
-    reference = weakref.WeakMethod(method)
+class _OnLoop(NamedTuple):
+    """Effect: run ``coroutine`` on the provider's loop (blocking: ``timeout`` at most)."""
 
-    def call(server: str) -> None:
-        target = reference()
-        if target is not None:
-            target(server)
+    coroutine: Coroutine[Any, Any, Any]
+    timeout: float | None = None
 
-    return call
+
+class _Connect:
+    """Effect: connect the provider (:meth:`McpToolProvider.connect` or ``aconnect``)."""
+
+
+_CONNECT = _Connect()
+_Effect = _OnLoop | _Connect
 
 
 def _unknown_tool_text(name: str) -> str:
@@ -567,30 +583,3 @@ def _text_or_raise(exposed: Exposed, result: CallToolResult) -> str:
         error = tool_error(exposed.definition.name, result)
         raise error from error.cause
     return content_text(result)
-
-
-def _shutdown(loop: LoopThread, connections: dict[str, Connection]) -> None:
-    """Stop every session, then the loop (a finalizer: holds no reference to the provider)."""
-    if loop.loop.is_closed():
-        return
-
-    async def stop_all() -> None:
-        await asyncio.gather(*(c.stop() for c in list(connections.values())))
-
-    if loop.in_loop_thread:
-        # closed (or collected: the garbage collector runs on whichever thread allocates)
-        # on the loop's own thread, which cannot wait for itself: stop the sessions as a
-        # task, then the loop, whose thread then ends
-        async def stop_then_end() -> None:
-            try:
-                await stop_all()
-            finally:
-                loop.loop.stop()
-
-        loop.spawn(stop_then_end())
-        return
-    try:
-        loop.run(stop_all(), timeout=STOP_TIMEOUT + 5.0)
-    except Exception:  # pragma: no cover - best effort at shutdown
-        logger.warning("MCP sessions did not all stop in time", exc_info=True)
-    loop.stop()

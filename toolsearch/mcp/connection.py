@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import sys
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
@@ -27,6 +28,8 @@ from toolsearch.mcp.config import ServerConfig, StdioServerConfig
 if TYPE_CHECKING:
     from mcp.types import CallToolResult, Tool
 
+    from toolsearch._async import LoopThread
+
 __all__ = [
     "STOP_TIMEOUT",
     "Connection",
@@ -35,6 +38,8 @@ __all__ = [
     "connection_lost",
     "leaf_message",
     "require_mcp",
+    "shutdown",
+    "weak_method",
 ]
 
 logger = logging.getLogger(__name__)
@@ -355,3 +360,43 @@ def leaf_message(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     text = redact.scrub(str(exc).strip())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def weak_method(method: Callable[[str], None]) -> Callable[[str], None]:
+    """A callback that does not keep the provider alive (so it can be collected)."""
+    reference = weakref.WeakMethod(method)
+
+    def call(server: str) -> None:
+        target = reference()
+        if target is not None:
+            target(server)
+
+    return call
+
+
+def shutdown(loop: LoopThread, connections: dict[str, Connection]) -> None:
+    """Stop every session, then the loop (an ``McpToolProvider``'s finalizer: it holds no
+    reference to the provider)."""
+    if loop.loop.is_closed():
+        return
+
+    async def stop_all() -> None:
+        await asyncio.gather(*(c.stop() for c in list(connections.values())))
+
+    if loop.in_loop_thread:
+        # closed (or collected: the garbage collector runs on whichever thread allocates)
+        # on the loop's own thread, which cannot wait for itself: stop the sessions as a
+        # task, then the loop, whose thread then ends
+        async def stop_then_end() -> None:
+            try:
+                await stop_all()
+            finally:
+                loop.loop.stop()
+
+        loop.spawn(stop_then_end())
+        return
+    try:
+        loop.run(stop_all(), timeout=STOP_TIMEOUT + 5.0)
+    except Exception:  # pragma: no cover - best effort at shutdown
+        logger.warning("MCP sessions did not all stop in time", exc_info=True)
+    loop.stop()

@@ -49,6 +49,7 @@ from toolsearch.search.events import SearchListener
 from toolsearch.search.logs.sink import SearchLog
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.run import SearchResult
+from toolsearch.search.session_ref import run_in_thread
 from toolsearch.search.sessions import ToolSearchSessions
 from toolsearch.search.types import ToolIndex
 from toolsearch.tools.definition import ToolAnnotations, ToolDefinition
@@ -215,16 +216,11 @@ class McpSearchProxy:
             return self._answer(run.search(str(query), limit), definitions)
 
     async def asearch(self, query: str, max_results: int | None = None) -> dict[str, Any]:
-        """:meth:`search` with the indexing and ranking on a worker thread."""
+        """:meth:`search` on a worker thread (its indexing and ranking never block the
+        event loop): the one search, not a second copy of it."""
         self._require_started()
-        limit = self.max_results if max_results is None else max(1, min(10, int(max_results)))
-        definitions, tool_set = self._definitions, self._tool_set
-        run = await self.sessions.aopen(_SESSION, tools=tool_set)
-        try:
-            found = await run.asearch(str(query), limit)
-        finally:
-            await run.aclose()
-        return self._answer(found, definitions)
+        answer: dict[str, Any] = await run_in_thread(self.search, query, max_results)
+        return answer
 
     def _require_started(self) -> None:
         """Searching before :meth:`start` would search no tools and answer that nothing

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, Unpack
 
 from pydantic import ValidationError
 
 from toolsearch._first_use import preload
-from toolsearch.chat.messages import ToolCall, ToolResponse, ToolResponseMessage, UserMessage
-from toolsearch.chat.response import ChatResponse
+from toolsearch._steps import Steps
+from toolsearch.chat.messages import UserMessage
 from toolsearch.costs import cache_shape
 from toolsearch.errors import ToolDefinitionError
 from toolsearch.loop.advisor import (
@@ -37,8 +36,7 @@ from toolsearch.loop.manager import ToolCallingManager, ToolExecutionResult
 from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.observe import hash_session_id
 from toolsearch.search.advisor_options import OptionViews
-from toolsearch.search.builtin_tools.call_tool import CallTool
-from toolsearch.search.builtin_tools.search_tool import ToolSearchTool
+from toolsearch.search.advisor_turn import STATE_KEY, Delegated, SearchLoop, turn_steps
 from toolsearch.search.change_anchor import CHANGES_KEY as _CHANGES_KEY
 from toolsearch.search.change_anchor import anchored as _anchored
 from toolsearch.search.events import SearchListener
@@ -49,12 +47,11 @@ from toolsearch.search.options import (
     ToolSearchOptionsDict,
     options_error,
 )
-from toolsearch.search.outcomes import TurnOutcomes
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_index
 from toolsearch.search.types import ToolIndex
 from toolsearch.search.warm import WarmSetSource
-from toolsearch.search.working_set import ChangeTracker, change_costs_more
+from toolsearch.search.working_set import change_costs_more
 from toolsearch.stores.eviction import EvictionStrategy
 from toolsearch.stores.session_store import SessionStore
 from toolsearch.tokens import TokenCounter
@@ -89,43 +86,6 @@ DEFAULT_CATEGORY_SUFFIX = DEFAULT_SYSTEM_SUFFIX + _CATEGORY_SENTENCE
 _log = logging.getLogger(__name__)
 
 _RUN_KEY = "toolsearch.tool_search.run"
-_STATE_KEY = "toolsearch.tool_search.loop"
-
-
-@dataclass
-class _SearchLoop:
-    """Tool-search state of one run of the loop: its callbacks beside the core's run."""
-
-    run: SearchRun
-    registered: dict[str, ToolCallback]
-    search_tool: ToolSearchTool | None = None
-    call_tool: CallTool | None = None
-    native: bool = False
-    """``search="native"`` on a model with a tool search of its own: every tool deferred."""
-    load_all: bool = False
-    """The working set holds every tool: the plain loop's requests, no search tool."""
-    changes: ChangeTracker = field(default_factory=ChangeTracker)
-    """The session's additions and removals (one list per conversation, kept by the
-    sessions core), for the requests' ``tool_changes``."""
-    earlier: bool = False
-    """Whether the session's model had requests before this run (earlier turns)."""
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """Which calls of a turn the manager runs, and what the advisor answers itself; with a
-    search log, the called names and whether each succeeded (reported once they ran)."""
-
-    delegated: list[int]
-    answers: dict[int, str]
-    called: list[str] = field(default_factory=list)
-    outcomes: TurnOutcomes | None = None
-
-    def report(self, run: SearchRun) -> None:
-        """The turn's calls with their outcomes, to the search log (after they ran)."""
-        if self.outcomes is not None and self.called:
-            ok = [self.outcomes.succeeded(run.real(name)) for name in self.called]
-            run.record_outcomes(self.called, ok, self.outcomes.started)
 
 
 class ToolSearchAdvisorKwargs(ToolSearchOptionsDict, total=False):
@@ -334,14 +294,14 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
         if not isinstance(run, SearchRun):  # a context this advisor did not open
             run = self.sessions.open(request.context.get(self.session_id_key_name))
             run.close()  # indexes without a hold, as nothing would release it
-        loop = _SearchLoop(run, registered, native=self._native(chain))
+        loop = SearchLoop(run, registered, native=self._native(chain))
         if not registered or loop.native:  # the plain advisor's loop (native: the provider's)
-            return request.with_context(**{_STATE_KEY: loop})
+            return request.with_context(**{STATE_KEY: loop})
         before = self.sessions.loaded(run.session_id)
         run.register([cb.definition for cb in registered.values()])
         if run.plan.load_all:  # the working set holds every tool: the plain loop
             loop.load_all = True
-            return request.with_context(**{_STATE_KEY: loop})
+            return request.with_context(**{STATE_KEY: loop})
         loop.changes = self.sessions.change_tracker(run.session_id)
         if not loop.changes.started and before is not None:  # what the model held before
             loop.changes.update(before.names, 0)
@@ -357,11 +317,11 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
             len(run.pinned),
         )
         prompt = request.prompt.augment_system_message(self._suffix(registered))
-        return request.with_prompt(prompt).with_context(**{_STATE_KEY: loop})
+        return request.with_prompt(prompt).with_context(**{STATE_KEY: loop})
 
     def do_before_call(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientRequest:
         """Send the search tool, the pinned tools and the discovered tools."""
-        loop: _SearchLoop = request.context[_STATE_KEY]
+        loop: SearchLoop = request.context[STATE_KEY]
         if loop.native:  # every tool, deferred but the pinned ones: the provider searches
             pinned = set(self.options.pinned_tools)
             options = request.prompt.options.replace(
@@ -402,47 +362,22 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
             **{_CHANGES_KEY: loop.changes}
         )
 
-    def do_execute_tool_calls(
+    def _tool_turn(
         self,
         request: ChatClientRequest,
         response: ChatClientResponse,
         prior_call_counts: Mapping[str, int] | None,
-    ) -> ToolExecutionResult:
-        if request.context[_STATE_KEY].search_tool is None:
-            return super().do_execute_tool_calls(request, response, prior_call_counts)
-        loop, plan, prompt, delegated = self._plan_turn(request, response)
-        try:
-            result = (
-                self.tool_calling_manager.execute_tool_calls(
-                    prompt, delegated, prior_call_counts=prior_call_counts
-                )
-                if delegated is not None
-                else None
-            )
-        finally:
-            plan.report(loop.run)
-        return self._merge_turn(loop, request, response, plan, result, prior_call_counts)
-
-    async def ado_execute_tool_calls(
-        self,
-        request: ChatClientRequest,
-        response: ChatClientResponse,
-        prior_call_counts: Mapping[str, int] | None,
-    ) -> ToolExecutionResult:
-        if request.context[_STATE_KEY].search_tool is None:
-            return await super().ado_execute_tool_calls(request, response, prior_call_counts)
-        loop, plan, prompt, delegated = self._plan_turn(request, response)
-        try:
-            result = (
-                await self.tool_calling_manager.aexecute_tool_calls(
-                    prompt, delegated, prior_call_counts=prior_call_counts
-                )
-                if delegated is not None
-                else None
-            )
-        finally:
-            plan.report(loop.run)
-        return self._merge_turn(loop, request, response, plan, result, prior_call_counts)
+    ) -> Steps[Delegated, ToolExecutionResult]:
+        """The turn, written once for both faces (:func:`~toolsearch.search.advisor_turn.
+        turn_steps`)."""
+        return turn_steps(
+            request,
+            response,
+            prior_call_counts,
+            manager=self.tool_calling_manager,
+            call_tool_name=self.call_tool_name,
+            log_outcomes=self.search_log is not None,
+        )
 
     # -- internals ------------------------------------------------------------------------
 
@@ -474,101 +409,8 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
             )
         return registered
 
-    def _plan_turn(
-        self, request: ChatClientRequest, response: ChatClientResponse
-    ) -> tuple[_SearchLoop, _Plan, Any, ChatResponse | None]:
-        loop: _SearchLoop = request.context[_STATE_KEY]
-        assert response.chat_response is not None
-        assert loop.search_tool is not None
-        run = loop.run
-        message = response.chat_response.message
-        visible = [cb.definition.name for cb in request.prompt.options.tool_callbacks]
-        if loop.call_tool is not None:  # every discovered tool is callable through it
-            visible += run.loaded()
-        delegated: list[int] = []
-        answers: dict[int, str] = {}
-        through: dict[int, ToolCall] = {}  # calls of the call tool, as calls of their tool
-        cap = self.tool_calling_manager.limits.per_answer  # issue 47: before any lookup
-        for i, call in enumerate(message.tool_calls):
-            if cap is not None and i >= cap:
-                answers[i] = self.tool_calling_manager.too_many_calls_message(
-                    len(message.tool_calls), cap
-                )
-                continue
-            if loop.call_tool is not None and run.real(call.name) == self.call_tool_name:
-                decision, arguments = run.unwrap_call(call.arguments)
-                if decision.allowed:
-                    through[i] = call.model_copy(
-                        update={"name": decision.name, "arguments": arguments}
-                    )
-            else:
-                decision = run.check_call(call.name, visible=visible)
-            if decision.allowed:
-                delegated.append(i)
-            else:
-                answers[i] = decision.message or ""
-        calls = [through.get(i, message.tool_calls[i]) for i in delegated]
-        called = [call.name for call in calls]
-        # with a search log, the calls are logged once they ran, each with its outcome
-        outcomes = TurnOutcomes() if self.search_log is not None else None
-        run.record_calls(called, defer_log=outcomes is not None)
-        run.begin_turn(searching=any(call.name == self.search_tool_name for call in calls))
-        callbacks = list(loop.registered.values())
-        if outcomes is not None:  # only the tools this turn calls need watching
-            watched = {run.real(name) for name in called}
-            callbacks = [
-                outcomes.watch(cb) if cb.definition.name in watched else cb for cb in callbacks
-            ]
-        options = request.prompt.options.replace(tool_callbacks=[loop.search_tool, *callbacks])
-        prompt = request.prompt.with_options(options)
-        plan = _Plan(delegated, answers, called, outcomes)
-        if not delegated:
-            return loop, plan, prompt, None
-        subset = ChatResponse(
-            message.model_copy(update={"tool_calls": tuple(calls)}),
-            response.chat_response.finish_reason,
-            response.chat_response.usage,
-            response.chat_response.metadata,
-        )
-        return loop, plan, prompt, subset
-
-    def _merge_turn(
-        self,
-        loop: _SearchLoop,
-        request: ChatClientRequest,
-        response: ChatClientResponse,
-        plan: _Plan,
-        result: ToolExecutionResult | None,
-        prior_call_counts: Mapping[str, int] | None,
-    ) -> ToolExecutionResult:
-        loop.run.end_turn()
-        assert response.chat_response is not None
-        message = response.chat_response.message
-        executed = iter(result.tool_response_message.responses if result else ())
-        responses = []
-        for i, call in enumerate(message.tool_calls):
-            if i in plan.answers:
-                responses.append(
-                    ToolResponse(id=call.id, name=call.name, response_data=plan.answers[i])
-                )
-            else:  # a call of the call tool keeps its own name in the history
-                executed_response = next(executed)
-                if executed_response.name != call.name:
-                    executed_response = executed_response.model_copy(update={"name": call.name})
-                responses.append(executed_response)
-        history = [
-            *request.prompt.messages,
-            message,
-            ToolResponseMessage(responses=tuple(responses)),
-        ]
-        return ToolExecutionResult(
-            history,
-            return_direct=bool(result and result.return_direct and not plan.answers),
-            call_counts=dict(result.call_counts if result else (prior_call_counts or {})),
-        )
-
     def _change_costs_more(
-        self, loop: _SearchLoop, request: ChatClientRequest, names: list[str]
+        self, loop: SearchLoop, request: ChatClientRequest, names: list[str]
     ) -> bool:
         """Whether this request's tool change would cost more than holding every tool from
         now on (:func:`~toolsearch.search.working_set.change_costs_more`, over the

@@ -13,9 +13,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import toolsearch.observe as hooks
 from toolsearch.chat.messages import ToolSearchHit
@@ -28,16 +27,15 @@ from toolsearch.search.builtin_tools.search_tool import ToolSearchTool
 from toolsearch.search.events import ToolSearchEvent
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import ToolSearchOptions
-from toolsearch.search.registry import SessionRegistry
+from toolsearch.search.run_types import CallDecision, RunOwner, SearchResult, merge_hits
 from toolsearch.search.session_ref import (
     EPHEMERAL_PREFIX,
     SessionRef,
     resolve_session,
     run_in_thread,
 )
-from toolsearch.search.types import ToolIndex, ToolSearchRequest
+from toolsearch.search.types import ToolSearchRequest
 from toolsearch.search.unloading import choose_unloads
-from toolsearch.search.warm import WarmSetSource
 from toolsearch.search.working_set import WorkingSetPlan, plan_working_set
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.definition import ToolDefinition
@@ -55,91 +53,6 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 
-def _merge_hits(per_query: Sequence[Sequence[ToolSearchHit]]) -> tuple[ToolSearchHit, ...]:
-    """Hits of several queries interleaved by rank, each tool once (at its best place)."""
-    best: dict[str, ToolSearchHit] = {}
-    for rank in range(max((len(hits) for hits in per_query), default=0)):
-        for hits in per_query:
-            if rank < len(hits):
-                best.setdefault(hits[rank].name, hits[rank])
-    return tuple(best.values())
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What one search (of one or several queries) found: the hits, best first, each a
-    tool new to the model (unless named exactly); or the index's error for the model."""
-
-    hits: tuple[ToolSearchHit, ...] = ()
-    error: dict[str, Any] | None = None
-    total_matches: int = 0
-    """How many tools matched before the cut (the largest count among the queries)."""
-
-    @property
-    def names(self) -> list[str]:
-        """The hits' names (the tools' own names)."""
-        return [hit.name for hit in self.hits]
-
-
-@dataclass(frozen=True)
-class CallDecision:
-    """What a front door does with one tool call of the model (:meth:`SearchRun.check_call`).
-
-    ``allowed``: run it (``name`` is the tool's own name, mapped back from a wire name);
-    otherwise answer ``message`` as the call's result, without running anything.
-    """
-
-    name: str
-    allowed: bool
-    message: str | None = None
-    kind: Literal["search", "visible", "discovered_by_call", "undiscovered", "unknown"] = "visible"
-
-
-class RunOwner(Protocol):
-    """What a run needs from the front door's core object
-    (:class:`~toolsearch.search.sessions.ToolSearchSessions`): the registry and options,
-    and the sinks it reports to. The run never calls the front door itself."""
-
-    registry: SessionRegistry
-    options: ToolSearchOptions
-    door: str
-
-    @property
-    def index(self) -> ToolIndex: ...
-
-    @property
-    def search_tool_name(self) -> str: ...
-
-    def search_definition(self) -> ToolDefinition: ...
-
-    @property
-    def call_tool_name(self) -> str | None: ...
-
-    def call_definition(self) -> ToolDefinition | None: ...
-
-    def report_search(
-        self, event: ToolSearchEvent, run: SearchRun, loaded: Sequence[str]
-    ) -> None: ...
-
-    def report_calls(
-        self,
-        run: SearchRun,
-        names: Sequence[str],
-        *,
-        ok: Sequence[bool] | None = None,
-        started: float | None = None,
-    ) -> None: ...
-
-    def report_loaded(self, run: SearchRun, names: Sequence[str]) -> LoadedTools: ...
-
-    def forget_loaded(self, session_id: str) -> None: ...
-
-    @property
-    def warm_set(self) -> WarmSetSource | None: ...
-
-    def count_tokens(self, definition: ToolDefinition) -> int: ...
-
-
 class SearchRun:
     """One run on one session: its tools, what the model sees, its searches and calls.
 
@@ -147,7 +60,9 @@ class SearchRun:
     (parallel tool calls); :meth:`close` once, when the run ends.
     """
 
-    def __init__(self, sessions: RunOwner, ref: SessionRef, rule: NameRule | None) -> None:
+    def __init__(
+        self, sessions: RunOwner[SearchRun], ref: SessionRef, rule: NameRule | None
+    ) -> None:
         self.sessions = sessions
         self.session_id = ref.session_id
         self.ephemeral = ref.ephemeral
@@ -411,7 +326,7 @@ class SearchRun:
                 total = max(total, matches)
         if not found and first_error is not None:
             return SearchResult(error=first_error)
-        merged = _merge_hits(found)
+        merged = merge_hits(found)
         self.mark_discovered([hit.name for hit in merged])
         return SearchResult(hits=merged, total_matches=total)
 

@@ -36,6 +36,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from typing import TypedDict, Unpack
 
 from toolsearch.models.providers import PROVIDERS, provider_names
 from toolsearch.models.wire_names import NameRule
@@ -58,6 +59,7 @@ from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
     "NAME_RULES",
+    "OpenOptions",
     "PORTABLE_NAMES",
     "CallDecision",
     "SearchResult",
@@ -114,6 +116,14 @@ def resolve_index(index: ToolIndex | str | None) -> ToolIndex:
     if isinstance(index, str):
         return specs.make_index(index)
     return index
+
+
+class OpenOptions(TypedDict, total=False):
+    """The keywords of :meth:`ToolSearchSessions.open` (and ``aopen``) besides the session."""
+
+    tools: Sequence[ToolDefinition] | None
+    pinned: Iterable[str]
+    provider: NameRule | str | None
 
 
 class ToolSearchSessions:
@@ -255,18 +265,11 @@ class ToolSearchSessions:
         return run
 
     async def aopen(
-        self,
-        session: SessionRef | str | None = None,
-        *,
-        tools: Sequence[ToolDefinition] | None = None,
-        pinned: Iterable[str] = (),
-        provider: NameRule | str | None = None,
+        self, session: SessionRef | str | None = None, **options: Unpack[OpenOptions]
     ) -> SearchRun:
-        """:meth:`open` on a worker thread: indexing a new tool set (embedding it, for a
-        vector index) never blocks the event loop."""
-        run: SearchRun = await run_in_thread(
-            self.open, session, tools=tools, pinned=pinned, provider=provider
-        )
+        """:meth:`open` on a worker thread (the same keywords): indexing a new tool set
+        (embedding it, for a vector index) never blocks the event loop."""
+        run: SearchRun = await run_in_thread(self.open, session, **options)
         return run
 
     def discovered(self, session_id: str) -> list[str]:
