@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from toolsearch.integrations._common import import_modules, require, warm_index
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.search_log import SearchLog
 from toolsearch.search.search_tool import MAX_RESULTS_CAP
@@ -153,7 +153,9 @@ class ToolsearchToolRetriever:
             index,
             registry=registry,
             store=store,
-            options=ToolSearchOptions(max_results=limit, exclude_loaded_tools=False),
+            options=ToolSearchOptions(
+                max_results=limit, exclude_loaded_tools=False, **PLAIN_SEARCH_LOOP
+            ),
             search_listeners=search_listeners,
             search_log=search_log,
             door="langgraph",
@@ -374,7 +376,9 @@ def create_agent(
     calls_of = ToolSearchSessions(
         registry=retriever.registry,
         options=ToolSearchOptions(
-            search_tool_name=retrieve_tool_name, undiscovered_tool_policy="hint"
+            search_tool_name=retrieve_tool_name,
+            undiscovered_tool_policy="hint",
+            **PLAIN_SEARCH_LOOP,
         ),
         search_log=retriever.sessions.search_log,
         door="langgraph",

@@ -63,7 +63,7 @@ from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.integrations._common import preload, require
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
 from toolsearch.search.search_log import SearchLog
@@ -206,6 +206,7 @@ class ToolsearchAgentTools:
             max_results=max_results,
             search_tool_name=search_tool_name,
             pinned_tools=tuple(n for n in names if n in self.pinned),
+            **PLAIN_SEARCH_LOOP,  # this door does not hold the working set yet
         )
         self.sessions = ToolSearchSessions(
             index,

@@ -48,7 +48,7 @@ from toolsearch.integrations._common import (
     warm_index,
 )
 from toolsearch.search.events import SearchListener
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
 from toolsearch.search.search_log import SearchLog
@@ -150,6 +150,7 @@ class ToolsearchStrategy:
             max_results=max_results,
             search_tool_name=SEARCH_TOOL_NAME,
             exclude_loaded_tools=exclude_discovered,
+            **PLAIN_SEARCH_LOOP,  # this door does not hold the working set yet
         )
         self.sessions = ToolSearchSessions(
             index,

@@ -49,7 +49,7 @@ from toolsearch._first_use import preload
 from toolsearch.errors import InvalidToolArgumentsError
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
 from toolsearch.search.search_log import SearchLog
@@ -152,6 +152,7 @@ class ToolSearchLoop:
             search_tool_name=search_tool_name,
             pinned_tools=self.pinned,
             undiscovered_tool_policy="hint",
+            **PLAIN_SEARCH_LOOP,  # this door does not hold the working set yet
         )
         self.sessions = ToolSearchSessions(
             index,
