@@ -6,7 +6,6 @@ the SDK-loop helper and the MCP proxy, each driven through its framework's own m
 
 from __future__ import annotations
 
-import pytest
 from front_doors import (
     AdvisorDoor,
     AgentsDoor,
@@ -20,8 +19,6 @@ from front_doors import (
 from toolsearch.testing import FrontDoorContract
 
 
-# search mechanics on a few tools: the plain search loop (tests/conftest.py, cold_search)
-@pytest.mark.cold_search
 class TestAdvisor(FrontDoorContract):
     door_class = AdvisorDoor
 
