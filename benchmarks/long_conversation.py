@@ -5,10 +5,10 @@ and the discovered tools pile up, raw and with the provider's prompt cache on.
 1,853 functions; every k-th request, so they spread over the catalog) are sent one after
 another in **one conversation**: a ``ChatClient`` with a ``MessageChatMemoryAdvisor``
 inside the tool loop (it keeps tool calls and results, as an agent's memory does) and
-either the plain tool loop or the tool-search advisor (BM25), the latter without unloading
-and with each unloading policy of ``POLICIES``, and with the working set (pre-retrieval, every tool
-when that costs less, from the start or once the history a change would rewrite has grown;
-docs/working-set.md).
+either the plain tool loop or the tool-search advisor (BM25) with the library's defaults
+(the working set: pre-retrieval, every tool when that costs less, from the start or once
+the history a change would rewrite has grown; docs/working-set.md), without the working
+set, with each unloading policy, and with ``injection="results"`` (``POLICIES``).
 The benchmark's simulated agent plays the model, one agent per task, reading the
 conversation from that task's own request on. Every request of every task is rendered by
 the ``--provider`` adapter, counted with ``o200k_base`` and billed under that provider's
@@ -41,7 +41,7 @@ from toolsearch_bench.loaders import load_bfcl, load_bundled
 from toolsearch_bench.render import count_request
 from toolsearch_bench.savings import (
     CANNED_RESULT,
-    WORKING_SET,
+    NO_WORKING_SET,
     prompt_blocks,
     working_set_options,
 )
@@ -53,14 +53,19 @@ PAUSE = 20.0
 
 POLICIES: dict[str, dict[str, Any]] = {
     "search": {},
+    "search, no working set": dict(NO_WORKING_SET),
     "search, idle 3 turns": {"unload_idle_turns": 3},
     "search, idle 1 turn": {"unload_idle_turns": 1},
     "search, cap 10": {"max_loaded_tools": 10},
     "search, idle 3 turns, at turn start": {"unload_idle_turns": 3, "unload_at": "turn"},
     "search, injection results": {"injection": "results"},
-    "search, working set": dict(WORKING_SET),
+    "search, injection results, no working set": {"injection": "results", **NO_WORKING_SET},
 }
-"""The search loops measured: no unloading, then each unloading policy (advisor options)."""
+"""The search loops measured (advisor options over the library's defaults, which hold the
+working set: pre-retrieval, every tool when that costs less): the defaults, the plain
+search loop without the working set, each unloading policy, and ``injection="results"``
+(the tool list fixed to the search tool and the call tool; pre-retrieved tools handed
+over as a search exchange at the place they were found)."""
 
 
 def anchored_changes(prompts: list[Any]) -> list[Any]:
@@ -113,10 +118,7 @@ def run_loop(
         return current[-1](messages[start:], offered, earlier=messages[:start])
 
     model = FunctionChatModel(model_function)
-    options = dict(options or {})
-    if "preload_results" in options:  # the working set weighs this provider's prices
-        options.update(working_set_options(provider))
-        options["traffic_seconds"] = PAUSE
+    options = {**working_set_options(provider), "traffic_seconds": PAUSE, **(options or {})}
     advisor: ToolCallingAdvisor = (
         ToolSearchToolCallingAdvisor(tool_index=Bm25ToolIndex(), token_counter=counter, **options)
         if mode != "full"

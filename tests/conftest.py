@@ -53,3 +53,42 @@ def redis_url() -> Iterator[str]:
 def milvus_uri() -> Iterator[str]:
     """A Milvus server's URI (``MILVUS_URI``, or a Milvus Lite server started for this run)."""
     yield from services.milvus_server()()
+
+
+COLD_SEARCH = {"load_all": "never", "preload_results": 0}
+"""The search loop as it was before the working set became the default: no pre-retrieval,
+never every tool (see ``cold_search``)."""
+
+
+@pytest.fixture(autouse=True)
+def cold_search(request: pytest.FixtureRequest) -> Iterator[None]:
+    """For tests marked ``cold_search``: the tool-search options default to
+    :data:`COLD_SEARCH`.
+
+    Those tests pin the search loop's own mechanics (the search tool, discoveries, wire
+    names, unloading, spans, each front door's search path) on catalogs of a few tools.
+    With the library's defaults the working set's cost model hands such a catalog the full
+    tool list, with no search tool (the full list read from the cache costs less than a
+    search's worth of tools billed fresh), and pre-retrieval loads the user's words' hits
+    before the first call; neither is what those tests are about. The defaults themselves
+    are pinned in tests/search/test_working_set.py and tests/search/test_tool_search_options.py.
+    """
+    if request.node.get_closest_marker("cold_search") is None:
+        yield
+        return
+    from toolsearch.search.options import ToolSearchOptions
+    from toolsearch.settings import ToolSearchSettings
+
+    fields = ToolSearchOptions.model_fields
+    before = {name: fields[name].default for name in COLD_SEARCH}
+    for name, value in COLD_SEARCH.items():
+        fields[name].default = value
+    for model in (ToolSearchOptions, ToolSearchSettings):
+        model.model_rebuild(force=True)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            fields[name].default = value
+        for model in (ToolSearchOptions, ToolSearchSettings):
+            model.model_rebuild(force=True)

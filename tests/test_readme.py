@@ -31,7 +31,7 @@ def test_the_manual_python_blocks_run_in_order(capsys):
     printed = capsys.readouterr().out.splitlines()
     assert printed == [
         "Done: Alarm set for 2026-11-30T09:10:00.",  # quick start (repeated)
-        "looked up {'id': 'r-1'} (saw 4 of 31 tools)",  # tool search
+        "looked up {'id': 'r-1'} (saw 7 of 31 tools)",  # tool search
         "['city']",  # tools
         '{"city":"Paris","unit":"celsius","tenant":"acme"}',
         "Done: Alarm set for 2026-11-30T09:10:00.",  # client with defaults
@@ -73,7 +73,7 @@ def test_the_tool_search_example_runs_on_its_own(capsys):
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
     [block] = [b for b in blocks if "search_client" in b]
     exec(compile(block, "docs/manual.md", "exec"), {"__name__": "manual"})
-    assert capsys.readouterr().out.strip() == "looked up {'id': 'r-1'} (saw 4 of 31 tools)"
+    assert capsys.readouterr().out.strip() == "looked up {'id': 'r-1'} (saw 7 of 31 tools)"
 
 
 def test_the_readme_links_name_files_that_exist():

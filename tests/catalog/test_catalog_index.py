@@ -49,6 +49,9 @@ from toolsearch.indexes import (
 from toolsearch.models import FunctionChatModel
 from toolsearch.search import ToolIndex, ToolSearchRequest
 
+# search mechanics on a few tools: the plain search loop (tests/conftest.py, cold_search)
+pytestmark = pytest.mark.cold_search
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SERVICES = {

@@ -28,8 +28,14 @@ class AdvisorDoor(Door):
     def setup(self) -> None:
         from toolsearch import ToolSearchToolCallingAdvisor
 
+        # the contract is the search loop's: on its few tools the default working set would
+        # send every tool and pre-retrieve (tests/conftest.py, cold_search)
         self.advisor = ToolSearchToolCallingAdvisor(
-            tool_index=self.index, undiscovered_tool_policy="hint", search_log=self.log
+            tool_index=self.index,
+            undiscovered_tool_policy="hint",
+            search_log=self.log,
+            load_all="never",
+            preload_results=0,
         )
         self.advisor.add_search_listener(self.events.append)
 

@@ -23,6 +23,9 @@ from toolsearch.loop import ChatClientRequest, ChatClientResponse, ToolExecution
 from toolsearch.loop.advisor import AdvisorChain
 from toolsearch.models import FunctionChatModel
 
+# search mechanics on a few tools: the plain search loop (tests/conftest.py, cold_search)
+pytestmark = pytest.mark.cold_search
+
 # -- helpers ---------------------------------------------------------------------------
 
 calls: list[dict[str, Any]] = []

@@ -36,6 +36,9 @@ from toolsearch.observe import hash_session_id
 from toolsearch.search.logs.reader import iter_search_log, read_search_log
 from toolsearch.search.logs.sink import JsonlSearchLog, LoggedCalls, LoggedSearch, TeeSearchLog
 
+# search mechanics on a few tools: the plain search loop (tests/conftest.py, cold_search)
+pytestmark = pytest.mark.cold_search
+
 DAY = 86_400.0
 T0 = 1_700_000_000.0
 SET = "digest0"

@@ -33,6 +33,9 @@ from toolsearch.models import FunctionChatModel
 from toolsearch.search import ToolSearchRequest
 from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
 
+# search mechanics on a few tools: the plain search loop (tests/conftest.py, cold_search)
+pytestmark = pytest.mark.cold_search
+
 T0 = 1_700_000_000.0
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 TOOLS = [

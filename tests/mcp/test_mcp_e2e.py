@@ -28,6 +28,9 @@ from toolsearch.indexes import Bm25ToolIndex
 from toolsearch.mcp import McpToolProvider
 from toolsearch.models import FunctionChatModel
 
+# search mechanics on a few tools: the plain search loop (tests/conftest.py, cold_search)
+pytestmark = pytest.mark.cold_search
+
 SEARCH = "toolSearchTool"
 
 

@@ -140,8 +140,9 @@ def test_pre_retrieval_loads_the_confident_hits_before_the_first_call() -> None:
         return AssistantMessage(content="done")
 
     chat, seen = recording(script)
+    # three tools: the cost model would send them all (load_all="auto", the default)
     advisor = ToolSearchToolCallingAdvisor(
-        tool_index=Bm25ToolIndex(), preload_results=1, preload_min_score=0.5
+        tool_index=Bm25ToolIndex(), preload_results=1, preload_min_score=0.5, load_all="never"
     )
     client = ChatClient.builder(chat).default_advisors(advisor).build()
     client.prompt("What is the weather forecast in Paris?").tools(TOOLS).call()
@@ -164,7 +165,9 @@ def test_a_discovery_is_a_tool_change_on_the_next_request() -> None:
         return AssistantMessage(content="done")
 
     chat, seen = recording(script)
-    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+    # three tools would all be sent by default (the full list costs less); nothing to
+    # pre-retrieve in "help" either way
+    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), load_all="never")
     client = ChatClient.builder(chat).default_advisors(advisor).build()
     client.prompt("help").tools(TOOLS).advisors(lambda a: a.param(CONVERSATION_ID, "s")).call()
     assert seen[0] == (["toolSearchTool"], ())
@@ -187,8 +190,14 @@ def test_a_configured_warm_set_is_held_after_the_search_tool() -> None:
         return AssistantMessage(content="done")
 
     chat, seen = recording(script)
+    # forty 600-token tools: five hits billed fresh cost more than the whole list read
+    # at 0.1x, so by default every tool is sent; the warm set is weighed on the search loop
+    # alone (the regex index's pre-retrieval would also load every tool matching "hi")
     advisor = ToolSearchToolCallingAdvisor(
-        tool_index=RegexToolIndex(), warm_set=StaticWarmSet(["tool_3", "tool_7"])
+        tool_index=RegexToolIndex(),
+        warm_set=StaticWarmSet(["tool_3", "tool_7"]),
+        load_all="never",
+        preload_results=0,
     )
     ChatClient.builder(chat).default_advisors(advisor).build().prompt("hi").tools(big).call()
     assert seen[0][0] == ["toolSearchTool", "tool_3", "tool_7"]
@@ -274,3 +283,65 @@ def test_a_later_turn_keeps_changing_when_the_cost_model_keeps_the_prefix() -> N
         client.prompt("go").tools(big).advisors(lambda a: a.param(CONVERSATION_ID, "s")).call()
     assert [len(names) for names, _ in seen][:4] == [1, 11, 21, 21]
     assert all(len(names) < 61 for names, _ in seen)
+
+
+def test_with_results_injection_pre_retrieved_tools_arrive_as_a_search_exchange() -> None:
+    """injection="results": the tool list stays the search tool and the call tool, so the
+    pre-retrieved tool reaches the model as a call of the search tool and its result (the
+    definition), right after the user's message; the model calls it through the call tool
+    on its first request, and the next request repeats the exchange at the same place."""
+    prompts: list[list] = []
+
+    def model(messages, tools):
+        prompts.append(list(messages))
+        if not any(m.role == "tool" and m.responses[0].name == "callTool" for m in messages):
+            through = json.dumps({"name": "get_weather", "arguments": {}})
+            return AssistantMessage(
+                tool_calls=[ToolCall(id="c", name="callTool", arguments=through)]
+            )
+        return AssistantMessage(content="done")
+
+    chat = FunctionChatModel(model)
+    advisor = ToolSearchToolCallingAdvisor(
+        tool_index=Bm25ToolIndex(), injection="results", load_all="never"
+    )
+    client = ChatClient.builder(chat).default_advisors(advisor).build()
+    client.prompt("What is the weather forecast in Paris?").tools(TOOLS).call()
+    first, second = prompts
+    assert [t.name for t in chat.requests[0].tool_definitions] == ["toolSearchTool", "callTool"]
+    call, result = first[-2], first[-1]
+    assert call.tool_calls[0].name == "toolSearchTool"
+    carried = json.loads(result.responses[0].response_data)
+    assert [d["name"] for d in carried] == ["get_weather"]
+    assert "parameters" in carried[0]
+    assert second[: len(first)] == first  # the exchange stays where it was: the prefix holds
+
+
+def test_a_carried_exchange_keeps_its_place_in_later_turns() -> None:
+    """Under a chat memory inside the loop (which never stores the exchange), the second
+    turn's requests repeat the first turn's exchange at its place: the history before the
+    second turn is byte-identical to what the first turn sent."""
+    from toolsearch.memory import MessageChatMemoryAdvisor, MessageWindowChatMemory
+
+    prompts: list[list] = []
+
+    def model(messages, tools):
+        prompts.append(list(messages))
+        return AssistantMessage(content="done")
+
+    chat = FunctionChatModel(model)
+    advisor = ToolSearchToolCallingAdvisor(
+        tool_index=Bm25ToolIndex(), injection="results", load_all="never"
+    )
+    memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(max_messages=100), order=400)
+    client = ChatClient.builder(chat).default_advisors(advisor, memory).build()
+    for text in ("What is the weather forecast in Paris?", "Send an email message to Bob"):
+        client.prompt(text).tools(TOOLS).advisors(lambda a: a.param(CONVERSATION_ID, "c")).call()
+    first, second = prompts
+    assert second[: len(first)] == first
+    found = [
+        json.loads(m.responses[0].response_data)[0]["name"]
+        for m in second
+        if isinstance(m, ToolResponseMessage)
+    ]
+    assert found == ["get_weather", "send_email"]

@@ -43,7 +43,12 @@ from pydantic import BaseModel, Field, ValidationError
 from toolsearch.integrations._common import DefinitionCache, preload, require
 from toolsearch.integrations.door import ToolSearchDoorKwargs, door_sessions
 from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP, search_tool_definition
-from toolsearch.search.options import ToolSearchOptions, UndiscoveredToolPolicy, options_error
+from toolsearch.search.options import (
+    PLAIN_SEARCH_LOOP,
+    ToolSearchOptions,
+    UndiscoveredToolPolicy,
+    options_error,
+)
 from toolsearch.search.sessions import (
     PORTABLE_NAMES,
     CallDecision,
@@ -183,6 +188,7 @@ class ToolSearchMiddleware(AgentMiddleware[ToolSearchState, Any, Any]):
                 search_tool_name=search_tool_name,
                 undiscovered_tool_policy=undiscovered_tool_policy,
                 pinned_tools=tuple(dict.fromkeys(always_include or ())),
+                **PLAIN_SEARCH_LOOP,  # this door does not hold the working set yet
             )
         except ValidationError as error:
             raise options_error(error) from None

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from toolsearch.integrations._common import import_modules, renamed, require, warm_index
 from toolsearch.integrations.door import ToolSearchDoorKwargs, check_max_results, door_sessions
 from toolsearch.models.wire_names import WireNames
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.sessions import (
     PORTABLE_NAMES,
@@ -145,7 +145,9 @@ class ToolSearchToolRetriever:
         import_modules(*_GRAPH_MODULES)
         check_max_results(limit, "limit")
         items = list(tools.items()) if isinstance(tools, Mapping) else [(None, t) for t in tools]
-        options = ToolSearchOptions(max_results=limit, exclude_loaded_tools=False)
+        options = ToolSearchOptions(
+            max_results=limit, exclude_loaded_tools=False, **PLAIN_SEARCH_LOOP
+        )
         self.sessions = door_sessions(index, options, "langgraph", **shared)
         self.limit = limit
         self.session_id = session_id or f"langchain-{uuid.uuid4().hex[:12]}"
@@ -363,7 +365,9 @@ def create_agent(
     calls_of = ToolSearchSessions(
         registry=retriever.registry,
         options=ToolSearchOptions(
-            search_tool_name=retrieve_tool_name, undiscovered_tool_policy="hint"
+            search_tool_name=retrieve_tool_name,
+            undiscovered_tool_policy="hint",
+            **PLAIN_SEARCH_LOOP,
         ),
         search_log=retriever.sessions.search_log,
         door="langgraph",

@@ -69,7 +69,7 @@ from toolsearch.integrations.door import (
 )
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
 from toolsearch.search.sessions import PORTABLE_NAMES, resolve_session
@@ -197,6 +197,7 @@ class ToolSearchAgentTools:
             max_results=max_results,
             search_tool_name=search_tool_name,
             pinned_tools=tuple(n for n in names if n in self.pinned),
+            **PLAIN_SEARCH_LOOP,  # this door does not hold the working set yet
         )
         self.sessions = door_sessions(index, options, "openai-agents", **shared)
         self.max_results = max_results

@@ -51,7 +51,7 @@ from toolsearch.integrations._common import (
 )
 from toolsearch.integrations.door import ToolSearchDoorKwargs, check_max_results, door_sessions
 from toolsearch.search.builtin_tools.search_tool import MAX_RESULTS_CAP
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
 from toolsearch.search.session_ref import run_in_thread
@@ -137,6 +137,7 @@ class ToolSearchStrategy:
             max_results=max_results,
             search_tool_name=SEARCH_TOOL_NAME,
             exclude_loaded_tools=exclude_discovered,
+            **PLAIN_SEARCH_LOOP,  # this door does not hold the working set yet
         )
         self.sessions = door_sessions(index, options, "pydantic-ai", **shared)
         self.session_id = session_id

@@ -56,7 +56,7 @@ from toolsearch.integrations.door import (
 )
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import SearchRun
 from toolsearch.search.session_ref import run_in_thread
@@ -141,6 +141,7 @@ class ToolSearchLoop:
             search_tool_name=search_tool_name,
             pinned_tools=self.pinned,
             undiscovered_tool_policy="hint",
+            **PLAIN_SEARCH_LOOP,  # this door does not hold the working set yet
         )
         self.sessions = door_sessions(index, options, "sdk-loop", **shared)
         self.max_results = max_results

@@ -47,7 +47,7 @@ from toolsearch.mcp.results import error_result, forwarded, text_result
 from toolsearch.mcp.server import Transport, run_server, tool_server
 from toolsearch.search.events import SearchListener
 from toolsearch.search.logs.sink import SearchLog
-from toolsearch.search.options import ToolSearchOptions
+from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
 from toolsearch.search.run import SearchResult
 from toolsearch.search.session_ref import run_in_thread
 from toolsearch.search.sessions import ToolSearchSessions
@@ -138,6 +138,7 @@ class McpSearchProxy:
                 max_results=max_results,
                 search_tool_name=search_tool_name,
                 exclude_loaded_tools=False,
+                **PLAIN_SEARCH_LOOP,  # the proxy does not hold the working set yet
             ),
             search_listeners=search_listeners,
             search_log=search_log,

@@ -37,8 +37,10 @@ from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.observe import hash_session_id
 from toolsearch.search.advisor_options import OptionViews
 from toolsearch.search.advisor_turn import STATE_KEY, Delegated, SearchLoop, turn_steps
+from toolsearch.search.change_anchor import CARRIED_KEY as _CARRIED_KEY
 from toolsearch.search.change_anchor import CHANGES_KEY as _CHANGES_KEY
 from toolsearch.search.change_anchor import anchored as _anchored
+from toolsearch.search.change_anchor import carried_search as _carried_search
 from toolsearch.search.events import SearchListener
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.logs.sink import SearchLog
@@ -307,9 +309,11 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
             loop.changes.update(before.names, 0)
         loop.earlier = before is not None
         run.note_request(_last_user_text(request))
-        run.preload(_last_user_text(request))
+        preloaded = run.preload(_last_user_text(request))
         loop.search_tool = run.search_tool()
         loop.call_tool = run.call_tool(loop.registered.get)
+        if loop.call_tool is not None:  # results injection: handed over as a search exchange
+            loop.changes.carry(preloaded)
         _log.debug(
             "tool search: session %s, %d tools registered, %d pinned",
             hash_session_id(run.session_id),
@@ -344,12 +348,18 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
             *([loop.call_tool] if loop.call_tool is not None else []),
             *(loop.registered[n] for n in names if n in loop.registered),
         ]
-        changes = loop.changes.update(
-            [cb.definition.name for cb in visible], len(request.prompt.messages)
-        )
+        own = [cb.definition.name for cb in visible]
+        carried = loop.changes.carried if loop.call_tool is not None else []
+        if carried and not loop.changes.started:  # what was carried is an addition
+            loop.changes.update(own, len(request.prompt.messages))
+        changes = loop.changes.update([*own, *carried], len(request.prompt.messages))
         options = request.prompt.options.replace(tool_callbacks=visible)
         if not changes:
             return request.with_prompt(request.prompt.with_options(options))
+        if loop.call_tool is not None:  # the additions travel as search exchanges (anchor)
+            return request.with_prompt(request.prompt.with_options(options)).with_context(
+                **{_CHANGES_KEY: loop.changes, _CARRIED_KEY: _carried_search(loop)}
+            )
         # a removed tool stays declared (deferred), as every change must name a declared tool
         shown = {cb.definition.name for cb in visible}
         gone = dict.fromkeys(n for c in changes for n in c.names if n not in shown)

@@ -27,6 +27,7 @@ from toolsearch.search.builtin_tools.call_tool import DEFAULT_CALL_TOOL_NAME
 from toolsearch.search.builtin_tools.search_tool import DEFAULT_SEARCH_TOOL_NAME, MAX_RESULTS_CAP
 
 __all__ = [
+    "PLAIN_SEARCH_LOOP",
     "Injection",
     "LoadAll",
     "SearchChoice",
@@ -41,6 +42,12 @@ UnloadMoment = Literal["discovery", "turn"]
 Injection = Literal["tools", "results"]
 SearchChoice = Literal["toolsearch", "native"]
 LoadAll = Literal["auto", "never", "always"]
+
+
+PLAIN_SEARCH_LOOP: dict[str, Any] = {"preload_results": 0, "load_all": "never"}
+"""The search loop without the working set (no pre-retrieval, never every tool): what the
+front doors other than the tool-search advisor run, as their own paths do not hold the
+working set yet (their every-tool mode would keep the search tool beside every tool)."""
 
 
 class ToolSearchOptions(BaseModel):
@@ -113,7 +120,7 @@ class ToolSearchOptions(BaseModel):
     and the unloads are batched there; ``"turn"``: also when a turn starts, which breaks
     the cached prefix whenever something unloads (for uncached providers)."""
 
-    preload_results: int = Field(default=0, ge=0, le=MAX_RESULTS_CAP)
+    preload_results: int = Field(default=3, ge=0, le=MAX_RESULTS_CAP)
     """Pre-retrieval: before the first model call of a turn, the user's message is
     searched (the whole message, then its clauses), and up to this many confident hits
     per query are loaded up front, so the model can act without a search round trip (the
@@ -121,7 +128,7 @@ class ToolSearchOptions(BaseModel):
     preload_min_score: float = Field(default=0.5, ge=0.0, le=1.0)
     """A pre-retrieved hit is confident when its score is at least this share of the
     query's best hit's score."""
-    load_all: LoadAll = "never"
+    load_all: LoadAll = "auto"
     """Send every tool, without the search tool, when the cost model says the full list
     (a stable, cached prefix) costs less than the search loop (``"auto"``: a small
     catalog gets the full list, so tool search never bills more than the full loop);

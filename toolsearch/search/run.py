@@ -184,7 +184,9 @@ class SearchRun:
         before the first model call and load the confident hits (each query's hits
         scoring at least ``preload_min_score`` of its best one, ``preload_results`` at
         most); returns the tools newly loaded. Nothing when the option is off, every tool
-        is loaded, or the text is empty."""
+        is loaded, or the text is empty. With ``injection="results"`` the advisor hands
+        the preloaded definitions to the model as a search exchange
+        (:class:`~toolsearch.search.change_anchor.CarriedSearch`)."""
         from toolsearch.indexes.clauses import split_clauses
 
         limit = self.options.preload_results

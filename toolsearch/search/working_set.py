@@ -154,9 +154,18 @@ class ChangeTracker:
     def __init__(self, base: Sequence[str] = ()) -> None:
         self._held: list[str] | None = list(base) if base else None
         self.changes: list[ToolChange] = []
+        self.carried: list[str] = []
+        """Tools pre-retrieval handed over in the messages (``injection="results"``), in
+        order: each later request lists them after its own tools, so each shows once, as
+        an addition at the place it was first handed over."""
         self._pending = 0
         """How many of the last ``changes`` still wait for :meth:`anchor`."""
         self._lock = threading.Lock()  # requests of one conversation may run at once
+
+    def carry(self, names: Sequence[str]) -> None:
+        """Note tools handed over in the messages (see :attr:`carried`)."""
+        with self._lock:
+            self.carried += [n for n in names if n not in self.carried]
 
     @property
     def started(self) -> bool:

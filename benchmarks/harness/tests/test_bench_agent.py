@@ -84,7 +84,8 @@ def test_search_queries_never_depend_on_the_gold_labels():
     tools = [SyntheticTool(t, CANNED_RESULT) for t in CATALOG.tools]
     for gold in (["refund_payment", "send_email"], ["filler_7"], ["create_invoice", "nope"]):
         agent = SimulatedAgent(REQUEST, gold, policy=policy)
-        advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+        # the agent's own searches are the point: no pre-retrieval, no full list
+        advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), **SEARCH_ONLY)
         client = ChatClient.builder(FunctionChatModel(agent)).default_advisors(advisor).build()
         client.prompt(REQUEST).tools(tools).call()
         assert agent.searches

@@ -180,7 +180,10 @@ def _search_loop_prompts(provider_catalog):
     request = "Refund order 8812. Then email the customer that the money is on its way."
     agent = SimulatedAgent(request, ("refund_payment", "send_email"))
     model = FunctionChatModel(agent)
-    advisor = ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex())
+    # a discovery by the agent's search is the point: no pre-retrieval, no full list
+    advisor = ToolSearchToolCallingAdvisor(
+        tool_index=RegexToolIndex(), preload_results=0, load_all="never"
+    )
     ChatClient.builder(model).default_advisors(advisor).build().prompt(request).tools(tools).call()
     return model.requests
 

@@ -78,6 +78,12 @@ def bench_app() -> Any:
             help="seconds between two conversations, for the cache's TTL (the report also "
             "bills every 2, 4 and 10 minutes)",
         ),
+        warm_set: bool = typer.Option(
+            False,
+            "--warm-set",
+            help="hold a warm set learned from the run's earlier tasks (as the usage memory "
+            "would; off: the library's defaults)",
+        ),
         max_rounds: int = typer.Option(12, min=1, help="searches per task at most"),
         max_results: int = typer.Option(5, min=1, max=10, help="tools per search"),
         multi_query: bool = typer.Option(
@@ -223,6 +229,7 @@ def bench_app() -> Any:
                         memory=memory,
                         cache=cache_shape(provider, cache_read),
                         traffic=Traffic(traffic),
+                        warm_set=warm_set,
                     )
                     if search_log is not None:
                         record_log(

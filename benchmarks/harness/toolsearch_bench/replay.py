@@ -203,8 +203,9 @@ def record_simulated_log(
     max_results: int = 5,
     on_task: Callable[[], Any] | None = None,
 ) -> int:
-    """Run every query through the tool-search advisor, the simulated agent playing the
-    model, with ``search_log`` attached; one session per query (``{catalog}/{query id}``).
+    """Run every query through the tool-search advisor (the plain search loop, without the
+    working set), the simulated agent playing the model, with ``search_log`` attached;
+    one session per query (``{catalog}/{query id}``).
     Returns the number of searches the agent made."""
     from toolsearch.loop.client import ChatClient
     from toolsearch.models.function import FunctionChatModel
@@ -213,8 +214,14 @@ def record_simulated_log(
     from toolsearch_bench.savings import CANNED_RESULT
 
     tools = [SyntheticTool(definition, CANNED_RESULT) for definition in catalog.tools]
+    # the plain search loop: the log is of the agent's searches, which pre-retrieval (the
+    # working set, on by default) would mostly make unnecessary
     advisor = ToolSearchToolCallingAdvisor(
-        tool_index=index_factory(), max_results=max_results, search_log=search_log
+        tool_index=index_factory(),
+        max_results=max_results,
+        search_log=search_log,
+        preload_results=0,
+        load_all="never",
     )
     key = advisor.session_id_key_name
     searches = 0

@@ -138,6 +138,7 @@ def run_dataset(
     cache: CacheShape | Literal["provider"] | None = "provider",
     traffic: Traffic | None = None,
     sensitivity: Sequence[Traffic] = SENSITIVITY,
+    warm_set: bool = False,
 ) -> list[BenchRecord]:
     """Full loop once, then tool search and retrieval for each index (timings ``runs``
     times: medians of the per-run latency percentiles are reported).
@@ -156,9 +157,9 @@ def run_dataset(
     provider's shape; ``None``: raw tokens only), one per loop and index, shared by its tasks.
     ``traffic``: when the conversations come (a conversation every 30 s by default);
     ``sensitivity``: other traffic levels the same requests are billed under as well.
-    Tool search runs with the bench's working set
-    (:data:`~toolsearch_bench.savings.WORKING_SET`, a warm set learned from the run's
-    earlier tasks).
+    Tool search runs with the library's default working set (the request shape's cost
+    model); ``warm_set``: also hold a warm set learned from the run's earlier tasks, as
+    the usage memory would (:class:`~toolsearch_bench.savings.LearnedWarmSet`).
     """
     traffic = traffic or Traffic()
     if not len(queries):
@@ -211,7 +212,7 @@ def run_dataset(
             cache=cache,
             traffic=traffic,
             sensitivity=sensitivity,
-            warm_set=LearnedWarmSet(),
+            warm_set=LearnedWarmSet() if warm_set else None,
         )
         summary = summarize(outcomes, mode="search", index=spec.name, full=full, **common)
         step(

@@ -65,9 +65,15 @@ class TaskOutcome:
     """Requests per cache-miss cause (:data:`toolsearch.costs.MISS_CAUSES`)."""
 
 
-WORKING_SET: dict[str, Any] = {"preload_results": 3, "preload_min_score": 0.5, "load_all": "auto"}
-"""The working-set settings the bench runs tool search with (chosen on development sets:
-docs/working-set.md); the cost model is the request shape's and the traffic the run's."""
+WORKING_SET: dict[str, Any] = {}
+"""The working-set options the bench sets beyond the request shape's cost model and the
+run's traffic: none. Tool search runs with the library's defaults (pre-retrieval of up to
+3 confident hits, every tool when the cost model says the full list costs less:
+docs/working-set.md)."""
+
+NO_WORKING_SET: dict[str, Any] = {"preload_results": 0, "load_all": "never"}
+"""The plain search loop of before the working set (no pre-retrieval, never every tool),
+for comparison rows."""
 
 
 class LearnedWarmSet:

@@ -29,8 +29,9 @@ def render_result(
 ) -> str:
     """The JSON text of a search's result: the index's error object when it refused the
     query; else, with ``definitions`` (``injection="results"``), the found tools'
-    ``{"name", "description", "parameters"}``; with ``summaries``, ``{"name", "summary"}``
-    objects; else the list of names. Names go through ``wire`` (a provider's wire names)."""
+    ``{"name", "description", "parameters"}`` (compact JSON); with ``summaries``,
+    ``{"name", "summary"}`` objects; else the list of names. Names go through ``wire``
+    (a provider's wire names)."""
     if result.error is not None:
         return json.dumps(result.error)
     shown: list[Any]
@@ -44,4 +45,6 @@ def render_result(
         shown = [{"name": wire(hit.name), "summary": hit.summary or ""} for hit in result.hits]
     else:
         shown = [wire(hit.name) for hit in result.hits]
+    if definitions is not None:  # definitions are most of a result: no spaces between
+        return json.dumps(shown, ensure_ascii=False, separators=(",", ":"))  # their tokens
     return json.dumps(shown, ensure_ascii=False)
