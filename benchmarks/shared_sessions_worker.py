@@ -36,6 +36,7 @@ from toolsearch import (
     UserMessage,
 )
 from toolsearch.search import LruEvictionStrategy, RedisSessionStore
+from toolsearch.search.options import PLAIN_SEARCH_LOOP
 
 SEARCH = "toolSearchTool"
 TOPICS = [
@@ -196,7 +197,10 @@ def main() -> None:
         return answer
 
     model = FunctionChatModel(reply, count_usage=False)
-    advisor = ToolSearchToolCallingAdvisor(tool_index=index, max_results=1, **advisor_options)
+    # the plain search loop: this worker measures discoveries shared through the store, which
+    # the working set's pre-retrieval (on by default) would make before any search
+    options = {**PLAIN_SEARCH_LOOP, **advisor_options}
+    advisor = ToolSearchToolCallingAdvisor(tool_index=index, max_results=1, **options)
     client = ChatClient.builder(model).default_advisors(advisor).build()
     catalog = tools()
     print(json.dumps({"ready": True}), flush=True)

@@ -77,18 +77,20 @@ def cold_search(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         return
     from toolsearch.search.options import ToolSearchOptions
-    from toolsearch.settings import ToolSearchSettings
+    from toolsearch.settings import Settings, ToolSearchSettings
 
-    fields = ToolSearchOptions.model_fields
-    before = {name: fields[name].default for name in COLD_SEARCH}
-    for name, value in COLD_SEARCH.items():
-        fields[name].default = value
-    for model in (ToolSearchOptions, ToolSearchSettings):
+    models = (ToolSearchOptions, ToolSearchSettings)  # the settings hold copies of the fields
+    before = {
+        (model, name): model.model_fields[name].default for model in models for name in COLD_SEARCH
+    }
+    for (model, name), _ in before.items():
+        model.model_fields[name].default = COLD_SEARCH[name]
+    for model in (*models, Settings):  # Settings compiled ToolSearchSettings' schema in
         model.model_rebuild(force=True)
     try:
         yield
     finally:
-        for name, value in before.items():
-            fields[name].default = value
-        for model in (ToolSearchOptions, ToolSearchSettings):
+        for (model, name), value in before.items():
+            model.model_fields[name].default = value
+        for model in (*models, Settings):
             model.model_rebuild(force=True)

@@ -607,3 +607,7 @@ def test_a_streamed_server_search_keeps_its_blocks_for_the_next_turn() -> None:
     blocks = server.requests[1]["messages"][1]["content"]
     assert [b["type"] for b in blocks] == ["server_tool_use", "tool_search_tool_result", "tool_use"]
     assert blocks[0]["input"] == {"query": "weather"}
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

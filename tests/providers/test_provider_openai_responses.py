@@ -428,3 +428,7 @@ def test_with_injection_results_the_search_tool_stays_a_function_whose_text_is_r
         ("function", "toolSearchTool"),
         ("function", "callTool"),
     ]
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

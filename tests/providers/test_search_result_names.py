@@ -461,3 +461,7 @@ def test_a_model_that_reads_the_wire_calls_the_tool_its_search_found(
     assert DOCS not in found
     assert LONG not in found
     assert all(rule.accepts(n) for n in [*tools, *found])
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -108,3 +108,7 @@ def test_the_injected_results_are_json_the_model_can_read() -> None:
     found = json.loads(result["content"])
     assert found[0]["name"] == "send_email"
     assert "\ufffd" in found[0]["description"]  # the lone surrogate, replaced
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -70,3 +70,7 @@ def test_distinct_ids_keep_distinct_digests() -> None:
     ids = ["u\ud800", "u\ud801", "u\udc00", "u", "u?", "u\ufffd"]
     assert len({hash_session_id(i) for i in ids}) == len(ids)
     assert hash_session_id("u1") == hash_session_id("u1")
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
+
 from toolsearch import (
     CONVERSATION_ID,
     AssistantMessage,
@@ -113,3 +115,7 @@ def test_the_search_span_carries_the_loaded_tokens(otel) -> None:
     # at the search, the model had seen the search tool alone
     search_tokens = advisor.loaded("a").tools[0].tokens
     assert span.attributes["toolsearch.tools.loaded_tokens"] == search_tokens
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

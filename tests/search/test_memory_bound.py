@@ -162,3 +162,7 @@ def test_a_shared_registry_does_not_keep_dropped_front_doors_alive() -> None:
     assert all(ref() is None for ref in refs)
     ToolSearchSessions(registry=registry)
     assert len(registry._forget_listeners) == 1  # dead listeners are pruned on add
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

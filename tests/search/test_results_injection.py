@@ -315,3 +315,7 @@ def test_the_call_tool_called_directly_runs_the_named_tool_or_answers_the_refusa
         assert "no tool named 'nope'" in call_tool.call('{"name": "nope"}')
         assert asyncio.run(call_tool.acall('{"name": "send_email"}')) == "send_email done"
     assert CALLS == [("send_email", {"to": "di"}), ("send_email", {})]
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

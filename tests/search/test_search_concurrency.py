@@ -660,3 +660,7 @@ def test_the_advisor_releases_its_tool_sets_so_the_lru_bound_holds() -> None:
         assert len(advisor.registry.index_keys("conv")) <= 2
         assert_no_orphans(advisor.registry, index)
     assert advisor.discovered_tools("conv") == [f"tool_{i}" for i in range(8)]
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -378,3 +378,7 @@ def test_the_usage_memory_setting_learns_from_a_real_turn_and_saves(tmp_path, mo
     learned = UsageMemory.load(memory_file)
     [tool_set] = learned.tool_sets()
     assert [r.text for r in learned.requests(tool_set, "get_forecast")] == ["weather"]
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -10,6 +10,8 @@ import itertools
 import json
 from typing import Any
 
+import pytest
+
 from toolsearch import (
     CONVERSATION_ID,
     AssistantMessage,
@@ -213,3 +215,7 @@ def test_the_tracker_anchors_only_the_latest_requests_new_changes() -> None:
     )
     tracker.update(["search", "b"], 2)  # nothing new: the earlier places stay
     assert tracker.anchor(20)[-1] == ToolChange("add", ("b",), 13)
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

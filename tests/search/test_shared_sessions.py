@@ -61,3 +61,7 @@ def test_a_conversation_keeps_its_discoveries_across_processes(
     assert back["called"] == ["tool_invoice"]
     assert second.ask("alice", "tool_invoice")["first_seen"] == ["tool_weather", "tool_invoice"]
     assert second.ask("bob", "tool_weather")["first_seen"] == ["tool_weather"]
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -1809,3 +1809,7 @@ def test_a_session_is_not_evicted_while_its_request_runs() -> None:
     # and was dropped once its request ended
     # the outer request ended last, so it is now the most recently used session
     assert search.registry.session_ids() == ["outer"]
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -450,3 +450,7 @@ def test_an_embedder_without_vectors_or_unknown_is_refused() -> None:
         ToolSearchSettings(index_type="bm25", embedder="minilm")
     with pytest.raises(ValueError, match="unknown embedder"):
         tool_search_advisor(ToolSearchSettings(index_type="vector", embedder="no-such-model"))
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

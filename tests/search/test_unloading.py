@@ -186,3 +186,7 @@ def test_unloading_when_a_turn_starts_is_the_other_choice() -> None:
 def test_bad_unloading_options_are_clear_errors(option: str, value: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ToolSearchToolCallingAdvisor(tool_index=RegexToolIndex(), **{option: value})
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from toolsearch import (
     CONVERSATION_ID,
     AssistantMessage,
@@ -92,3 +94,7 @@ def test_the_memory_learns_the_users_words_for_the_called_tool():
     run(memory)
     learned = {r.text for r in memory.requests(catalog_digest(TOOLS), "get_weather")}
     assert USER in learned
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

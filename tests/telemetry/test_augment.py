@@ -278,3 +278,7 @@ def test_mcp_tool_in_both_advisors(mcp_tools):
         assert isinstance(last, ToolResponseMessage)
         assert last.responses[0].response_data == "42"
     assert [e.arguments.reasoning for e in events] == ["sum", REASONING, REASONING]
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -272,3 +272,7 @@ def test_a_provider_error_quoting_the_prompt_stays_out_of_spans(otel, tmp_path: 
     with pytest.raises(ProviderError):
         ChatClient.create(endpoint().model()).prompt(USER).call()
     assert USER in otel.one("chat ").events[0].attributes["exception.message"]
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search

@@ -572,3 +572,7 @@ def test_the_setting_wins_over_the_environment(otel, monkeypatch):
     telemetry.set_capture_content(False)
     run_everything()
     assert CITY not in every_text(otel)
+
+
+# search-loop mechanics on a few tools: the plain loop (see cold_search in tests/conftest.py)
+pytestmark = pytest.mark.cold_search
