@@ -7,13 +7,18 @@ door turns them into toolsearch :class:`~toolsearch.tools.definition.ToolDefinit
 through a :class:`DefinitionCache` (once per tool object, so a run does not re-hash a
 2,000-tool catalog) and searches them through
 :class:`~toolsearch.search.sessions.ToolSearchSessions`, the one search path.
+
+:func:`take_turn` spreads the frameworks' own per-step work over a large tool set (work a
+door cannot move off the event loop) across loop iterations when many runs step at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import threading
-from collections import OrderedDict
+import weakref
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -21,7 +26,14 @@ from toolsearch._first_use import preload, warm_index
 from toolsearch.errors import MissingExtraError
 from toolsearch.tools.definition import ToolDefinition
 
-__all__ = ["DefinitionCache", "import_modules", "preload", "require", "warm_index"]
+__all__ = [
+    "DefinitionCache",
+    "import_modules",
+    "preload",
+    "require",
+    "take_turn",
+    "warm_index",
+]
 
 
 def require(module: str, *, extra: str, feature: str, package: str) -> Any:
@@ -72,3 +84,57 @@ class DefinitionCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
         return definition
+
+
+class _Turns:
+    """One event loop's turns: at most one caller goes on per iteration of the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self._taken = False
+
+    async def take(self) -> None:
+        if not self._taken and not self._waiting:
+            self._take()
+            return
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        self._waiting.append(waiter)
+        await waiter  # cancelled: the waiter is cancelled too, and the next one goes
+
+    def _take(self) -> None:
+        self._taken = True
+        self._loop.call_soon(self._next)  # runs in the next iteration, not this one
+
+    def _next(self) -> None:
+        self._taken = False
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # its task goes on in the next iteration
+                self._take()
+                return
+
+
+_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = weakref.WeakKeyDictionary()
+_TURNS_LOCK = threading.Lock()
+
+
+async def take_turn() -> None:
+    """Wait until no other caller on this event loop went on in the current iteration.
+
+    A framework's run does synchronous work over the whole tool set at each step (pydantic-ai
+    copies every tool definition three times per step; the Agents SDK hashes every tool's
+    identity when a run starts), and ``asyncio`` runs every task that is ready in one
+    iteration: ten runs that step together hold the loop for ten steps' work before a timer,
+    or another request, gets its turn. A door awaits this before such a step, so concurrent
+    runs step one per iteration (the same work, spread: the loop's other tasks wait for one
+    run's step, not ten). Costs nothing when no other run is stepping. Not a lock: a caller
+    that goes on and then waits for I/O holds up no one.
+    """
+    loop = asyncio.get_running_loop()
+    with _TURNS_LOCK:
+        turns = _TURNS.get(loop)
+        if turns is None:
+            turns = _TURNS[loop] = _Turns(loop)
+    await turns.take()
