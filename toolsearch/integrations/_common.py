@@ -22,7 +22,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from toolsearch._first_use import preload, warm_index
+from toolsearch._first_use import preload, start_loop_workers, warm_index
 from toolsearch.errors import MissingExtraError
 from toolsearch.tools.definition import ToolDefinition
 
@@ -31,6 +31,7 @@ __all__ = [
     "import_modules",
     "preload",
     "require",
+    "start_loop_workers",
     "take_turn",
     "warm_index",
 ]

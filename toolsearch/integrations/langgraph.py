@@ -37,7 +37,12 @@ import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolsearch.integrations._common import import_modules, require, warm_index
+from toolsearch.integrations._common import (
+    import_modules,
+    require,
+    start_loop_workers,
+    warm_index,
+)
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.events import SearchListener
 from toolsearch.search.options import ToolSearchOptions
@@ -191,7 +196,8 @@ class ToolsearchToolRetriever:
             pass
 
     async def awarm_up(self) -> None:
-        """:meth:`warm_up` on a worker thread."""
+        """:meth:`warm_up` on a worker thread (the loop's worker threads started first)."""
+        start_loop_workers()
         await asyncio.to_thread(self.warm_up)
 
     def tool_id(self, name: str) -> str | None:

@@ -45,6 +45,7 @@ from toolsearch.integrations._common import (
     DefinitionCache,
     import_modules,
     require,
+    start_loop_workers,
     warm_index,
 )
 from toolsearch.search.events import SearchListener
@@ -247,7 +248,9 @@ class ToolsearchStrategy:
 
     async def awarm_up(self) -> None:
         """Load on a worker thread what the first search would otherwise load on the
-        event loop (the index's model, pydantic-ai's modules): call it at start-up."""
+        event loop (the index's model, pydantic-ai's modules), and start the loop's worker
+        threads: call it at start-up."""
+        start_loop_workers()
         await run_in_thread(self.warm_up)
 
     def warm_up(self) -> None:
