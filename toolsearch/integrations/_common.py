@@ -20,13 +20,14 @@ import threading
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from toolsearch._first_use import preload, start_loop_workers, warm_index
 from toolsearch.errors import MissingExtraError
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
+    "BuiltOnce",
     "DefinitionCache",
     "import_modules",
     "preload",
@@ -85,6 +86,38 @@ class DefinitionCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
         return definition
+
+
+_T = TypeVar("_T")
+
+
+class BuiltOnce(Generic[_T]):
+    """A value built at its first use, once (thread-safe): a door's work over a whole tool set
+    (converting 300 schemas, building a framework's tool node) left out of its constructor,
+    which an application may call on its event loop; ``await aget()`` builds it on a worker
+    thread."""
+
+    def __init__(self, build: Callable[[], _T]) -> None:
+        self._build = build
+        self._value: tuple[_T] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        return self._value is not None
+
+    def get(self) -> _T:
+        found = self._value
+        if found is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = (self._build(),)
+                found = self._value
+        return found[0]
+
+    async def aget(self) -> _T:
+        found = self._value
+        return found[0] if found is not None else await asyncio.to_thread(self.get)
 
 
 class _Turns:
