@@ -256,3 +256,54 @@ def test_agents_sdk_gates_answer_without_an_await_once_the_run_is_open() -> None
     opened, later = asyncio.run(main())
     assert opened == [False]  # nothing discovered yet
     assert later == [False, False]  # plain bools, not awaitables
+
+
+def test_agents_sdk_runs_gates_wake_one_run_per_loop_iteration() -> None:
+    """A run's first turn asks all its gates while its search run opens on a worker thread;
+    concurrent runs' openings finishing together woke every run's gates in one iteration."""
+    pytest.importorskip("agents", reason="toolsearch[openai-agents] is not installed")
+    from agents import Agent, FunctionTool, set_tracing_disabled
+    from agents.testing import ScriptedModel, assistant_message
+
+    from toolsearch.indexes import RegexToolIndex
+    from toolsearch.integrations.openai_agents import ToolsearchAgentTools
+
+    set_tracing_disabled(True)
+    clock = Iterations()
+    answered: list[tuple[int, int]] = []  # (iteration, run) of each gate's own answer
+
+    def own_gate(ctx: Any, agent: Any) -> bool:
+        answered.append((clock.now, id(ctx.usage)))
+        return True
+
+    async def invoke(ctx: Any, arguments: str) -> str:
+        return "ok"
+
+    tools = [
+        FunctionTool(
+            name=f"tool_{i}",
+            description=f"tool number {i}",
+            params_json_schema={"type": "object", "properties": {}},
+            on_invoke_tool=invoke,
+            is_enabled=own_gate,
+        )
+        for i in range(30)
+    ]
+    search = ToolsearchAgentTools(tools, index=RegexToolIndex(), pinned=[t.name for t in tools])
+
+    async def main() -> None:
+        clock.start()
+
+        async def one(i: int) -> None:
+            model = ScriptedModel([[assistant_message("done")]])
+            await search.run(Agent(name=f"a{i}", model=model, tools=search.tools), "hi")
+
+        await asyncio.gather(*(one(i) for i in range(4)))
+        clock.stop()
+
+    asyncio.run(main())
+    runs_per_iteration: dict[int, set[int]] = {}
+    for iteration, run in answered:
+        runs_per_iteration.setdefault(iteration, set()).add(run)
+    assert len({run for _, run in answered}) == 4
+    assert max(len(runs) for runs in runs_per_iteration.values()) == 1

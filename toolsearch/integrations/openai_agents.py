@@ -347,6 +347,9 @@ class ToolsearchAgentTools:
         except TypeError:  # pragma: no cover - a usage object that takes no weak reference
             _log.debug("the run's usage object takes no weak reference; closing its run now")
             run.close()
+        # the run's 301 gates wake when this returns: concurrent runs' openings that finish
+        # together on their worker threads wake their gates one run per loop iteration
+        await take_turn()
         return run
 
     def _finish(self, key: int) -> None:
