@@ -258,52 +258,44 @@ def test_agents_sdk_gates_answer_without_an_await_once_the_run_is_open() -> None
     assert later == [False, False]  # plain bools, not awaitables
 
 
-def test_agents_sdk_runs_gates_wake_one_run_per_loop_iteration() -> None:
+def test_agents_sdk_runs_open_their_search_runs_at_their_own_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A run's first turn asks all its gates while its search run opens on a worker thread;
-    concurrent runs' openings finishing together woke every run's gates in one iteration."""
+    the openings of concurrent runs, finishing together, woke every run's gates in one loop
+    iteration. Each opening now hands its run to its gates at a turn of its own."""
     pytest.importorskip("agents", reason="toolsearch[openai-agents] is not installed")
-    from agents import Agent, FunctionTool, set_tracing_disabled
+    from agents import Agent, set_tracing_disabled
     from agents.testing import ScriptedModel, assistant_message
 
-    from toolsearch.indexes import RegexToolIndex
-    from toolsearch.integrations.openai_agents import ToolsearchAgentTools
+    from toolsearch.integrations import openai_agents
 
     set_tracing_disabled(True)
-    clock = Iterations()
-    answered: list[tuple[int, int]] = []  # (iteration, run) of each gate's own answer
+    search = _agents_tools()
+    turns: list[str] = []
+    real_open = openai_agents.ToolsearchAgentTools._open
 
-    def own_gate(ctx: Any, agent: Any) -> bool:
-        answered.append((clock.now, id(ctx.usage)))
-        return True
+    async def recorded_turn() -> None:
+        turns.append("turn")
+        await take_turn()
 
-    async def invoke(ctx: Any, arguments: str) -> str:
-        return "ok"
+    async def recorded_open(self: Any, ctx: Any) -> Any:
+        turns.append("open")
+        return await real_open(self, ctx)
 
-    tools = [
-        FunctionTool(
-            name=f"tool_{i}",
-            description=f"tool number {i}",
-            params_json_schema={"type": "object", "properties": {}},
-            on_invoke_tool=invoke,
-            is_enabled=own_gate,
-        )
-        for i in range(30)
-    ]
-    search = ToolsearchAgentTools(tools, index=RegexToolIndex(), pinned=[t.name for t in tools])
+    monkeypatch.setattr(openai_agents, "take_turn", recorded_turn)
+    monkeypatch.setattr(openai_agents.ToolsearchAgentTools, "_open", recorded_open)
+
+    async def one(i: int) -> None:
+        model = ScriptedModel([[assistant_message("done")]])
+        await search.run(Agent(name=f"a{i}", model=model, tools=search.tools), "hi")
 
     async def main() -> None:
-        clock.start()
-
-        async def one(i: int) -> None:
-            model = ScriptedModel([[assistant_message("done")]])
-            await search.run(Agent(name=f"a{i}", model=model, tools=search.tools), "hi")
-
         await asyncio.gather(*(one(i) for i in range(4)))
-        clock.stop()
 
     asyncio.run(main())
-    runs_per_iteration: dict[int, set[int]] = {}
-    for iteration, run in answered:
-        runs_per_iteration.setdefault(iteration, set()).add(run)
-    assert len({run for _, run in answered}) == 4
-    assert max(len(runs) for runs in runs_per_iteration.values()) == 1
+    assert turns.count("open") == 4
+    # each run takes a turn to start, and each opening one more before it returns
+    assert turns.count("turn") == 8
+    opened = [i for i, step in enumerate(turns) if step == "open"]
+    assert all("turn" in turns[i + 1 :] for i in opened)
