@@ -16,8 +16,9 @@ Fairness of "first run":
   cache (``toolsearch.indexes.vector._STORE``, read-only use of a private) and the
   embedder's query cache are emptied before each door, so the runs really embed the tools;
 * the door objects (index, retriever, middleware, agent) are built on the event loop under
-  the ticker too (the *build* columns): LangGraph's retriever indexes its tools in its
-  constructor, so for that door the embedding happens there, not in the runs.
+  the ticker too (the *build* columns);
+* the loop thread's CPU time in each tick's gap (``time.thread_time``) is recorded beside
+  the stall: the work that ran on the loop, which a loaded machine does not inflate.
 
 The scripted models (async, as a real model client is) search once with the user's request
 and then answer with the search result; a run counts as completed when it returned and its
@@ -406,6 +407,9 @@ class Ticker:
         """(file, seconds): have faulthandler dump every thread's stack when no tick came for
         that long (its C thread needs no GIL, so it sees stalls a Python thread cannot)."""
         self.stalls: list[float] = []
+        self.cpu: list[float] = []
+        """The loop thread's CPU time (``time.thread_time``) in each tick's gap: the work that
+        ran on the loop, without the time the machine's load kept the process waiting."""
         self.late: list[tuple[float, float]] = []
         """(start, end) of every tick later than the target."""
         self.last_tick = time.perf_counter()
@@ -414,13 +418,16 @@ class Ticker:
 
     async def _run(self) -> None:
         self.last_tick = time.perf_counter()
+        last_cpu = time.thread_time()
         while not self._stop:
             if self.dump is not None:
                 faulthandler.dump_traceback_later(self.dump[1], file=self.dump[0])
             await asyncio.sleep(self.period)
-            now = time.perf_counter()
+            now, cpu = time.perf_counter(), time.thread_time()
             stall = max(0.0, now - self.last_tick - self.period)
             self.stalls.append(stall)
+            self.cpu.append(cpu - last_cpu)
+            last_cpu = cpu
             if 1000 * stall > TARGET_MS:
                 self.late.append((self.last_tick, now))
             self.last_tick = now
@@ -512,6 +519,7 @@ class Watchdog(threading.Thread):
 class Phase:
     wall: float = 0.0
     stalls: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     ok: int = 0
     errors: list[str] = field(default_factory=list)
     embedded: int = 0
@@ -546,6 +554,18 @@ class Phase:
     @property
     def max_ms(self) -> float:
         return 1000 * max(self.stalls, default=0.0)
+
+    @property
+    def cpu_max_ms(self) -> float:
+        """The most CPU the loop thread spent in one tick's gap."""
+        return 1000 * max(self.cpu, default=0.0)
+
+    @property
+    def cpu_at_worst_ms(self) -> float:
+        """The loop thread's CPU in the gap of the latest tick."""
+        if not self.stalls:
+            return 0.0
+        return 1000 * self.cpu[max(range(len(self.stalls)), key=self.stalls.__getitem__)]
 
     def pct_ms(self, q: float) -> float:
         if not self.stalls:
@@ -1025,6 +1045,7 @@ class Bench:
             phase.wall = time.perf_counter() - started
             self.ticker = None
             phase.stalls = await ticker.stop()
+            phase.cpu = ticker.cpu
             phase.late = ticker.late
             phase.gc = self.gc.between(started, time.perf_counter())
             if self.counter is not None:
@@ -1229,9 +1250,9 @@ def report(
         )
         + ". Each door "
         "got a fresh index per condition, and the process-wide tool-embedding cache and the "
-        "query cache were emptied before each door, so its runs (or, for LangGraph, its "
-        "retriever's constructor) embed the tools. Neighbours: `python -c 'while True: pass'` "
-        "processes started by the script for the condition and killed after it.",
+        "query cache were emptied before each door, so its runs embed the tools. Neighbours: "
+        "`python -c 'while True: pass'` processes started by the script for the condition "
+        "and killed after it.",
         "",
         "## Runs: max / p50 / p95 stall, wall time, runs completed",
         "",
@@ -1278,6 +1299,40 @@ def report(
                 continue
             b = r.build
             cells.append(f" {b.max_ms:.1f} {_verdict(b.max_ms)} | {b.wall:.2f} | {b.embedded} |")
+        lines.append(f"| {door} |" + "".join(cells))
+    lines += [
+        "",
+        "## Work on the loop: the loop thread's CPU time in a tick's gap",
+        "",
+        "`time.thread_time()` of the event-loop thread between two ticks: the synchronous "
+        "work that ran on the loop in that gap (GC pauses the loop thread triggered included), "
+        "without the time the process waited for a CPU or for the GIL, so it reads the same on "
+        "a loaded machine. *Max*: the busiest gap; *at worst*: the gap of the latest tick "
+        "(a stall far above it was waiting, not work on the loop).",
+        "",
+        "| door |"
+        + "".join(
+            f" {_label(n)}: runs max ms | runs at worst | build max ms | build at worst |"
+            for n in conds
+        ),
+        "|---|" + "---:|---:|---:|---:|" * len(conds),
+    ]
+    control_cpu = "| (ticker alone, 2 s) |" + "".join(
+        f" {results[n][0].cpu_max_ms:.1f} | {results[n][0].cpu_at_worst_ms:.1f} | - | - |"
+        for n in conds
+    )
+    lines.append(control_cpu)
+    for i, door in enumerate(args.doors):
+        cells = []
+        for n in conds:
+            r = results[n][1][i]
+            if r.skipped:
+                cells.append(" skipped | | | |")
+                continue
+            cells.append(
+                f" {r.runs.cpu_max_ms:.1f} | {r.runs.cpu_at_worst_ms:.1f} | "
+                f"{r.build.cpu_max_ms:.1f} | {r.build.cpu_at_worst_ms:.1f} |"
+            )
         lines.append(f"| {door} |" + "".join(cells))
     lines += [
         "",
@@ -1386,10 +1441,11 @@ def print_table(
     except ImportError:
         Console = Table = None  # type: ignore[assignment,misc]
     headers = ["door", "max ms", "p50 ms", "p95 ms", f"ticks > {TARGET_MS:g} ms", "wall s"]
-    headers += ["runs", "build max ms", "gen-2 GCs", "longest GC ms"]
+    headers += ["runs", "build max ms", "loop CPU max ms", "gen-2 GCs", "longest GC ms"]
     for cond, (control, doors) in results.items():
         rows = [["(ticker alone)", f"{control.max_ms:.1f}", f"{control.pct_ms(0.5):.2f}"]]
-        rows[0] += [f"{control.pct_ms(0.95):.2f}", str(control.over()), "-", "-", "-", "-", "-"]
+        rows[0] += [f"{control.pct_ms(0.95):.2f}", str(control.over()), "-", "-", "-"]
+        rows[0] += [f"{control.cpu_max_ms:.1f}", "-", "-"]
         for r in doors:
             if r.skipped:
                 rows.append([r.door, "skipped", *[""] * (len(headers) - 2)])
@@ -1397,7 +1453,7 @@ def print_table(
             p = r.runs
             row = [r.door, f"{p.max_ms:.1f}", f"{p.pct_ms(0.5):.2f}", f"{p.pct_ms(0.95):.2f}"]
             row += [str(p.over()), f"{p.wall:.2f}", f"{p.ok}/{args.runs}", f"{r.build.max_ms:.1f}"]
-            row += [str(p.gc_count(2)), f"{p.gc_max_ms():.0f}"]
+            row += [f"{p.cpu_max_ms:.1f}", str(p.gc_count(2)), f"{p.gc_max_ms():.0f}"]
             rows.append(row)
         title = f"{_label(cond)}: {args.runs} concurrent first runs, {args.index}"
         if Table is not None:

@@ -1,6 +1,7 @@
 """What a front door's first request would otherwise load on an async app's event loop,
 loaded ahead: the argument validator (``jsonschema``, 0.1-0.7 s the first time), the
-OpenTelemetry API the hooks use, the settings module, and an index's embedding model; and
+OpenTelemetry API the hooks use, the settings module, and an index's embedding model; the
+running event loop's worker threads (a door's first request sends its search to them); and
 what is loaded then, frozen out of the cyclic garbage collector's full collections.
 
 Front doors call :func:`preload` when they are built, and :func:`warm_index` from their
@@ -11,14 +12,46 @@ Nothing here runs at ``import toolsearch``.
 from __future__ import annotations
 
 import importlib
+import threading
+import weakref
 from typing import Any
 
-__all__ = ["freeze_loaded_objects", "preload", "warm_index"]
+__all__ = ["freeze_loaded_objects", "preload", "start_loop_workers", "warm_index"]
 
 _MODULES = ("toolsearch.settings", "toolsearch.indexes.clauses")
 
 
 _FROZEN: set[str] = set()
+_STARTED_LOOPS: weakref.WeakSet[Any] = weakref.WeakSet()
+_STARTED_LOCK = threading.Lock()
+_WORKER_HOLD_SECONDS = 0.02
+
+
+def start_loop_workers() -> None:
+    """Start the running event loop's default executor threads now, if called inside one.
+
+    A door sends its searches to that executor (``asyncio.to_thread``), which starts its
+    threads one at a time as work arrives: ten concurrent first requests started them on
+    the event loop, each start waiting for the new thread to take the GIL (0.03-0.5 s under
+    load, measured with ``benchmarks/loop_stall.py``). Here each of the executor's usual
+    ``min(32, cpus + 4)`` threads gets a short wait to run, so the executor starts them all,
+    once per loop, when a door is built (a door built outside a loop gets them at its
+    ``awarm_up()``)."""
+    import asyncio
+    import os
+    import time
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    with _STARTED_LOCK:
+        if loop in _STARTED_LOOPS:
+            return
+        _STARTED_LOOPS.add(loop)
+    for _ in range(min(32, (os.cpu_count() or 1) + 4)):
+        # each finds the threads started before it busy, so the executor starts another
+        loop.run_in_executor(None, time.sleep, _WORKER_HOLD_SECONDS)
 
 
 def freeze_loaded_objects(occasion: str = "door") -> None:
@@ -51,6 +84,7 @@ def preload() -> None:
 
     preload_validator()
     warm_up_observer()
+    start_loop_workers()
     for module in _MODULES:
         try:
             importlib.import_module(module)

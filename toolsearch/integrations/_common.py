@@ -7,29 +7,37 @@ door turns them into toolsearch :class:`~toolsearch.tools.definition.ToolDefinit
 through a :class:`DefinitionCache` (once per tool object, so a run does not re-hash a
 2,000-tool catalog) and searches them through
 :class:`~toolsearch.search.sessions.ToolSearchSessions`, the one search path.
+
+:func:`take_turn` spreads the frameworks' own per-step work over a large tool set (work a
+door cannot move off the event loop) across loop iterations when many runs step at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import threading
 import warnings
-from collections import OrderedDict
+import weakref
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from toolsearch._first_use import preload, warm_index
+from toolsearch._first_use import preload, start_loop_workers, warm_index
 from toolsearch.errors import MissingExtraError
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
     "OWN_NAME_KEY",
+    "BuiltOnce",
     "DefinitionCache",
     "import_modules",
     "own_name",
     "preload",
     "renamed",
     "require",
+    "start_loop_workers",
+    "take_turn",
     "warm_index",
 ]
 
@@ -110,3 +118,89 @@ class DefinitionCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
         return definition
+
+
+_T = TypeVar("_T")
+
+
+class BuiltOnce(Generic[_T]):
+    """A value built at its first use, once (thread-safe): a door's work over a whole tool set
+    (converting 300 schemas, building a framework's tool node) left out of its constructor,
+    which an application may call on its event loop; ``await aget()`` builds it on a worker
+    thread."""
+
+    def __init__(self, build: Callable[[], _T]) -> None:
+        self._build = build
+        self._value: tuple[_T] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        return self._value is not None
+
+    def get(self) -> _T:
+        found = self._value
+        if found is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = (self._build(),)
+                found = self._value
+        return found[0]
+
+    async def aget(self) -> _T:
+        found = self._value
+        return found[0] if found is not None else await asyncio.to_thread(self.get)
+
+
+class _Turns:
+    """One event loop's turns: at most one caller goes on per iteration of the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self._taken = False
+
+    async def take(self) -> None:
+        if not self._taken and not self._waiting:
+            self._take()
+            return
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        self._waiting.append(waiter)
+        await waiter  # cancelled: the waiter is cancelled too, and the next one goes
+
+    def _take(self) -> None:
+        self._taken = True
+        self._loop.call_soon(self._next)  # runs in the next iteration, not this one
+
+    def _next(self) -> None:
+        self._taken = False
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # its task goes on in the next iteration
+                self._take()
+                return
+
+
+_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = weakref.WeakKeyDictionary()
+_TURNS_LOCK = threading.Lock()
+
+
+async def take_turn() -> None:
+    """Wait until no other caller on this event loop went on in the current iteration.
+
+    A framework's run does synchronous work over the whole tool set at each step (pydantic-ai
+    copies every tool definition three times per step; the Agents SDK hashes every tool's
+    identity when a run starts), and ``asyncio`` runs every task that is ready in one
+    iteration: ten runs that step together hold the loop for ten steps' work before a timer,
+    or another request, gets its turn. A door awaits this before such a step, so concurrent
+    runs step one per iteration (the same work, spread: the loop's other tasks wait for one
+    run's step, not ten). Costs nothing when no other run is stepping. Not a lock: a caller
+    that goes on and then waits for I/O holds up no one.
+    """
+    loop = asyncio.get_running_loop()
+    with _TURNS_LOCK:
+        turns = _TURNS.get(loop)
+        if turns is None:
+            turns = _TURNS[loop] = _Turns(loop)
+    await turns.take()

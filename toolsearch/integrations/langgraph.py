@@ -37,7 +37,14 @@ import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack
 
-from toolsearch.integrations._common import import_modules, renamed, require, warm_index
+from toolsearch.integrations._common import (
+    BuiltOnce,
+    import_modules,
+    renamed,
+    require,
+    start_loop_workers,
+    warm_index,
+)
 from toolsearch.integrations.door import ToolSearchDoorKwargs, check_max_results, door_sessions
 from toolsearch.models.wire_names import WireNames
 from toolsearch.search.options import PLAIN_SEARCH_LOOP, ToolSearchOptions
@@ -153,20 +160,32 @@ class ToolSearchToolRetriever:
         self.session_id = session_id or f"langchain-{uuid.uuid4().hex[:12]}"
         self._tools: dict[str, Any] = {}  # id -> tool
         self._ids: dict[str, str] = {}  # indexed name -> id
-        definitions: list[ToolDefinition] = []
+        # (indexed name, tool, definition if converted): a BaseTool's schema is converted at
+        # the first search, off the loop (300 tools: 50-200 ms of pydantic schema building)
+        order: list[tuple[str, Any, ToolDefinition | None]] = []
+        from langchain_core.tools import BaseTool
+
         for given_id, tool in items:
-            definition = to_tool_definition(tool)
-            tool_id = given_id if given_id is not None else definition.name
+            definition = None if isinstance(tool, BaseTool) else to_tool_definition(tool)
+            own = tool.name if definition is None else definition.name
+            tool_id = given_id if given_id is not None else own
             if tool_id in self._tools:
                 raise ValueError(f"two tools with the id {tool_id!r}")
-            name = definition.name
+            name = own
             if name in self._ids:  # two registry entries with one tool name: index the id
                 name = tool_id.replace(" ", "_")
-                definition = ToolDefinition(name, definition.description, definition.input_schema)
             self._tools[tool_id] = tool
             self._ids[name] = tool_id
-            definitions.append(definition)
-        self.definitions: tuple[ToolDefinition, ...] = tuple(definitions)
+            order.append((name, tool, definition))
+        self._converted = BuiltOnce(
+            lambda: tuple(_named(d or to_tool_definition(t), n) for n, t, d in order)
+        )
+
+    @property
+    def definitions(self) -> tuple[ToolDefinition, ...]:
+        """The tools as the index ranks them (indexed names), converted once, at the first
+        search or :meth:`warm_up` (both on a worker thread in async code)."""
+        return self._converted.get()
 
     @property
     def registry(self) -> SessionRegistry:
@@ -182,7 +201,8 @@ class ToolSearchToolRetriever:
             pass
 
     async def awarm_up(self) -> None:
-        """:meth:`warm_up` on a worker thread."""
+        """:meth:`warm_up` on a worker thread (the loop's worker threads started first)."""
+        start_loop_workers()
         await asyncio.to_thread(self.warm_up)
 
     def tool_id(self, name: str) -> str | None:
@@ -281,9 +301,9 @@ class ToolSearchToolRetriever:
 
         owner = self
         default_k = limit or self.limit
-        by_id = {self._ids[d.name]: d for d in self.definitions}
 
         def documents(ids: list[str]) -> list[Document]:
+            by_id = {owner._ids[d.name]: d for d in owner.definitions}  # converted: searched
             return [
                 Document(
                     page_content=by_id[i].description or by_id[i].name,
@@ -323,7 +343,7 @@ class ToolSearchToolRetriever:
         )
 
     def __repr__(self) -> str:
-        return f"ToolSearchToolRetriever({len(self.definitions)} tools, limit={self.limit})"
+        return f"ToolSearchToolRetriever({len(self._tools)} tools, limit={self.limit})"
 
 
 def create_agent(
@@ -357,11 +377,15 @@ def create_agent(
     from langgraph.types import Send
     from typing_extensions import TypedDict
 
+    # nothing here walks the tools' schemas: the tools are converted at the first search (a
+    # worker thread's work in the async graph), the ToolNode is built at the first tool call
     registry = retriever.tool_registry
-    names = WireNames(
-        PORTABLE_NAMES, [retrieve_tool_name, *(d.name for d in retriever.definitions)]
-    )
-    by_id = {retriever.tool_id(d.name): d.name for d in retriever.definitions}
+    indexed = dict(retriever._ids)  # {indexed name: id}, known without converting a schema
+    # (the nodes call converted.get(): LangChain evaluates the attributes a RunnableLambda's
+    # function reads, and retriever.definitions would convert every tool right here)
+    converted = retriever._converted
+    names = WireNames(PORTABLE_NAMES, [retrieve_tool_name, *indexed])
+    by_id = {tool_id: name for name, tool_id in indexed.items()}
     calls_of = ToolSearchSessions(
         registry=retriever.registry,
         options=ToolSearchOptions(
@@ -372,7 +396,14 @@ def create_agent(
         search_log=retriever.sessions.search_log,
         door="langgraph",
     )
-    bound_tools = {i: renamed_tool(tool, names.wire(by_id[i])) for i, tool in registry.items()}
+    bound_tools: dict[str, Any] = {}  # id -> the tool under its wire name, made when needed
+
+    def bound_tool(tool_id: str) -> Any:
+        found = bound_tools.get(tool_id)
+        if found is None:
+            found = renamed_tool(registry[tool_id], names.wire(by_id[tool_id]))
+            found = bound_tools.setdefault(tool_id, found)
+        return found
 
     def retrieve_tools(query: str) -> list[str]:  # the model's view; the nodes search
         return retriever.search(query)
@@ -395,7 +426,6 @@ def create_agent(
         },
     )
 
-    definition_of = {retriever.tool_id(d.name): d for d in retriever.definitions}
     retrieve_definition = ToolDefinition(
         retrieve_tool_name,
         RETRIEVE_TOOLS_DESCRIPTION,
@@ -403,18 +433,21 @@ def create_agent(
     )
 
     def bound(state: dict[str, Any], config: RunnableConfig | None) -> Any:
-        ids = [i for i in state.get("selected_tool_ids", []) if i in bound_tools]
+        ids = [i for i in state.get("selected_tool_ids", []) if i in registry]
         session = session_of(config)
-        if session is not None:  # what the model sees, for retriever.sessions.loaded()
+        if session is not None and ids:  # what the model sees, for retriever.sessions.loaded()
+            definition_of = {retriever.tool_id(d.name): d for d in converted.get()}
             retriever.sessions.note_loaded(
                 session, [definition_of[i] for i in ids], search_tool=retrieve_definition
             )
-        return llm.bind_tools([retrieve, *(bound_tools[i] for i in ids)])
+        return llm.bind_tools([retrieve, *(bound_tool(i) for i in ids)])
 
     def call_model(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return {"messages": [bound(state, config).invoke(state["messages"])]}
 
     async def acall_model(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        if state.get("selected_tool_ids"):  # converted by the search that selected them,
+            await converted.aget()  # unless restored from a checkpoint
         return {"messages": [await bound(state, config).ainvoke(state["messages"])]}
 
     def session_of(config: RunnableConfig | None) -> str | None:
@@ -449,7 +482,7 @@ def create_agent(
     def refuse(payload: dict[str, Any]) -> dict[str, Any]:
         visible = [by_id[i] for i in payload["selected"] if i in by_id]
         out = []
-        with calls_of.open(tools=retriever.definitions, provider=PORTABLE_NAMES) as run:
+        with calls_of.open(tools=converted.get(), provider=PORTABLE_NAMES) as run:
             for call in payload["calls"]:
                 decision = run.check_call(call["name"], visible=visible)
                 out.append(
@@ -467,7 +500,7 @@ def create_agent(
         if not isinstance(last, AIMessage) or not last.tool_calls:
             return END
         have = list(state.get("selected_tool_ids", []))
-        allowed = {bound_tools[i].name for i in have if i in bound_tools}
+        allowed = {names.wire(by_id[i]) for i in have if i in by_id}
         sends = []
         for call in last.tool_calls:
             if call["name"] == retrieve_tool_name:
@@ -482,17 +515,16 @@ def create_agent(
     builder.add_node("agent", RunnableLambda(call_model, afunc=acall_model))
     builder.add_node("select_tools", RunnableLambda(select_tools, afunc=aselect_tools))
     builder.add_node("refuse", RunnableLambda(refuse))
-    own_of = {bound_tools[i].name: by_id[i] for i in bound_tools}
 
     def record(call: Any, result: Any, started: float) -> None:
         """A selected tool's call, with its outcome, to the search log once it ran."""
-        own = own_of.get(call["name"])
+        own = names.real(call["name"])
         config = getattr(getattr(call, "runtime", None), "config", None)
         session = resolve_session(session_of(config))
-        if own is None or calls_of.search_log is None or session.ephemeral:
+        if own not in indexed or calls_of.search_log is None or session.ephemeral:
             return  # without a thread, each retrieval searched a session of its own
         ok = result is not None and getattr(result, "status", "success") != "error"
-        with calls_of.open(session, tools=retriever.definitions) as run:
+        with calls_of.open(session, tools=converted.get()) as run:
             run.record_outcomes([own], [ok], started)
 
     def wrap_tool_call(request: Any, execute: Any) -> Any:
@@ -512,10 +544,21 @@ def create_agent(
             if calls_of.search_log is not None:  # the log's write is I/O: off the loop
                 await asyncio.to_thread(record, _CallOf(request), result, started)
 
-    tool_node = ToolNode(
-        list(bound_tools.values()), wrap_tool_call=wrap_tool_call, awrap_tool_call=awrap_tool_call
+    tool_node = BuiltOnce(  # the ToolNode over every tool, built at the first tool call
+        lambda: ToolNode(
+            [bound_tool(i) for i in registry],
+            wrap_tool_call=wrap_tool_call,
+            awrap_tool_call=awrap_tool_call,
+        )
     )
-    builder.add_node("tools", tool_node)
+
+    def run_tools(calls: Any, config: RunnableConfig) -> Any:
+        return tool_node.get().invoke(calls, config)
+
+    async def arun_tools(calls: Any, config: RunnableConfig) -> Any:
+        return await (await tool_node.aget()).ainvoke(calls, config)
+
+    builder.add_node("tools", RunnableLambda(run_tools, afunc=arun_tools))
     builder.set_entry_point("agent")
     builder.add_conditional_edges("agent", route, path_map=["select_tools", "tools", "refuse", END])
     builder.add_edge("tools", "agent")
@@ -530,6 +573,12 @@ class _CallOf(dict[str, Any]):
     def __init__(self, request: Any) -> None:
         super().__init__(request.tool_call)
         self.runtime = getattr(request, "runtime", None)
+
+
+def _named(definition: ToolDefinition, name: str) -> ToolDefinition:
+    if definition.name == name:
+        return definition
+    return ToolDefinition(name, definition.description, definition.input_schema)
 
 
 def renamed_tool(tool: Any, name: str) -> Any:

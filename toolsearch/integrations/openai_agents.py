@@ -60,7 +60,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Unpack
 
 from toolsearch.errors import InvalidToolArgumentsError
-from toolsearch.integrations._common import preload, renamed, require
+from toolsearch.integrations._common import preload, renamed, require, take_turn
 from toolsearch.integrations.door import (
     ToolSearchDoorKwargs,
     check_max_results,
@@ -245,6 +245,9 @@ class ToolSearchAgentTools:
         session's id (a throwaway session per run without one)."""
         from agents import Runner
 
+        # a run's start walks every tool synchronously (the SDK hashes each tool's identity):
+        # concurrent runs start one per loop iteration, not all in one
+        await take_turn()
         with self.bound(session):
             return await Runner.run(
                 self.ordered(agent), input, session=session, **self._run_kwargs(kwargs)
@@ -310,6 +313,14 @@ class ToolSearchAgentTools:
                     del self._runs[key]  # a failed opening is tried again next time
             raise
 
+    def _opened(self, ctx: Any) -> SearchRun | None:
+        """The core's run for the SDK run of ``ctx`` if it is open already, else ``None``."""
+        with self._lock:
+            opening = self._runs.get(id(getattr(ctx, "usage", ctx)))
+        if opening is None or not opening.done() or opening.cancelled():
+            return None
+        return None if opening.exception() is not None else opening.result()
+
     async def _open(self, ctx: Any) -> SearchRun:
         usage = getattr(ctx, "usage", ctx)
         run = await self.sessions.aopen(
@@ -320,6 +331,9 @@ class ToolSearchAgentTools:
         except TypeError:  # pragma: no cover - a usage object that takes no weak reference
             _log.debug("the run's usage object takes no weak reference; closing its run now")
             run.close()
+        # the run's 301 gates wake when this returns: concurrent runs' openings that finish
+        # together on their worker threads wake their gates one run per loop iteration
+        await take_turn()
         return run
 
     def _finish(self, key: int) -> None:
@@ -339,16 +353,25 @@ class ToolSearchAgentTools:
         name = tool.name
         gated.name = self.wire_names.wire(name)
 
-        async def is_enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
-            run = await self._run_of(ctx)
+        def enabled_in(run: SearchRun, ctx: RunContextWrapper[Any], agent: Any) -> Any:
             if name not in self._visible(run):
                 return False
             if isinstance(original, bool):
                 return original
-            result = original(ctx, agent)
+            return original(ctx, agent)  # a bool, or an awaitable the SDK awaits
+
+        async def once_open(ctx: RunContextWrapper[Any], agent: Any) -> bool:
+            result = enabled_in(await self._run_of(ctx), ctx, agent)
             if inspect.isawaitable(result):
                 result = await result
             return bool(result)
+
+        def is_enabled(ctx: RunContextWrapper[Any], agent: Any) -> Any:
+            """A bool once the run's search run is open (the SDK asks 301 gates per turn
+            of each run: an answer that needs no await spares the loop 301 extra task
+            steps, each shielding the opening), else an awaitable that opens it."""
+            run = self._opened(ctx)
+            return once_open(ctx, agent) if run is None else enabled_in(run, ctx, agent)
 
         gated.is_enabled = is_enabled
         gated.on_invoke_tool = self._reporting(name, gated.on_invoke_tool)

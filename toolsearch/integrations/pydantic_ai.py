@@ -47,6 +47,7 @@ from toolsearch.integrations._common import (
     own_name,
     renamed,
     require,
+    start_loop_workers,
     warm_index,
 )
 from toolsearch.integrations.door import ToolSearchDoorKwargs, check_max_results, door_sessions
@@ -227,7 +228,9 @@ class ToolSearchStrategy:
 
     async def awarm_up(self) -> None:
         """Load on a worker thread what the first search would otherwise load on the
-        event loop (the index's model, pydantic-ai's modules): call it at start-up."""
+        event loop (the index's model, pydantic-ai's modules), and start the loop's worker
+        threads: call it at start-up."""
+        start_loop_workers()
         await run_in_thread(self.warm_up)
 
     def warm_up(self) -> None:
