@@ -19,8 +19,9 @@ with results identical to the full scan:
 * **Pattern mode** (a model-written regular expression): the literals every match must
   contain are read from the pattern's parse tree (:func:`required_literals`: sequences
   need all of their parts, alternatives one of theirs, a repeat with a minimum of at least
-  one its body; everything else, ``.``, classes, optional parts, needs nothing). Only tools
-  containing them run RE2. Case-insensitive literals are looked up in a case-folded
+  one its body; everything else, ``.``, classes, optional parts, needs nothing). A match
+  lies inside one field, so only the fields containing them run RE2 (a tool's other
+  fields score nothing without the call). Case-insensitive literals are looked up in a case-folded
   vocabulary with their ASCII letters only (the characters RE2 folds to an ASCII letter,
   the long s and the Kelvin sign among them, all case-fold to it). A pattern Python's parser
   does not read constrains nothing: every tool runs RE2, as before.
@@ -252,12 +253,17 @@ class TokenIndex:
 
     def tools_containing(self, literal: str) -> Any:
         """A boolean mask over tools: those with ``literal`` in some field."""
+        return self.fields_containing(literal).reshape(self.tools, self.width).any(axis=1)
+
+    def fields_containing(self, literal: str) -> Any:
+        """A boolean mask over fields (``key = tool * width + field``): those holding
+        ``literal``."""
         import numpy as np
 
-        mask = np.zeros(self.tools, dtype=bool)
+        mask = np.zeros(self.tools * self.width, dtype=bool)
         tokens, _occurrences = self.tokens_containing(literal)
         keys, _counts, _owner = self.postings(tokens)
-        mask[keys // self.width] = True
+        mask[keys] = True
         return mask
 
 
