@@ -250,3 +250,13 @@ def test_pattern_scores_after_non_ascii_text_equal_the_full_scan() -> None:
             found = filtered.rank(pattern, limit)  # type: ignore[attr-defined]
             assert found == scanned.rank(pattern, limit), pattern  # type: ignore[attr-defined]
             assert found.total >= 1, pattern
+
+
+def test_pure_literals_are_recognised_and_nothing_else() -> None:
+    from toolsearch.indexes.regex_prefilter import pure_literal
+
+    assert pure_literal("user") == "user"
+    assert pure_literal("user\\.name") == "user.name"
+    assert pure_literal("naïve café") == "naïve café"
+    for pattern in ("(?i)user", "user.", "users?", "^user", "u[st]er", "a|b", "", "(", "\\Qx\\E"):
+        assert pure_literal(pattern) is None, pattern

@@ -31,10 +31,12 @@ from cachetools import LRUCache
 from toolsearch.errors import InvalidPatternError, MissingExtraError, PatternTooLongError
 from toolsearch.indexes.ranker import Ranking
 from toolsearch.indexes.regex_prefilter import (
+    PatternFinder,
     Requirement,
     TokenIndex,
     fold,
     literal_pieces,
+    pure_literal,
     required_literals,
     splittable,
 )
@@ -416,7 +418,7 @@ class _Session:
         else:
             positions = np.flatnonzero(hit).tolist()
 
-        score = finder.score_nonempty if isinstance(finder, _PatternFinder) else None
+        score = finder.score_nonempty if isinstance(finder, PatternFinder) else None
         scored = []
         for i in positions:
             texts = [t if keep else "" for t, keep in zip(self.fields[i], present[i], strict=True)]
@@ -548,48 +550,7 @@ def _compile_model_pattern(pattern: str) -> Finder:
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise InvalidPatternError(f"the pattern {pattern!r} does not parse: {reason}") from None
-    return _PatternFinder(compiled)
-
-
-class _PatternFinder:
-    """A compiled RE2 pattern: its matches' starts (a :data:`Finder`) and, when no match can
-    be empty, a tool's score from its fields' UTF-8 bytes: google-re2 on ``str`` converts
-    every match's offsets to characters (most of a query at 10,000 tools); here only the
-    first match's, which a score reads. Equal to :func:`_score_matches`'s scores."""
-
-    __slots__ = ("compiled",)
-
-    def __init__(self, compiled: Any) -> None:
-        self.compiled = compiled
-
-    def __call__(self, text: str) -> Iterable[int]:
-        return (m.start() for m in self.compiled.finditer(text))
-
-    def _counted(self, text: str, cap: int) -> tuple[int, int]:
-        """Matches in ``text`` (at most ``cap``) and the first one's character offset."""
-        if not text:
-            return 0, 0
-        data = text.encode("utf-8")
-        count = first = 0
-        for match in itertools.islice(self.compiled.finditer(data), cap):
-            if not count:
-                first = match.start()
-            count += 1
-        if count and first and not text.isascii():
-            first = len(data[:first].decode("utf-8"))
-        return count, first
-
-    def score_nonempty(self, cap: int, name_text: str, description: str, parameters: str) -> float:
-        """:func:`_score_matches` for a pattern that cannot match the empty string."""
-        score = 0.0
-        count, first = self._counted(name_text, cap)
-        if count:
-            score += 2.0 * count + 1.0 / (1.0 + first * 0.1)
-        count, first = self._counted(description, cap)
-        if count:
-            score += count + 0.5 / (1.0 + first * 0.1)
-        score += 0.5 * self._counted(parameters, cap)[0]
-        return score
+    return PatternFinder(compiled, pure_literal(pattern))
 
 
 def _re2() -> Any:
