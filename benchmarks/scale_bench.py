@@ -523,7 +523,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--peer-kinds",
-        default="bm25,bm25s,regex,memory,vector,faiss",
+        default="bm25,bm25s,regex,regex-pattern,memory,vector,faiss",
         help="with --peers: which rows to run",
     )
     args = parser.parse_args()

@@ -17,6 +17,9 @@ the same invocation, so their ratios are measured side by side on the same machi
   (tokenizing the query included, as toolsearch's analysis is);
 * ``regex``: ``RegexToolIndex`` (natural mode) over the same tools in memory: its build is
   ``index_tools`` plus the first search (which builds the prefilter), then search CPU;
+* ``regex-pattern``: ``RegexToolIndex(mode="pattern")``, the same build; its queries are
+  the first word of each query, escaped (case-sensitive literals, one per distinct word),
+  searched as a model's pattern on RE2;
 * ``memory``: ``Bm25ToolIndex.index_tools`` CPU (the in-process index, no artifact);
 * ``vector`` / ``faiss``: the static embedder (model2vec from all-MiniLM-L6-v2), one object
   kind for both: toolsearch's catalog build against FAISS ``IndexFlatIP`` over one
@@ -117,6 +120,22 @@ index.search(ToolSearchRequest("s", queries[0], 10))  # builds the prefilter
 row = {"build_cpu_s": cpu_all() - start, "build_peak_mib": peak_mib(), "disk_bytes": 0}
 row.update(timed(lambda q: index.search(ToolSearchRequest("s", q, 10)), queries))
 """,
+    "regex-pattern": """
+import re
+from toolsearch.tools.definition import ToolDefinition
+from toolsearch.indexes.lexical.regex import RegexToolIndex
+from toolsearch.search.types import ToolSearchRequest
+tools = [ToolDefinition(r["name"], r.get("description") or "", r.get("input_schema") or {},
+                        category=r.get("category")) for r in records()]
+patterns = list(dict.fromkeys(re.escape(q.split()[0]) for q in queries if q.split()))
+index = RegexToolIndex(mode="pattern")
+start = cpu_all()
+index.index_tools("s", tools)
+index.search(ToolSearchRequest("s", patterns[0], 10))  # builds the prefilter
+row = {"build_cpu_s": cpu_all() - start, "build_peak_mib": peak_mib(), "disk_bytes": 0,
+       "patterns": len(patterns)}
+row.update(timed(lambda q: index.search(ToolSearchRequest("s", q, 10)), patterns))
+""",
     "memory": """
 from toolsearch.tools.definition import ToolDefinition
 from toolsearch.indexes.lexical.bm25 import Bm25ToolIndex
@@ -177,7 +196,7 @@ row.update(timed(lambda q: flat.search(qv[q], 10), queries))
 """,
 }
 
-ORDER = ["bm25", "bm25s", "regex", "memory", "vector", "faiss"]
+ORDER = ["bm25", "bm25s", "regex", "regex-pattern", "memory", "vector", "faiss"]
 
 
 def make_queries(catalog: Path, path: Path, count: int = 400) -> int:
@@ -272,9 +291,9 @@ def main(sizes: list[int], kinds: list[str], catalog: Path, work: Path, results:
             print(json.dumps(row), flush=True)
             rows.append(row)
     previous = results / "scale-peers.json"
-    if previous.exists():  # rows of kinds not run now stay, labelled with their run
+    if previous.exists():  # rows (size, kind) not run now stay, labelled with their run
         earlier = json.loads(previous.read_text(encoding="utf-8"))
-        kept = [r for r in earlier["rows"] if r["kind"] not in kinds and r["size"] in sizes]
+        kept = [r for r in earlier["rows"] if r["kind"] not in kinds or r["size"] not in sizes]
         for row in kept:
             row.setdefault("run", earlier["meta"]["started"])
         if kept:
@@ -313,7 +332,7 @@ def write_report(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) -
         *(
             [
                 f"Rows marked with a run time come from that earlier run of the same script "
-                f"(kinds not re-run since: {', '.join(meta['kept_from'])}); their ratios pair "
+                f"(rows not re-run since: {', '.join(meta['kept_from'])}); their ratios pair "
                 "rows of that one run.",
                 "",
             ]
@@ -366,6 +385,24 @@ def write_report(rows: list[dict[str, Any]], meta: dict[str, Any], path: Path) -
         ratio(size, "BM25 query CPU p50", "bm25", "bm25s", "query_cpu_p50_ms", "-", "ms")
         ratio(size, "regex query CPU p50", "regex", "bm25s", "query_cpu_p50_ms", "<= 5x", "ms")
         ratio(size, "regex query CPU mean", "regex", "bm25s", "query_cpu_mean_ms", "<= 5x", "ms")
+        ratio(
+            size,
+            "regex pattern query CPU p50",
+            "regex-pattern",
+            "bm25s",
+            "query_cpu_p50_ms",
+            "-",
+            "ms",
+        )
+        ratio(
+            size,
+            "regex pattern query CPU mean",
+            "regex-pattern",
+            "bm25s",
+            "query_cpu_mean_ms",
+            "-",
+            "ms",
+        )
         ratio(size, "vector build CPU", "vector", "faiss", "build_cpu_s", "-", "s")
         ratio(size, "vector disk", "vector", "faiss", "disk_bytes", "-", "B")
         ratio(size, "vector query CPU p50", "vector", "faiss", "query_cpu_p50_ms", "-", "ms")

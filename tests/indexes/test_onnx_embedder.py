@@ -220,3 +220,54 @@ def test_a_read_only_cache_without_an_export_exports_in_memory(
     assert "exporting it in memory" in caplog.text
     assert embedder.embed_query("send an email").shape == (384,)
     assert list(readonly.iterdir()) == []
+
+
+class _RecordingTokenizer:
+    """The real tokenizer, recording the longest text it was asked to tokenize."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.longest = 0
+
+    def encode_batch(self, texts: list[str]) -> object:
+        self.longest = max([self.longest, *map(len, texts)])
+        return self.inner.encode_batch(texts)  # type: ignore[attr-defined]
+
+
+def _whole_text_rows(onnx: OnnxEmbedder, texts: list[str]) -> np.ndarray:
+    """What the model gives when every text is tokenized whole (the window truncates)."""
+    return np.stack([onnx._run([e.ids])[0] for e in onnx._tokenizer.encode_batch(texts)])
+
+
+def test_a_long_text_is_bounded_by_the_window_before_it_is_tokenized() -> None:
+    from toolsearch.indexes.embedders import CHARS_PER_TOKEN_BOUND
+
+    onnx = OnnxEmbedder.from_packaged_minilm(cache=False)
+    long_text = "list the pets of a store with their owners and tags " * 20_000  # ~1 MB
+    spaced = "refund an order " + " " * 5_000 + "then email the customer a receipt"
+    texts = [long_text, spaced, "send an email"]
+    expected = _whole_text_rows(onnx, texts)
+    recorder = _RecordingTokenizer(onnx._tokenizer)
+    onnx._tokenizer = recorder  # type: ignore[assignment]
+    rows = onnx.embed_documents(texts)
+    assert np.array_equal(rows, expected)  # the same tokens, so the same vectors
+    assert np.array_equal(onnx.embed_query(long_text), expected[0])
+    # the megabyte was never tokenized; the spaced text (its prefix holds few tokens) was
+    assert len(spaced) >= recorder.longest > 256 * CHARS_PER_TOKEN_BOUND - 100
+    recorder.longest = 0
+    onnx.embed_documents([long_text[:-1]])
+    assert recorder.longest <= 256 * CHARS_PER_TOKEN_BOUND
+
+
+def test_the_torch_path_bounds_long_texts_too() -> None:
+    from toolsearch.indexes.embedders import CHARS_PER_TOKEN_BOUND, SentenceTransformerEmbedder
+
+    model = SentenceTransformerEmbedder(cache=False)
+    long_text = "create a calendar event for the team meeting on friday " * 10_000
+    spaced = "refund an order " + " " * 5_000 + "then email the customer a receipt"
+    bounded = model._within_window([long_text, spaced, "hello"])
+    assert len(bounded[0]) <= 256 * CHARS_PER_TOKEN_BOUND
+    assert bounded[1:] == [spaced, "hello"]  # a prefix that does not fill the window is not used
+    rows = model.embed_documents([long_text])
+    whole = model._model.encode([long_text], normalize_embeddings=True)
+    assert float(rows[0] @ whole[0]) > 0.9999

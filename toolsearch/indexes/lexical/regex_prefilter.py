@@ -19,8 +19,9 @@ with results identical to the full scan:
 * **Pattern mode** (a model-written regular expression): the literals every match must
   contain are read from the pattern's parse tree (:func:`required_literals`: sequences
   need all of their parts, alternatives one of theirs, a repeat with a minimum of at least
-  one its body; everything else, ``.``, classes, optional parts, needs nothing). Only tools
-  containing them run RE2. Case-insensitive literals are looked up in a case-folded
+  one its body; everything else, ``.``, classes, optional parts, needs nothing). A match
+  lies inside one field, so only the fields containing them run RE2 (a tool's other
+  fields score nothing without the call). Case-insensitive literals are looked up in a case-folded
   vocabulary with their ASCII letters only (the characters RE2 folds to an ASCII letter,
   the long s and the Kelvin sign among them, all case-fold to it). A pattern Python's parser
   does not read constrains nothing: every tool runs RE2, as before.
@@ -29,6 +30,7 @@ with results identical to the full scan:
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from array import array
 from collections.abc import Iterable, Sequence
@@ -39,7 +41,7 @@ from typing import Any
 
 from toolsearch.indexes.text import QUERY_SEPARATORS
 
-__all__ = ["Requirement", "TokenIndex", "required_literals"]
+__all__ = ["PatternFinder", "Requirement", "TokenIndex", "pure_literal", "required_literals"]
 
 _SEPARATOR = "\n"
 
@@ -252,12 +254,17 @@ class TokenIndex:
 
     def tools_containing(self, literal: str) -> Any:
         """A boolean mask over tools: those with ``literal`` in some field."""
+        return self.fields_containing(literal).reshape(self.tools, self.width).any(axis=1)
+
+    def fields_containing(self, literal: str) -> Any:
+        """A boolean mask over fields (``key = tool * width + field``): those holding
+        ``literal``."""
         import numpy as np
 
-        mask = np.zeros(self.tools, dtype=bool)
+        mask = np.zeros(self.tools * self.width, dtype=bool)
         tokens, _occurrences = self.tokens_containing(literal)
         keys, _counts, _owner = self.postings(tokens)
-        mask[keys // self.width] = True
+        mask[keys] = True
         return mask
 
 
@@ -277,3 +284,68 @@ def literal_pieces(literal: str, folded: bool) -> list[str]:
     else:
         words = QUERY_SEPARATORS.split(literal)
     return [w for w in words if len(w) >= 2]
+
+
+def pure_literal(pattern: str) -> str | None:
+    """The text ``pattern`` matches when it is one plain literal with no flags (an escaped
+    word, ``user\\.name``), else ``None``."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    if parsed.state.flags & ~sre_constants.SRE_FLAG_UNICODE:
+        return None
+    chars = []
+    for op, value in parsed:
+        if op != sre_constants.LITERAL:
+            return None
+        chars.append(chr(value))
+    return "".join(chars) or None
+
+
+class PatternFinder:
+    """A compiled RE2 pattern: its matches' starts (a :data:`Finder`) and, when no match can
+    be empty, a tool's score from its fields' UTF-8 bytes: google-re2 on ``str`` converts
+    every match's offsets to characters (most of a query at 10,000 tools); here only the
+    first match's, which a score reads. A pattern that is one plain literal (``literal``:
+    :func:`pure_literal`) is counted with :meth:`str.count` and found with :meth:`str.find`
+    (RE2's matches of a literal are its non-overlapping occurrences). Scores equal
+    ``toolsearch.indexes.lexical.regex._score_matches``'s."""
+
+    __slots__ = ("compiled", "literal")
+
+    def __init__(self, compiled: Any, literal: str | None = None) -> None:
+        self.compiled = compiled
+        self.literal = literal
+
+    def __call__(self, text: str) -> Iterable[int]:
+        return (m.start() for m in self.compiled.finditer(text))
+
+    def _counted(self, text: str, cap: int) -> tuple[int, int]:
+        """Matches in ``text`` (at most ``cap``) and the first one's character offset."""
+        if not text:
+            return 0, 0
+        if self.literal:
+            count = min(text.count(self.literal), cap)
+            return count, text.find(self.literal) if count else 0
+        data = text.encode("utf-8")
+        count = first = 0
+        for match in itertools.islice(self.compiled.finditer(data), cap):
+            if not count:
+                first = match.start()
+            count += 1
+        if count and first and not text.isascii():
+            first = len(data[:first].decode("utf-8"))
+        return count, first
+
+    def score_nonempty(self, cap: int, name_text: str, description: str, parameters: str) -> float:
+        """``_score_matches`` for a pattern that cannot match the empty string."""
+        score = 0.0
+        count, first = self._counted(name_text, cap)
+        if count:
+            score += 2.0 * count + 1.0 / (1.0 + first * 0.1)
+        count, first = self._counted(description, cap)
+        if count:
+            score += count + 0.5 / (1.0 + first * 0.1)
+        score += 0.5 * self._counted(parameters, cap)[0]
+        return score
