@@ -53,6 +53,15 @@ MOVED: dict[str, str] = {
     "toolsearch.catalog.cli_output": "toolsearch.catalog.cli.output",
     "toolsearch.catalog.learn_cli": "toolsearch.catalog.cli.learn",
     "toolsearch.catalog.milvus_cli": "toolsearch.catalog.cli.milvus",
+    # the Anthropic adapter: toolsearch/models/anthropic/
+    "toolsearch.models.anthropic_changes": "toolsearch.models.anthropic.changes",
+    "toolsearch.models.anthropic_deferral": "toolsearch.models.anthropic.deferral",
+    "toolsearch.models.anthropic_errors": "toolsearch.models.anthropic.errors",
+    "toolsearch.models.anthropic_response": "toolsearch.models.anthropic.response",
+    # the working set: toolsearch/search/working_set/
+    "toolsearch.search.change_anchor": "toolsearch.search.working_set.change_anchor",
+    "toolsearch.search.unloading": "toolsearch.search.working_set.unloading",
+    "toolsearch.search.warm": "toolsearch.search.working_set.warm",
     # learning from use: toolsearch/indexes/learning/
     "toolsearch.indexes.usage": "toolsearch.indexes.learning.memory",
     "toolsearch.indexes.learned": "toolsearch.indexes.learning.learned",

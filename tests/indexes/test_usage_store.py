@@ -164,7 +164,7 @@ def test_the_warm_set_is_the_most_used_tools_with_their_success():
         ]
     ):
         memory.record_calls(LoggedCalls(T0 + i, f"s{i}", DIGEST, names, ok))
-    from toolsearch.search.warm import WarmSetSource
+    from toolsearch.search.working_set.warm import WarmSetSource
 
     assert isinstance(memory, WarmSetSource)
     warm = memory.warm_tools(TOOLS, limit=5)

@@ -4,7 +4,7 @@
 shapes (the ``anthropic`` SDK's beta request types: ``BetaSystemMessageParam``,
 ``BetaRequestToolAdditionBlockParam``, ``BetaRequestToolRemovalBlockParam``,
 ``BetaToolChangeToolReferenceParam``, ``BetaToolParam``; see
-``toolsearch/models/anthropic_changes.py`` for the sources and what they leave unsaid):
+``toolsearch/models/anthropic/changes.py`` for the sources and what they leave unsaid):
 
 * a ``role: "system"`` message only with the ``mid-conversation-tool-changes-2026-07-01``
   beta in the ``anthropic-beta`` header, with at least one block, each a ``text``,

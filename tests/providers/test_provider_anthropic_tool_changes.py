@@ -432,7 +432,7 @@ def test_a_model_without_tool_search_drops_the_changes_and_their_deferred_tools(
     ],
 )
 def test_which_400s_read_as_a_refused_beta(message: str, refusal: bool) -> None:
-    from toolsearch.models.anthropic_changes import refuses_tool_changes
+    from toolsearch.models.anthropic.changes import refuses_tool_changes
 
     class Refused(Exception):
         status_code = 400

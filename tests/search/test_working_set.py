@@ -18,8 +18,8 @@ from toolsearch.chat.options import ToolChange
 from toolsearch.costs import MODEL_FAMILIES, Traffic
 from toolsearch.indexes import Bm25ToolIndex, RegexToolIndex
 from toolsearch.models import FunctionChatModel
-from toolsearch.search.warm import StaticWarmSet, WarmTool
 from toolsearch.search.working_set import ChangeTracker, plan_working_set
+from toolsearch.search.working_set.warm import StaticWarmSet, WarmTool
 from toolsearch.testing import function_tool
 from toolsearch.tools.definition import ToolDefinition
 

@@ -25,7 +25,7 @@ from toolsearch.search.types import (
     ToolSearchRequest,
     ToolSearchResponse,
 )
-from toolsearch.search.warm import StaticWarmSet, WarmSetSource, WarmTool
+from toolsearch.search.working_set.warm import StaticWarmSet, WarmSetSource, WarmTool
 from toolsearch.stores.eviction import (
     AlwaysEvictStrategy,
     CompositeEvictionStrategy,

@@ -37,10 +37,6 @@ from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.observe import hash_session_id
 from toolsearch.search.advisor_options import OptionViews
 from toolsearch.search.advisor_turn import STATE_KEY, Delegated, SearchLoop, turn_steps
-from toolsearch.search.change_anchor import CARRIED_KEY as _CARRIED_KEY
-from toolsearch.search.change_anchor import CHANGES_KEY as _CHANGES_KEY
-from toolsearch.search.change_anchor import anchored as _anchored
-from toolsearch.search.change_anchor import carried_search as _carried_search
 from toolsearch.search.events import SearchListener
 from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.logs.sink import SearchLog
@@ -52,8 +48,12 @@ from toolsearch.search.options import (
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.sessions import SearchRun, ToolSearchSessions, resolve_index
 from toolsearch.search.types import ToolIndex
-from toolsearch.search.warm import WarmSetSource
 from toolsearch.search.working_set import change_costs_more
+from toolsearch.search.working_set.change_anchor import CARRIED_KEY as _CARRIED_KEY
+from toolsearch.search.working_set.change_anchor import CHANGES_KEY as _CHANGES_KEY
+from toolsearch.search.working_set.change_anchor import anchored as _anchored
+from toolsearch.search.working_set.change_anchor import carried_search as _carried_search
+from toolsearch.search.working_set.warm import WarmSetSource
 from toolsearch.stores.eviction import EvictionStrategy
 from toolsearch.stores.session_store import SessionStore
 from toolsearch.tokens import TokenCounter
@@ -147,7 +147,7 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
             words by default; ``BpeTokenCounter`` from ``toolsearch.tokens`` is exact
             for OpenAI's encodings); the working-set policy weighs the same counts.
         warm_set: Where the working set finds the warm tools held after the search tool
-            when that pays (:class:`~toolsearch.search.warm.WarmSetSource`: the usage
+            when that pays (:class:`~toolsearch.search.working_set.warm.WarmSetSource`: the usage
             memory, or ``StaticWarmSet([...])``); see :mod:`toolsearch.search.working_set`.
         options: The plain-data options as one object (the defaults when omitted).
         **kwargs: The options one by one (see :class:`ToolSearchOptions`), and further

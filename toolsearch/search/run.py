@@ -35,8 +35,8 @@ from toolsearch.search.session_ref import (
     run_in_thread,
 )
 from toolsearch.search.types import ToolSearchRequest
-from toolsearch.search.unloading import choose_unloads
 from toolsearch.search.working_set import WorkingSetPlan, plan_working_set
+from toolsearch.search.working_set.unloading import choose_unloads
 from toolsearch.tools.callback import ToolCallback
 from toolsearch.tools.definition import ToolDefinition
 
@@ -186,7 +186,7 @@ class SearchRun:
         most); returns the tools newly loaded. Nothing when the option is off, every tool
         is loaded, or the text is empty. With ``injection="results"`` the advisor hands
         the preloaded definitions to the model as a search exchange
-        (:class:`~toolsearch.search.change_anchor.CarriedSearch`)."""
+        (:class:`~toolsearch.search.working_set.change_anchor.CarriedSearch`)."""
         from toolsearch.indexes.clauses import split_clauses
 
         limit = self.options.preload_results

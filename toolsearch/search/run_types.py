@@ -14,7 +14,7 @@ from toolsearch.search.loaded import LoadedTools
 from toolsearch.search.options import ToolSearchOptions
 from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.types import ToolIndex
-from toolsearch.search.warm import WarmSetSource
+from toolsearch.search.working_set.warm import WarmSetSource
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["CallDecision", "RunOwner", "SearchResult", "merge_hits"]

@@ -50,8 +50,8 @@ from toolsearch.search.registry import SessionRegistry
 from toolsearch.search.run import CallDecision, SearchResult, SearchRun
 from toolsearch.search.session_ref import SessionRef, resolve_session, run_in_thread
 from toolsearch.search.types import ToolIndex
-from toolsearch.search.warm import WarmSetSource
 from toolsearch.search.working_set import ChangeTracker
+from toolsearch.search.working_set.warm import WarmSetSource
 from toolsearch.stores.eviction import EvictionStrategy
 from toolsearch.stores.session_store import SessionStore
 from toolsearch.tokens import TokenCounter
@@ -146,8 +146,8 @@ class ToolSearchSessions:
         token_counter: Counts the loaded tools' tokens for :meth:`loaded` (approximate
             words by default).
         warm_set: The working set's warm-set source
-            (:class:`~toolsearch.search.warm.WarmSetSource`); the options' ``warm_tools``
-            caps it.
+            (:class:`~toolsearch.search.working_set.warm.WarmSetSource`); the options'
+            ``warm_tools`` caps it.
     """
 
     def __init__(
@@ -198,7 +198,7 @@ class ToolSearchSessions:
         self.registry.add_forget_listener(self._forget_session)
         self.warm_set = warm_set
         """Where the working set finds each tool set's warm tools (the usage memory, a
-        :class:`~toolsearch.search.warm.StaticWarmSet`), or ``None``."""
+        :class:`~toolsearch.search.working_set.warm.StaticWarmSet`), or ``None``."""
 
     def count_tokens(self, definition: ToolDefinition) -> int:
         """A definition's tokens, as the loaded view counts them (cached by fingerprint)."""

@@ -21,7 +21,7 @@ from toolsearch.loop.tool_calling_advisor import ToolCallingAdvisor
 from toolsearch.models.function import FunctionChatModel
 from toolsearch.search.advisor import ToolSearchToolCallingAdvisor
 from toolsearch.search.types import ToolIndex
-from toolsearch.search.warm import WarmTool
+from toolsearch.search.working_set.warm import WarmTool
 from toolsearch.tokens import TokenCounter
 from toolsearch_bench.agent import QueryPolicy, SimulatedAgent, called_tools
 from toolsearch_bench.cache import CACHE_SHAPES, Block, CacheShape, PromptCache, request_blocks

@@ -77,7 +77,7 @@ from toolsearch.indexes.learning.store import CLOSE_AT_EXIT, FileUsageStore, Usa
 from toolsearch.indexes.learning.warm import count_use, warm_tools
 from toolsearch.indexes.text import clean_text
 from toolsearch.search.logs.sink import LoggedCalls, LoggedSearch
-from toolsearch.search.warm import WarmTool
+from toolsearch.search.working_set.warm import WarmTool
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = [
@@ -98,7 +98,7 @@ _log = logging.getLogger(__name__)
 
 class UsageMemory:
     """Per tool set, per tool, the requests that led to a successful call (a ``SearchLog``
-    and a :class:`~toolsearch.search.warm.WarmSetSource`).
+    and a :class:`~toolsearch.search.working_set.warm.WarmSetSource`).
 
     Args:
         path: The JSON file it is kept in (a :class:`FileUsageStore`; ``None``: in memory
@@ -380,7 +380,7 @@ class UsageMemory:
         limit: int = 10,
     ) -> list[WarmTool]:
         """The session's most used tools, most used first (a
-        :class:`~toolsearch.search.warm.WarmSetSource`): successful calls decayed with
+        :class:`~toolsearch.search.working_set.warm.WarmSetSource`): successful calls decayed with
         ``half_life_days``, with their recent success rate. Empty when nothing is known
         or the store cannot be read; never raises."""
         try:

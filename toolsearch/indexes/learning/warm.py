@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from toolsearch.indexes.learning.model import Catalog, ToolUse, UsageParams, weight_of
-from toolsearch.search.warm import WarmTool
+from toolsearch.search.working_set.warm import WarmTool
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["count_use", "warm_tools"]

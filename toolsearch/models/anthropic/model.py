@@ -15,14 +15,14 @@ so discovering a tool appends to the prompt instead of changing its start, and t
 provider's prompt cache keeps hitting. ``ChatOptions.deferred_tools`` defers tools from the
 first request. A model or endpoint without tool search refuses such a request with a 400:
 the adapter then resends it without deferral and stays on ``"none"``
-(:mod:`toolsearch.models.anthropic_deferral`); a refused native search (``search="native"``)
+(:mod:`toolsearch.models.anthropic.deferral`); a refused native search (``search="native"``)
 is remembered the same way, and its server tool is left out of the resend.
 
 ``ChatOptions.tool_changes`` (the working set's mid-conversation additions and removals)
 are sent with Anthropic's beta ``mid-conversation-tool-changes-2026-07-01``: the changed
 tools are declared with ``defer_loading`` and each change is a system-role message of
 ``tool_addition`` / ``tool_removal`` blocks at its place in the conversation
-(:mod:`toolsearch.models.anthropic_changes`), so neither ``tools`` nor ``system`` moves. A
+(:mod:`toolsearch.models.anthropic.changes`), so neither ``tools`` nor ``system`` moves. A
 model or endpoint that refuses the beta gets the request again without the changes (the
 tools as without the beta), once, with a warning, and that model object stays off the beta.
 See ``docs/providers.md``.
@@ -60,16 +60,16 @@ from toolsearch.models._provider import (
     sampling_settings,
     sdk_arguments,
 )
-from toolsearch.models.anthropic_changes import (
+from toolsearch.models.anthropic.changes import (
     first_changes,
     insert_tool_changes,
     refuses_tool_changes,
     with_beta_header,
     without_referenced_additions,
 )
-from toolsearch.models.anthropic_deferral import refuses_deferral, without_deferral
-from toolsearch.models.anthropic_errors import translate_anthropic_error
-from toolsearch.models.anthropic_response import (
+from toolsearch.models.anthropic.deferral import refuses_deferral, without_deferral
+from toolsearch.models.anthropic.errors import translate_anthropic_error
+from toolsearch.models.anthropic.response import (
     SERVER_BLOCKS_METADATA_KEY,
     THINKING_METADATA_KEY,
     StreamState,
@@ -347,7 +347,7 @@ def anthropic_request_body(
 
     With ``tool_changes`` (the default) and ``options.tool_changes``, each change becomes
     a system-role message of ``tool_addition`` / ``tool_removal`` blocks and every tool a
-    change adds first is declared deferred (:mod:`~toolsearch.models.anthropic_changes`;
+    change adds first is declared deferred (:mod:`~toolsearch.models.anthropic.changes`;
     the request then needs the beta header the adapter adds). ``native_search=None``: the
     endpoint has no tool search, ``options.native_tool_search`` is ignored.
 

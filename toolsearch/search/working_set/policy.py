@@ -11,7 +11,7 @@ decides, per session and tool set:
   search tool plus a search's worth of tools (``max_results`` definitions of the tool
   set's mean size), which change at each discovery and are mostly under the minimum a
   provider caches, so billed fresh.
-* a **warm set** (from a :class:`~toolsearch.search.warm.WarmSetSource`: the usage
+* a **warm set** (from a :class:`~toolsearch.search.working_set.warm.WarmSetSource`: the usage
   memory, or configured names) held right after the search tool as a stable prefix, when
   it pays: when the search tool and the warm tools together reach the cache's minimum
   (under it they would be billed fresh on every request for nothing), and the warm tools
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from toolsearch.chat.options import ToolChange
 from toolsearch.costs import CacheShape, Traffic, hold_cost
-from toolsearch.search.warm import WarmTool
+from toolsearch.search.working_set.warm import WarmTool
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["ChangeTracker", "WorkingSetPlan", "change_costs_more", "plan_working_set"]
