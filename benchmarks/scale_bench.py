@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from catalog_sample import write_sample  # type: ignore[import-not-found]
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 CACHE = Path(os.environ.get("TOOLSEARCH_CACHE_DIR") or Path.home() / ".cache" / "toolsearch")
@@ -148,16 +150,6 @@ def _minimal_reader(specs: Path) -> Any:
                     input_schema={"type": "object", "properties": props},
                     category=title,
                 )
-
-
-def write_sample(catalog: Path, total: int, size: int, target: Path) -> None:
-    """``size`` records spread evenly over the catalog (streamed; every API represented)."""
-    step = total / size
-    wanted = {int(i * step) for i in range(size)}
-    with open(catalog, encoding="utf-8") as source, open(target, "w", encoding="utf-8") as out:
-        for number, line in enumerate(source):
-            if number in wanted:
-                out.write(line)
 
 
 # -- child processes -------------------------------------------------------------------

@@ -266,7 +266,7 @@ def import_times(rounds: int = 10) -> dict[str, Any]:
 
 
 def main(sizes: list[int], kinds: list[str], catalog: Path, work: Path, results: Path) -> None:
-    from scale_bench import write_sample  # type: ignore[import-not-found]
+    from catalog_sample import write_sample  # type: ignore[import-not-found]
 
     with open(catalog, encoding="utf-8") as handle:
         total = sum(1 for _ in handle)
