@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolsearch.indexes.embedders import CHARS_PER_TOKEN_BOUND, window_prefix
+from toolsearch.indexes.embedders.local import CHARS_PER_TOKEN_BOUND, window_prefix
 
 
 def test_short_texts_are_not_cut() -> None:

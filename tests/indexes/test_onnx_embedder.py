@@ -240,7 +240,7 @@ def _whole_text_rows(onnx: OnnxEmbedder, texts: list[str]) -> np.ndarray:
 
 
 def test_a_long_text_is_bounded_by_the_window_before_it_is_tokenized() -> None:
-    from toolsearch.indexes.embedders import CHARS_PER_TOKEN_BOUND
+    from toolsearch.indexes.embedders.local import CHARS_PER_TOKEN_BOUND
 
     onnx = OnnxEmbedder.from_packaged_minilm(cache=False)
     long_text = "list the pets of a store with their owners and tags " * 20_000  # ~1 MB
@@ -260,7 +260,10 @@ def test_a_long_text_is_bounded_by_the_window_before_it_is_tokenized() -> None:
 
 
 def test_the_torch_path_bounds_long_texts_too() -> None:
-    from toolsearch.indexes.embedders import CHARS_PER_TOKEN_BOUND, SentenceTransformerEmbedder
+    from toolsearch.indexes.embedders.local import (
+        CHARS_PER_TOKEN_BOUND,
+        SentenceTransformerEmbedder,
+    )
 
     model = SentenceTransformerEmbedder(cache=False)
     long_text = "create a calendar event for the team meeting on friday " * 10_000

@@ -20,7 +20,7 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langchain_core.utils import function_calling
 
 from tests.integrations.test_langgraph import TOOLS, call, fake
-from toolsearch.integrations.langgraph import ToolsearchToolRetriever, create_agent
+from toolsearch.integrations.langgraph import ToolSearchToolRetriever, create_agent
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def work(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
 
 def test_building_the_door_walks_no_tool_schema(work: dict[str, list[str]]) -> None:
     async def build() -> Any:
-        retriever = ToolsearchToolRetriever(TOOLS, limit=1)
+        retriever = ToolSearchToolRetriever(TOOLS, limit=1)
         return create_agent(fake(AIMessage("hi")), retriever).compile()
 
     asyncio.run(build())
@@ -54,7 +54,7 @@ def test_building_the_door_walks_no_tool_schema(work: dict[str, list[str]]) -> N
 
 def test_the_async_graph_does_that_work_off_the_event_loop(work: dict[str, list[str]]) -> None:
     loop_thread = threading.current_thread().name
-    retriever = ToolsearchToolRetriever(TOOLS, limit=1)
+    retriever = ToolSearchToolRetriever(TOOLS, limit=1)
     llm = fake(
         call("retrieve_tools", {"query": "weather forecast"}, "c1"),
         call("get_weather", {"city": "Paris"}, "c2"),
@@ -75,7 +75,7 @@ def test_the_tool_node_built_later_still_injects_the_call(work: dict[str, list[s
         """Get the weather forecast for a city."""
         return f"{city} for call {call_id}"
 
-    retriever = ToolsearchToolRetriever([get_forecast], limit=1)
+    retriever = ToolSearchToolRetriever([get_forecast], limit=1)
     llm = fake(
         call("retrieve_tools", {"query": "weather forecast"}, "c1"),
         call("get_forecast", {"city": "Oslo"}, "c2"),

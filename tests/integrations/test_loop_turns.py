@@ -194,7 +194,7 @@ def _agents_tools() -> Any:
     from agents import function_tool, set_tracing_disabled
 
     from toolsearch.indexes import RegexToolIndex
-    from toolsearch.integrations.openai_agents import ToolsearchAgentTools
+    from toolsearch.integrations.openai_agents import ToolSearchAgentTools
 
     set_tracing_disabled(True)
 
@@ -208,7 +208,7 @@ def _agents_tools() -> Any:
         """Send an email message."""
         return to
 
-    return ToolsearchAgentTools([get_weather, send_email], index=RegexToolIndex())
+    return ToolSearchAgentTools([get_weather, send_email], index=RegexToolIndex())
 
 
 def test_agents_sdk_runs_start_one_per_loop_iteration(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -273,7 +273,7 @@ def test_agents_sdk_runs_open_their_search_runs_at_their_own_turn(
     set_tracing_disabled(True)
     search = _agents_tools()
     turns: list[str] = []
-    real_open = openai_agents.ToolsearchAgentTools._open
+    real_open = openai_agents.ToolSearchAgentTools._open
 
     async def recorded_turn() -> None:
         turns.append("turn")
@@ -284,7 +284,7 @@ def test_agents_sdk_runs_open_their_search_runs_at_their_own_turn(
         return await real_open(self, ctx)
 
     monkeypatch.setattr(openai_agents, "take_turn", recorded_turn)
-    monkeypatch.setattr(openai_agents.ToolsearchAgentTools, "_open", recorded_open)
+    monkeypatch.setattr(openai_agents.ToolSearchAgentTools, "_open", recorded_open)
 
     async def one(i: int) -> None:
         model = ScriptedModel([[assistant_message("done")]])

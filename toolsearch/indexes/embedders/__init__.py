@@ -14,6 +14,7 @@ from toolsearch.indexes.embedders.local import (
     StaticEmbedder,
     default_cache_dir,
     packaged_minilm_path,
+    window_prefix,
 )
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "StaticEmbedder",
     "default_cache_dir",
     "packaged_minilm_path",
+    "window_prefix",
 ]
