@@ -29,7 +29,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, process: subprocess.Popen[Any], timeout: float = 20.0) -> None:
+def wait_for_port(port: int, process: subprocess.Popen[Any], timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
