@@ -151,12 +151,20 @@ def test_without_the_stored_list_a_second_worker_would_move_the_changes(
 def test_the_change_list_goes_with_the_evicted_session(
     redis_stores: list[RedisSessionStore],
 ) -> None:
-    _, clients = _workers(list(redis_stores), PLAIN)
-    _converse(clients, list(ASKS)[:1])
-    assert redis_stores[1].tool_changes("c") is not None
-    redis_stores[1].evict("c")
+    model, clients = _workers(list(redis_stores), PLAIN)
+    _converse(clients, ["weather in Paris"])
+    weather = ToolChange("add", ("get_weather",), 4)
+    assert redis_stores[1].tool_changes("c") == StoredChanges(
+        ("toolSearchTool", "get_weather"), (weather,)
+    )
+    redis_stores[1].evict("c")  # by the other worker
     assert redis_stores[0].tool_changes("c") is None
-    assert clients[0]  # the next call starts a new list (the session is new)
+    _converse(clients[1:], ["email Bob"])  # a new life: a new list, from this call on
+    stored = redis_stores[0].tool_changes("c")
+    assert stored is not None
+    assert weather not in stored.changes
+    assert [c.names for c in stored.changes] == [("send_email",)]
+    assert tuple(model.requests[-1].options.tool_changes) == stored.changes
 
 
 @pytest.mark.parametrize(
