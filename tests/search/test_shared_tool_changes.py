@@ -248,3 +248,29 @@ def test_a_full_change_list_starts_over_from_the_current_tools() -> None:
     assert tracker.update(["s", "b", "c"], 5) == (ToolChange("add", ("c",), 5),)
     with pytest.raises(ValueError, match="max_changes"):
         ChangeTracker(max_changes=MAX_STORED_CHANGES + 1)
+
+
+class _OlderStore:
+    """A custom store written before the change list was stored (no ``tool_changes``)."""
+
+    def __init__(self) -> None:
+        self._inner = InMemorySessionStore()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("tool_changes", "record_tool_changes"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._inner
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+
+def test_a_store_without_the_change_list_keeps_it_in_the_process() -> None:
+    alone, clients = _workers([InMemorySessionStore()], PLAIN)
+    _converse(clients, ASK_LIST)
+    older, clients = _workers([_OlderStore()], PLAIN)
+    _converse(clients, ASK_LIST)
+    assert _bodies(older) == _bodies(alone)

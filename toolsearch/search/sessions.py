@@ -363,15 +363,14 @@ class ToolSearchSessions:
         tracker and reuses it while the store holds what it saved last (in memory: the
         same object, no copy)."""
         store = self.registry.store
-        read = getattr(store, "tool_changes", None)
-        if read is None:  # a store written before the change list was stored
-            stored, save = None, None
-        else:
-            stored = read(session_id)
-            save = functools.partial(store.record_tool_changes, session_id)
+        read = getattr(store, "tool_changes", None)  # None: a store from before the list
+        stored = None if read is None else read(session_id)
         with self._changes_lock:
             tracker = self._changes.get(session_id)
-            if tracker is None or (save is not None and not tracker.holds(stored)):
+            if tracker is None or (read is not None and not tracker.holds(stored)):
+                save = None
+                if read is not None:
+                    save = functools.partial(store.record_tool_changes, session_id)
                 tracker = self._changes[session_id] = ChangeTracker.restore(stored, save=save)
             return tracker
 

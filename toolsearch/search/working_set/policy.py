@@ -213,17 +213,20 @@ class ChangeTracker:
         tracker may go on, instead of one restored from ``stored``)."""
         return stored is self.saved or stored == self.saved
 
-    def _state(self) -> StoredChanges:
+    def _state(self, changes: tuple[ToolChange, ...] | None = None) -> StoredChanges:
         held = None if self._held is None else tuple(self._held)
-        return StoredChanges(held, tuple(self.changes), tuple(self.carried))
+        changes = tuple(self.changes) if changes is None else changes
+        return StoredChanges(held, changes, tuple(self.carried))
 
-    def _flush(self) -> None:
-        """Hand a changed state to ``save`` (under ``_lock``)."""
+    def _flush(self, changes: tuple[ToolChange, ...]) -> tuple[ToolChange, ...]:
+        """Hand a changed state to ``save`` (under ``_lock``); returns ``changes`` (the
+        tuple of :attr:`changes`, shared with the state)."""
         if self._dirty and self._save is not None:
-            state = self._state()
+            state = self._state(changes)
             self._save(state)
             self.saved = state
         self._dirty = False
+        return changes
 
     def carry(self, names: Sequence[str]) -> None:
         """Note tools handed over in the messages (see :attr:`carried`); saved with the
@@ -248,9 +251,9 @@ class ChangeTracker:
         change of the session so far (the new ones at ``messages`` until anchored)."""
         with self._lock:
             changes = self._update(list(names), messages)
-            if not self._pending:  # else saved once placed (anchor)
-                self._flush()
-            return changes
+            if self._pending:  # saved once placed (anchor)
+                return changes
+            return self._flush(changes)
 
     def _update(self, names: list[str], messages: int) -> tuple[ToolChange, ...]:
         self._pending = 0
@@ -289,5 +292,4 @@ class ChangeTracker:
             self.changes[cut:] = [ToolChange(c.kind, c.names, messages) for c in self.changes[cut:]]
             self._pending = 0
             self._dirty = True
-        self._flush()
-        return tuple(self.changes)
+        return self._flush(tuple(self.changes))
