@@ -35,7 +35,13 @@ from toolsearch.stores.eviction import (
     TtlEvictionStrategy,
 )
 from toolsearch.stores.redis_store import RedisSessionStore
-from toolsearch.stores.session_store import InMemorySessionStore, Lease, SessionStore, StoredTools
+from toolsearch.stores.session_store import (
+    InMemorySessionStore,
+    Lease,
+    SessionStore,
+    StoredChanges,
+    StoredTools,
+)
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -64,6 +70,7 @@ __all__ = [
     "SessionState",
     "SessionStore",
     "StaticWarmSet",
+    "StoredChanges",
     "StoredTools",
     "ToolIndex",
     "ToolReference",

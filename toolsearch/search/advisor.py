@@ -307,7 +307,8 @@ class ToolSearchToolCallingAdvisor(OptionViews, ToolCallingAdvisor):
         loop.changes = self.sessions.change_tracker(run.session_id)
         if not loop.changes.started and before is not None:  # what the model held before
             loop.changes.update(before.names, 0)
-        loop.earlier = before is not None
+        # earlier requests: seen here, or by another process (the stored change list)
+        loop.earlier = before is not None or loop.changes.started
         run.note_request(_last_user_text(request))
         preloaded = run.preload(_last_user_text(request))
         loop.search_tool = run.search_tool()

@@ -32,6 +32,7 @@ the telemetry hooks and the sinks; nothing calls back up into the front door.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -353,14 +354,24 @@ class ToolSearchSessions:
         ChangeTracker`), created on first use: one list per conversation, so every request
         repeats every earlier change at its place (the ``ToolChange`` contract).
 
-        Kept in this process beside the loaded view and dropped with it when the registry
-        forgets the session; not in the session store, so with a shared store
-        (``RedisSessionStore``) a conversation that moves to another worker starts a new
-        list there (its next change rewrites the cached prefix once)."""
+        The list is part of the session's stored state
+        (:meth:`~toolsearch.stores.session_store.SessionStore.tool_changes`): read here,
+        once per call of the tool loop, and written by the tracker when a request changed
+        it, so with a shared store (``RedisSessionStore``) a conversation that moves to
+        another worker goes on with the same list, each change at the same place, and the
+        list goes with the session when the store evicts it. This process keeps the
+        tracker and reuses it while the store holds what it saved last (in memory: the
+        same object, no copy)."""
+        store = self.registry.store
+        read = getattr(store, "tool_changes", None)  # None: a store from before the list
+        stored = None if read is None else read(session_id)
         with self._changes_lock:
             tracker = self._changes.get(session_id)
-            if tracker is None:
-                tracker = self._changes[session_id] = ChangeTracker()
+            if tracker is None or (read is not None and not tracker.holds(stored)):
+                save = None
+                if read is not None:
+                    save = functools.partial(store.record_tool_changes, session_id)
+                tracker = self._changes[session_id] = ChangeTracker.restore(stored, save=save)
             return tracker
 
     def _forget_session(self, session_id: str) -> None:

@@ -14,7 +14,13 @@ from toolsearch.stores.eviction import (
     TtlEvictionStrategy,
 )
 from toolsearch.stores.redis_store import RedisSessionStore
-from toolsearch.stores.session_store import InMemorySessionStore, Lease, SessionStore, StoredTools
+from toolsearch.stores.session_store import (
+    InMemorySessionStore,
+    Lease,
+    SessionStore,
+    StoredChanges,
+    StoredTools,
+)
 
 __all__ = [
     "AlwaysEvictStrategy",
@@ -26,6 +32,7 @@ __all__ = [
     "NeverEvictStrategy",
     "RedisSessionStore",
     "SessionStore",
+    "StoredChanges",
     "StoredTools",
     "TtlEvictionStrategy",
 ]

@@ -7,7 +7,10 @@ Cluster keeps a session's keys on one node and every update is one atomic Lua sc
 
 * ``…:state`` (hash): the session id, its generation (a new one per life), whether it is
   tracked, the last use, the last tool set's fingerprints and names, an eviction request,
-  the turn count (``turn``) and each discovered tool's last turn of use (``u:<name>``);
+  the turn count (``turn``), each discovered tool's last turn of use (``u:<name>``) and the
+  working set's tool changes (``changes``, JSON: at most
+  :data:`~toolsearch.stores.session_store.MAX_STORED_CHANGES` changes), so they go with
+  the session;
 * ``…:found`` (list) and ``…:seen`` (set): discovered names in discovery order;
 * ``…:leases`` (sorted set): the running requests and index calls, each scored by its
   expiry, so a crashed worker's lease runs out instead of pinning the session for ever.
@@ -24,7 +27,8 @@ used since it was picked (a use in between wins).
 Times come from ``clock`` (``time.time`` by default: the workers' clocks must agree), so
 tests inject one. Transient connection errors are retried with exponential backoff by
 redis-py's own ``Retry``; what still fails raises
-:class:`~toolsearch.errors.SessionStoreError`.
+:class:`~toolsearch.errors.SessionStoreError`, as does stored data that does not decode
+(a damaged tool set or change list).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from toolsearch.chat.options import ToolChange
 from toolsearch.errors import MissingExtraError, SessionStoreError
 from toolsearch.stores.eviction import (
     AlwaysEvictStrategy,
@@ -47,7 +52,13 @@ from toolsearch.stores.eviction import (
     NeverEvictStrategy,
     TtlEvictionStrategy,
 )
-from toolsearch.stores.session_store import Lease, StoredTools
+from toolsearch.stores.session_store import (
+    MAX_STORED_CHANGES,
+    Lease,
+    StoredChanges,
+    StoredTools,
+    check_changes,
+)
 from toolsearch.urls import redact_url, scrub_urls
 
 __all__ = ["DEFAULT_LEASE_SECONDS", "RedisSessionStore"]
@@ -180,7 +191,51 @@ end
 return gone
 """
 
+_SET_IF_LIVE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
 _USE_PREFIX = "u:"
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise ValueError(f"expected a list of names, got {value!r:.80}")
+    return tuple(value)
+
+
+def _encode_changes(changes: StoredChanges) -> str:
+    return json.dumps(
+        {
+            "held": None if changes.held is None else list(changes.held),
+            "changes": [[c.kind, list(c.names), c.after_message] for c in changes.changes],
+            "carried": list(changes.carried),
+        },
+        separators=(",", ":"),
+    )
+
+
+def _decode_changes(raw: str) -> StoredChanges:
+    """The stored change list; ``ValueError`` for data that does not decode."""
+    data = json.loads(raw)
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    held, items = data.get("held"), data.get("changes")
+    if not isinstance(items, list) or len(items) > MAX_STORED_CHANGES:
+        raise ValueError(f"expected at most {MAX_STORED_CHANGES} changes")
+    changes = []
+    for item in items:
+        if not isinstance(item, list) or len(item) != 3:
+            raise ValueError(f"expected [kind, names, position], got {item!r:.80}")
+        kind, names, after = item
+        if kind not in ("add", "remove") or type(after) is not int:
+            raise ValueError(f"not a tool change: {item!r:.80}")
+        changes.append(ToolChange(kind, _names(names), after))
+    return StoredChanges(
+        None if held is None else _names(held), tuple(changes), _names(data.get("carried"))
+    )
 
 
 @dataclass(frozen=True)
@@ -285,6 +340,7 @@ class RedisSessionStore:
         self._turn = client.register_script(_TURN)
         self._use = client.register_script(_USE)
         self._unload = client.register_script(_UNLOAD)
+        self._set_if_live = client.register_script(_SET_IF_LIVE)
         self._lru = f"{namespace}:lru"
         self._dropped: list[str] = []
         self._lock = threading.Lock()
@@ -353,7 +409,26 @@ class RedisSessionStore:
         )
         if fingerprints is None:
             return None
-        return StoredTools(frozenset(json.loads(fingerprints)), tuple(json.loads(names)))
+        try:
+            found, named = json.loads(fingerprints), _names(json.loads(names))
+            return StoredTools(frozenset(_names(found)), named)
+        except (ValueError, TypeError) as exc:
+            raise self._damaged("tool set", exc) from exc
+
+    def record_tool_changes(self, session_id: str, changes: StoredChanges) -> None:
+        """One round trip; a session dropped meanwhile keeps nothing (no husk)."""
+        check_changes(changes)
+        state = self._keys(session_id)[0]
+        self._call(self._set_if_live, keys=[state], args=["changes", _encode_changes(changes)])
+
+    def tool_changes(self, session_id: str) -> StoredChanges | None:
+        raw = self._call(self.client.hget, self._keys(session_id)[0], "changes")
+        if raw is None:
+            return None
+        try:
+            return _decode_changes(raw)
+        except (ValueError, TypeError) as exc:
+            raise self._damaged("tool changes", exc) from exc
 
     def mark_discovered(self, session_id: str, names: Iterable[str]) -> list[str]:
         fresh = list(dict.fromkeys(names))
@@ -498,6 +573,12 @@ class RedisSessionStore:
     def _forgot(self, session_id: str) -> None:
         with self._lock:
             self._dropped.append(session_id)
+
+    def _damaged(self, what: str, exc: Exception) -> SessionStoreError:
+        return SessionStoreError(
+            f"the Redis session store at {self._where} holds a session's {what} that does "
+            f"not decode (damaged or written by another version): {type(exc).__name__}: {exc}"
+        )
 
     def _call(self, function: Any, *args: Any, **kwargs: Any) -> Any:
         """Run one Redis command or script; its failure is a :class:`SessionStoreError`."""

@@ -7,6 +7,11 @@ The :class:`~toolsearch.search.registry.SessionRegistry` splits a session in two
   discovered (in discovery order) and the turn each was last used on (for unloading idle
   tools), the session's turn count, which requests hold the session (leases), and when it
   was used, for eviction;
+* the working set's **tool changes** (:class:`StoredChanges`): the additions and removals of
+  the session's tool list, each at its message position, the list the latest request held,
+  and the tools handed over in the messages, so that every worker renders the
+  conversation's requests with each change at the same place (at most
+  :data:`MAX_STORED_CHANGES` changes; the tracker starts over past it);
 * what the **registry** keeps in its own process: which tool sets are indexed in this
   process's index, the holds of its running requests on them, and one build lock per
   session.
@@ -31,9 +36,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from toolsearch.chat.options import ToolChange
 from toolsearch.stores.eviction import EvictionStrategy, LruEvictionStrategy
 
-__all__ = ["InMemorySessionStore", "Lease", "SessionStore", "StoredTools"]
+__all__ = [
+    "MAX_STORED_CHANGES",
+    "InMemorySessionStore",
+    "Lease",
+    "SessionStore",
+    "StoredChanges",
+    "StoredTools",
+]
+
+MAX_STORED_CHANGES = 256
+"""The most tool changes a session keeps: past it, the session's change list starts over
+from its current tool list (its next request rewrites the cached prefix once, as a new
+conversation would)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,29 @@ class StoredTools:
     names: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class StoredChanges:
+    """A session's tool changes (the working set's
+    :class:`~toolsearch.search.working_set.ChangeTracker`), as the store keeps them.
+
+    ``held``: the tool list of the session's latest request (``None`` before the first);
+    ``changes``: every addition and removal so far, in order, each at its message position
+    (at most :data:`MAX_STORED_CHANGES`); ``carried``: the tools handed over in the
+    messages (``injection="results"``), in order."""
+
+    held: tuple[str, ...] | None = None
+    changes: tuple[ToolChange, ...] = ()
+    carried: tuple[str, ...] = ()
+
+
+def check_changes(changes: StoredChanges) -> None:
+    """Raise ``ValueError`` for a change list over :data:`MAX_STORED_CHANGES`."""
+    if len(changes.changes) > MAX_STORED_CHANGES:
+        raise ValueError(
+            f"a session keeps at most {MAX_STORED_CHANGES} tool changes, not {len(changes.changes)}"
+        )
+
+
 @runtime_checkable
 class SessionStore(Protocol):
     """Where sessions live: discoveries, the last tool set, leases and eviction."""
@@ -78,6 +119,13 @@ class SessionStore(Protocol):
 
     def tools(self, session_id: str) -> StoredTools | None:
         """The tool set the session used last (``None`` for none or an unknown session)."""
+
+    def record_tool_changes(self, session_id: str, changes: StoredChanges) -> None:
+        """Keep the session's tool changes, replacing the earlier ones (an unknown session
+        keeps nothing; more than :data:`MAX_STORED_CHANGES` changes: ``ValueError``)."""
+
+    def tool_changes(self, session_id: str) -> StoredChanges | None:
+        """The session's tool changes (``None`` for none or an unknown session)."""
 
     def mark_discovered(self, session_id: str, names: Iterable[str]) -> list[str]:
         """Add discovered names (a first discovery keeps its place); returns those added.
@@ -124,6 +172,7 @@ class _Record:
     generation: str
     tracked: bool
     tools: StoredTools | None = None
+    changes: StoredChanges | None = None
     discovered: list[str] = field(default_factory=list)
     turn: int = 0
     used: dict[str, int] = field(default_factory=dict)
@@ -190,6 +239,18 @@ class InMemorySessionStore:
         with self._lock:
             record = self._records.get(session_id)
             return record.tools if record else None
+
+    def record_tool_changes(self, session_id: str, changes: StoredChanges) -> None:
+        check_changes(changes)
+        with self._lock:  # kept as given (frozen): this process's tracker reuses it
+            record = self._records.get(session_id)
+            if record is not None:
+                record.changes = changes
+
+    def tool_changes(self, session_id: str) -> StoredChanges | None:
+        with self._lock:
+            record = self._records.get(session_id)
+            return record.changes if record else None
 
     def mark_discovered(self, session_id: str, names: Iterable[str]) -> list[str]:
         with self._lock:

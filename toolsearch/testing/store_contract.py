@@ -14,13 +14,15 @@ stands for a second process on the same store: a shared store (Redis) gives two 
 over one state; for a store that lives in one process, set ``process_local = True`` and
 the test's first store stands for every process (``make_store`` is called once a test).
 
-The contract (``toolsearch/stores/session_store.py``): sessions are created by ``begin``; the last
-tool set and the discoveries (in discovery order, each once) are kept; turns are counted
-and stamp discoveries and uses; LRU keeps the most recently used, TTL drops the unused, a
-composite does both, never keeps all, always drops when a request ends (not an index
-call); a held session is never dropped and its eviction waits until it is idle; each drop
-is reported once by ``take_dropped``; a dropped session comes back as a new generation,
-and a lease of the old one ends as a no-op; hostile session ids are kept apart.
+The contract (``toolsearch/stores/session_store.py``): sessions are created by ``begin``;
+the last tool set and the discoveries (in discovery order, each once) are kept; turns are
+counted and stamp discoveries and uses; the working set's tool changes are kept (replaced
+whole, equal on read, bounded by ``MAX_STORED_CHANGES``) and go with the session; LRU keeps
+the most recently used, TTL drops the unused, a composite does both, never keeps all,
+always drops when a request ends (not an index call); a held session is never dropped and
+its eviction waits until it is idle; each drop is reported once by ``take_dropped``; a
+dropped session comes back as a new generation, and a lease of the old one ends as a
+no-op; hostile session ids are kept apart.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import ClassVar
 
 import pytest
 
+from toolsearch.chat.options import ToolChange
 from toolsearch.search import (
     AlwaysEvictStrategy,
     CompositeEvictionStrategy,
@@ -37,9 +40,11 @@ from toolsearch.search import (
     LruEvictionStrategy,
     NeverEvictStrategy,
     SessionStore,
+    StoredChanges,
     StoredTools,
     TtlEvictionStrategy,
 )
+from toolsearch.stores.session_store import MAX_STORED_CHANGES
 from toolsearch.testing.fakes import FakeClock
 
 __all__ = ["SessionStoreContract"]
@@ -177,6 +182,64 @@ class SessionStoreContract:
         store.record_tools("a", second)
         assert store.tools("a") == second
         store.end(lease)
+
+    def test_the_tool_changes_are_kept_whole(self) -> None:
+        store = self.store()
+        assert store.tool_changes("a") is None
+        lease = store.begin("a")
+        assert store.tool_changes("a") is None
+        first = StoredChanges(("search",))
+        store.record_tool_changes("a", first)
+        assert store.tool_changes("a") == first
+        second = StoredChanges(
+            ("search", "weather", "ключ"),
+            (ToolChange("add", ("weather", "stocks"), 4), ToolChange("remove", ("stocks",), 9)),
+            ("ключ",),
+        )
+        store.record_tool_changes("a", second)  # replaces the first, whole
+        assert store.tool_changes("a") == second
+        store.end(lease)
+        assert store.tool_changes("a") == second
+        assert store.tool_changes("b") is None
+
+    def test_an_unknown_session_keeps_no_tool_changes(self) -> None:
+        store = self.store()
+        store.record_tool_changes("ghost", StoredChanges(("search",)))
+        assert store.tool_changes("ghost") is None
+        assert "ghost" not in store
+
+    def test_the_tool_changes_are_bounded(self) -> None:
+        store = self.store()
+        lease = store.begin("a")
+        most = StoredChanges(("s",), (ToolChange("add", ("a",), 1),) * MAX_STORED_CHANGES)
+        store.record_tool_changes("a", most)
+        assert store.tool_changes("a") == most
+        over = StoredChanges(("s",), (*most.changes, ToolChange("add", ("b",), 2)))
+        with pytest.raises(ValueError, match="at most"):
+            store.record_tool_changes("a", over)
+        assert store.tool_changes("a") == most
+        store.end(lease)
+
+    def test_the_tool_changes_go_with_the_session(self) -> None:
+        store = self.store(lru(1))
+        use(store, "a")
+        lease = store.begin("a")
+        store.record_tool_changes("a", StoredChanges(("s", "weather")))
+        store.end(lease)
+        use(store, "b")  # LRU of one: "a" goes, and its changes with it
+        assert "a" not in store
+        assert store.tool_changes("a") is None
+        use(store, "a")  # a new life starts with no changes
+        assert store.tool_changes("a") is None
+
+    def test_the_tool_changes_expire_with_the_session(self) -> None:
+        store = self.store(ttl(60))
+        lease = store.begin("a")
+        store.record_tool_changes("a", StoredChanges(("s",)))
+        store.end(lease)
+        self.clock.advance(61)
+        store.evict_expired()
+        assert store.tool_changes("a") is None
 
     def test_sessions_are_isolated(self) -> None:
         store = self.store()
@@ -333,6 +396,9 @@ class SessionStoreContract:
         lease = first.begin("a")
         first.mark_discovered("a", ["weather"])
         assert second.discovered("a") == ["weather"]
+        changes = StoredChanges(("s", "weather"), (ToolChange("add", ("weather",), 3),))
+        first.record_tool_changes("a", changes)
+        assert second.tool_changes("a") == changes
         assert second.mark_discovered("a", ["stocks"]) == ["stocks"]
         assert first.discovered("a") == ["weather", "stocks"]
         first.end(lease)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from toolsearch.chat.options import ToolChange
 from toolsearch.costs import CacheShape, Traffic, hold_cost
 from toolsearch.search.working_set.warm import WarmTool
+from toolsearch.stores.session_store import MAX_STORED_CHANGES, StoredChanges
 from toolsearch.tools.definition import ToolDefinition
 
 __all__ = ["ChangeTracker", "WorkingSetPlan", "change_costs_more", "plan_working_set"]
@@ -149,9 +150,32 @@ class ChangeTracker:
     change is placed at the request's message count as :meth:`update` sees it, and
     :meth:`anchor` moves it to the count of the prompt as the model receives it (a chat
     memory inside the tool loop adds the conversation after the tool-search advisor), once,
-    before that request goes out: later requests re-emit it at that place."""
+    before that request goes out: later requests re-emit it at that place.
 
-    def __init__(self, base: Sequence[str] = ()) -> None:
+    Its state is plain data (:meth:`state`, :meth:`restore`: a
+    :class:`~toolsearch.stores.session_store.StoredChanges`); given ``save``, the tracker
+    hands it over each time it changed and its new changes are placed (once per model
+    request at most), so the session store keeps it and another process continues the
+    list (:meth:`~toolsearch.search.sessions.ToolSearchSessions.change_tracker`). It keeps
+    at most ``max_changes`` changes: a request that would pass it starts the list over from
+    its own tool list (no change on it; the tools handed over in the messages are dropped,
+    to be found again), so its prefix is rewritten once, as a new conversation's would be."""
+
+    def __init__(
+        self,
+        base: Sequence[str] = (),
+        *,
+        save: Callable[[StoredChanges], None] | None = None,
+        max_changes: int = MAX_STORED_CHANGES,
+    ) -> None:
+        if not 0 < max_changes <= MAX_STORED_CHANGES:
+            raise ValueError(f"max_changes must be between 1 and {MAX_STORED_CHANGES}")
+        self.max_changes = max_changes
+        self._save = save
+        self.saved: StoredChanges | None = None
+        """The state last saved or restored (what the store holds, as far as this tracker
+        knows)."""
+        self._dirty = False
         self._held: list[str] | None = list(base) if base else None
         self.changes: list[ToolChange] = []
         self.carried: list[str] = []
@@ -162,10 +186,56 @@ class ChangeTracker:
         """How many of the last ``changes`` still wait for :meth:`anchor`."""
         self._lock = threading.Lock()  # requests of one conversation may run at once
 
-    def carry(self, names: Sequence[str]) -> None:
-        """Note tools handed over in the messages (see :attr:`carried`)."""
+    @classmethod
+    def restore(
+        cls,
+        stored: StoredChanges | None,
+        *,
+        save: Callable[[StoredChanges], None] | None = None,
+        max_changes: int = MAX_STORED_CHANGES,
+    ) -> ChangeTracker:
+        """A tracker continuing ``stored`` (``None``: a new one)."""
+        tracker = cls(save=save, max_changes=max_changes)
+        if stored is not None:
+            tracker._held = None if stored.held is None else list(stored.held)
+            tracker.changes = list(stored.changes)
+            tracker.carried = list(stored.carried)
+            tracker.saved = stored
+        return tracker
+
+    def state(self) -> StoredChanges:
+        """The tracker's state as a session store keeps it."""
         with self._lock:
-            self.carried += [n for n in names if n not in self.carried]
+            return self._state()
+
+    def holds(self, stored: StoredChanges | None) -> bool:
+        """Whether ``stored`` is the state this tracker saved or restored last (so the
+        tracker may go on, instead of one restored from ``stored``)."""
+        return stored is self.saved or stored == self.saved
+
+    def _state(self, changes: tuple[ToolChange, ...] | None = None) -> StoredChanges:
+        held = None if self._held is None else tuple(self._held)
+        changes = tuple(self.changes) if changes is None else changes
+        return StoredChanges(held, changes, tuple(self.carried))
+
+    def _flush(self, changes: tuple[ToolChange, ...]) -> tuple[ToolChange, ...]:
+        """Hand a changed state to ``save`` (under ``_lock``); returns ``changes`` (the
+        tuple of :attr:`changes`, shared with the state)."""
+        if self._dirty and self._save is not None:
+            state = self._state(changes)
+            self._save(state)
+            self.saved = state
+        self._dirty = False
+        return changes
+
+    def carry(self, names: Sequence[str]) -> None:
+        """Note tools handed over in the messages (see :attr:`carried`); saved with the
+        next request's tool list."""
+        with self._lock:
+            new = [n for n in dict.fromkeys(names) if n not in self.carried]
+            if new:
+                self.carried += new
+                self._dirty = True
 
     @property
     def started(self) -> bool:
@@ -180,24 +250,34 @@ class ChangeTracker:
         """Record the tool list of a request with ``messages`` messages; return every
         change of the session so far (the new ones at ``messages`` until anchored)."""
         with self._lock:
-            return self._update(names, messages)
+            changes = self._update(list(names), messages)
+            if self._pending:  # saved once placed (anchor)
+                return changes
+            return self._flush(changes)
 
-    def _update(self, names: Sequence[str], messages: int) -> tuple[ToolChange, ...]:
+    def _update(self, names: list[str], messages: int) -> tuple[ToolChange, ...]:
         self._pending = 0
+        if names != self._held:
+            self._dirty = True
         if self._held is None:
-            self._held = list(names)
+            self._held = names
             return tuple(self.changes)
         current = set(names)
         before = set(self._held)
         removed = tuple(n for n in self._held if n not in current)
         added = tuple(n for n in names if n not in before)
+        if len(self.changes) + bool(removed) + bool(added) > self.max_changes:
+            carried = set(self.carried)  # full: start over from this request's list
+            self.changes, self.carried = [], []
+            self._held = [n for n in names if n not in carried]
+            return ()
         if removed:
             self.changes.append(ToolChange("remove", removed, messages))
             self._pending += 1
         if added:
             self.changes.append(ToolChange("add", added, messages))
             self._pending += 1
-        self._held = list(names)
+        self._held = names
         return tuple(self.changes)
 
     def anchor(self, messages: int) -> tuple[ToolChange, ...]:
@@ -211,4 +291,5 @@ class ChangeTracker:
             cut = len(self.changes) - self._pending
             self.changes[cut:] = [ToolChange(c.kind, c.names, messages) for c in self.changes[cut:]]
             self._pending = 0
-        return tuple(self.changes)
+            self._dirty = True
+        return self._flush(tuple(self.changes))
