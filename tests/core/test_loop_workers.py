@@ -32,7 +32,7 @@ def thread_starts(monkeypatch):
 async def _first_requests() -> None:
     """As many concurrent first requests as the executor has threads, each holding its
     thread until all have one."""
-    barrier = threading.Barrier(WORKERS, timeout=5)
+    barrier = threading.Barrier(WORKERS, timeout=120)  # a bound for failure only
     await asyncio.gather(*(asyncio.to_thread(barrier.wait) for _ in range(WORKERS)))
 
 

@@ -30,6 +30,7 @@ from toolsearch.memory import MessageChatMemoryAdvisor, MessageWindowChatMemory
 from toolsearch.models import FunctionChatModel
 from toolsearch.models.anthropic import anthropic_request_body
 from toolsearch.search import InMemorySessionStore, RedisSessionStore, StoredChanges
+from toolsearch.search.options import PLAIN_SEARCH_LOOP
 from toolsearch.search.working_set import ChangeTracker
 from toolsearch.stores.session_store import MAX_STORED_CHANGES
 from toolsearch.testing import function_tool
@@ -40,7 +41,7 @@ TOOLS = [
     function_tool("create_ticket", "Open a support ticket for a customer"),
 ]
 ASKS = {"weather in Paris": "get_weather", "email Bob": "send_email", "a ticket": "create_ticket"}
-PLAIN = {"load_all": "never", "preload_results": 0}
+PLAIN = PLAIN_SEARCH_LOOP
 
 
 def _script(messages: list[Any], tools: list[Any]) -> AssistantMessage:
